@@ -1,0 +1,62 @@
+//! Subcommand handlers: one file per subcommand group, each thin over the modules.
+//!
+//! Owns: dispatch and the shared output helpers. Invariant: output goes through `out`,
+//! which treats a closed stdout (broken pipe) as success rather than panicking.
+
+pub mod demo;
+pub mod hook;
+pub mod init;
+pub mod turn;
+pub mod where_;
+
+use std::io::Write;
+
+use crate::cli::{Cli, Command};
+use crate::error::CliResult;
+use crate::tmux::{Socket, Tmux};
+
+pub fn tmux_for(cli_socket: Option<&str>, cli_path: Option<&std::path::Path>) -> Tmux {
+    Tmux::new(Socket::resolve(cli_socket, cli_path))
+}
+
+/// Write to stdout; a closed pipe ends quietly.
+pub fn out(text: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes());
+    let _ = o.flush();
+}
+
+pub fn out_line(text: &str) {
+    if text.ends_with('\n') {
+        out(text);
+    } else {
+        out(&format!("{text}\n"));
+    }
+}
+
+pub fn out_json<T: serde::Serialize>(v: &T) {
+    out_line(&serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into()));
+}
+
+pub fn dispatch(cli: Cli) -> CliResult {
+    let tmux = tmux_for(cli.socket.as_deref(), cli.socket_path.as_deref());
+    match cli.command {
+        Command::Where { json } => where_::run(&tmux, json),
+        Command::Turn {
+            agent,
+            turn,
+            refresh_interval_ms,
+            max_chars,
+            json,
+        } => turn::run(&tmux, &agent, turn, refresh_interval_ms, max_chars, json),
+        Command::Hook {
+            harness,
+            refresh_interval_ms,
+        } => {
+            hook::run(&tmux, harness, refresh_interval_ms);
+            Ok(())
+        }
+        Command::Demo { keep } => demo::run(keep),
+        Command::Init { what } => init::run(what),
+    }
+}

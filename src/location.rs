@@ -1,0 +1,187 @@
+//! Tty-verified "where am I" and its rendering.
+//!
+//! Owns: deciding which pane the calling process lives in and turning that into the
+//! location text agents read. Invariant: a pane is reported only when the caller's
+//! controlling terminal (or its nearest launcher ancestor's) is that pane's `pane_tty`;
+//! `$TMUX_PANE` only picks which pane to check first. The hint path costs one tmux
+//! invocation; only a missing or lying hint pays for a `list-panes -a`.
+
+use serde::Serialize;
+
+use crate::procfs::{self, Terminal};
+use crate::tmux::format::{parse_records, record_format};
+use crate::tmux::layout;
+use crate::tmux::target::Target;
+use crate::tmux::{Tmux, TmuxError};
+
+/// Fields of one location query, in order. The last ones are options read in the same call.
+const FIELDS: &[&str] = &[
+    "session_name",
+    "window_index",
+    "window_name",
+    "pane_index",
+    "pane_id",
+    "window_active",
+    "pane_active",
+    "window_layout",
+    "pane_tty",
+    "socket_path",
+    "@tmuxmate-refresh-interval-ms",
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reading {
+    pub session: String,
+    pub window_index: String,
+    pub window_name: String,
+    pub pane_index: String,
+    pub pane_id: String,
+    pub window_active: bool,
+    pub pane_active: bool,
+    pub layout: String,
+    pub socket_path: String,
+    #[serde(skip)]
+    pub refresh_option: String,
+}
+
+impl Reading {
+    /// The two lines that change detection compares.
+    pub fn state(&self) -> String {
+        format!(
+            "session {}, window {} {}, pane {} {}\nwindow active={}, pane active={}, layout {}",
+            escape_controls(&self.session),
+            self.window_index,
+            serde_json::to_string(&self.window_name).unwrap_or_default(),
+            self.pane_index,
+            self.pane_id,
+            self.window_active as u8,
+            self.pane_active as u8,
+            self.layout
+        )
+    }
+
+    pub fn render(&self, turn: u64) -> String {
+        format!("tmux location (turn {turn}):\n{}", self.state())
+    }
+}
+
+fn escape_controls(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+/// Why there is no location. Not an error of tmuxmate: a fact about the caller.
+#[derive(Debug, Clone)]
+pub enum NoLocation {
+    NoTerminal(String),
+    NotAPane(String),
+    Tmux(TmuxError),
+}
+
+impl std::fmt::Display for NoLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoLocation::NoTerminal(r) => write!(f, "not in a tmux pane: {r}"),
+            NoLocation::NotAPane(r) => write!(f, "not in a tmux pane: {r}"),
+            NoLocation::Tmux(e) if e.is_no_server() => {
+                write!(f, "not in a tmux pane: no tmux server is running ({e})")
+            }
+            NoLocation::Tmux(e) => write!(f, "not in a tmux pane: {e}"),
+        }
+    }
+}
+
+fn parse_one(fields: Vec<String>) -> Option<(Reading, String)> {
+    let mut it = fields.into_iter();
+    let mut n = || it.next().unwrap_or_default();
+    let (session, window_index, window_name, pane_index, pane_id) = (n(), n(), n(), n(), n());
+    let (wa, pa, raw_layout, tty, socket_path, refresh) = (n(), n(), n(), n(), n(), n());
+    if pane_id.is_empty() {
+        return None;
+    }
+    let layout = layout::tree(&raw_layout).unwrap_or_else(|_| pane_id.clone());
+    Some((
+        Reading {
+            session,
+            window_index,
+            window_name,
+            pane_index,
+            pane_id,
+            window_active: wa == "1",
+            pane_active: pa == "1",
+            layout,
+            socket_path,
+            refresh_option: refresh,
+        },
+        tty,
+    ))
+}
+
+fn query(tmux: &Tmux, args: &[&str]) -> Result<Vec<(Reading, String)>, NoLocation> {
+    let fmt = record_format(FIELDS);
+    let mut argv = args.to_vec();
+    argv.push("-F");
+    argv.push(&fmt);
+    let out = tmux.run_bytes(&argv, None).map_err(NoLocation::Tmux)?;
+    let recs = parse_records(&out, FIELDS.len()).map_err(|detail| {
+        NoLocation::Tmux(TmuxError::BadOutput {
+            argv: tmux.argv(&argv),
+            detail,
+        })
+    })?;
+    Ok(recs.into_iter().filter_map(parse_one).collect())
+}
+
+fn same_tty(path: &str, dev: (u64, u64)) -> bool {
+    !path.is_empty() && procfs::device_of(path) == Some(dev)
+}
+
+/// The reading for the calling process.
+pub fn read(tmux: &Tmux) -> Result<Reading, NoLocation> {
+    read_for(tmux, std::process::id() as i32)
+}
+
+pub fn read_for(tmux: &Tmux, pid: i32) -> Result<Reading, NoLocation> {
+    let dev = match procfs::terminal_of(pid) {
+        Terminal::Tty { dev, .. } => dev,
+        Terminal::None(reason) => return Err(NoLocation::NoTerminal(reason)),
+    };
+    // The hint only counts when it points at the server we are asking.
+    let hint = std::env::var("TMUX_PANE").ok().filter(|_| {
+        crate::tmux::client::tmux_env_socket().is_some_and(|p| match &tmux.socket {
+            crate::tmux::Socket::Path(s) => *s == p,
+            crate::tmux::Socket::Default => true,
+            crate::tmux::Socket::Name(n) => p.file_name().is_some_and(|f| f == n.as_str()),
+        })
+    });
+    if let Some(h) = hint
+        && let Ok(Target::Pane(_)) = Target::parse(&h)
+    {
+        let rows = query(tmux, &["display-message", "-p", "-t", &h])?;
+        if let Some((r, tty)) = rows.into_iter().next()
+            && same_tty(&tty, dev)
+        {
+            return Ok(r);
+        }
+    }
+    let rows = query(tmux, &["list-panes", "-a"])?;
+    rows.into_iter()
+        .find(|(_, tty)| same_tty(tty, dev))
+        .map(|(r, _)| r)
+        .ok_or_else(|| {
+            NoLocation::NotAPane(format!(
+                "this process's terminal (device {}:{}) is not a pane of the tmux server {} ($TMUX_PANE, if set, was inherited from another terminal)",
+                dev.0,
+                dev.1,
+                tmux.socket.describe()
+            ))
+        })
+}

@@ -1,0 +1,30 @@
+//! tmuxmate: parse, dispatch, exit code. Everything else lives in the modules.
+
+mod cli;
+mod cmd;
+mod error;
+mod hook;
+mod ledger;
+mod location;
+mod procfs;
+mod state;
+mod tmux;
+mod turn;
+
+use clap::Parser;
+
+fn main() {
+    let cli = match cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) if cmd::hook::is_hook_invocation() => {
+            // A harness must never break because of us: log, print nothing, exit 0.
+            state::log(&format!("hook: bad arguments: {e}"));
+            std::process::exit(0);
+        }
+        Err(e) => e.exit(),
+    };
+    if let Err(e) = cmd::dispatch(cli) {
+        eprintln!("tmuxmate: {}", e.msg);
+        std::process::exit(e.code);
+    }
+}

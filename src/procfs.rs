@@ -1,0 +1,168 @@
+//! Process facts from `/proc`: controlling ttys, ancestry and real executables.
+//!
+//! Owns: finding the terminal a process belongs to without spawning `ps` on Linux (`ps`
+//! is the fallback elsewhere), and the rule for hook subprocesses that have no tty.
+//! Invariant: a tty is only borrowed from an ancestor across processes that are plain
+//! launchers (shells, env, timeout…); a detached non-shell process in between (a shared
+//! background server such as Codex's app-server daemon) serves many terminals, so the
+//! answer there is "no terminal", never its parent's.
+
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stat {
+    pub pid: i32,
+    pub comm: String,
+    pub ppid: i32,
+    pub pgrp: i32,
+    pub session: i32,
+    /// Linux `tty_nr` (0 = none).
+    pub tty_nr: u64,
+    pub tpgid: i32,
+}
+
+pub fn stat(pid: i32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(&text)
+}
+
+fn parse_stat(text: &str) -> Option<Stat> {
+    // comm may hold spaces and parens; it ends at the last ')'.
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let pid = text[..open].trim().parse().ok()?;
+    let comm = text[open + 1..close].to_string();
+    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
+    // rest[0]=state, [1]=ppid, [2]=pgrp, [3]=session, [4]=tty_nr, [5]=tpgid
+    Some(Stat {
+        pid,
+        comm,
+        ppid: rest.get(1)?.parse().ok()?,
+        pgrp: rest.get(2)?.parse().ok()?,
+        session: rest.get(3)?.parse().ok()?,
+        tty_nr: rest.get(4)?.parse::<i64>().ok()? as u64,
+        tpgid: rest.get(5)?.parse().ok()?,
+    })
+}
+
+/// (major, minor) of a Linux `tty_nr`.
+pub fn tty_nr_dev(nr: u64) -> (u64, u64) {
+    let major = (nr >> 8) & 0xfff;
+    let minor = (nr & 0xff) | ((nr >> 12) & 0xfff00);
+    (major, minor)
+}
+
+/// (major, minor) of a device node such as `/dev/pts/3`.
+pub fn device_of(path: &str) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = std::fs::metadata(path).ok()?.rdev();
+    Some((
+        nix::sys::stat::major(rdev) as u64,
+        nix::sys::stat::minor(rdev) as u64,
+    ))
+}
+
+/// Base name of the real executable (`/proc/PID/exe`), else `comm`.
+pub fn exe_name(pid: i32) -> Option<String> {
+    if let Ok(p) = std::fs::read_link(format!("/proc/{pid}/exe")) {
+        let s = p.to_string_lossy();
+        let s = s.strip_suffix(" (deleted)").unwrap_or(&s);
+        return s.rsplit('/').next().map(str::to_string);
+    }
+    stat(pid).map(|s| s.comm)
+}
+
+pub fn exe_path(pid: i32) -> Option<PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/exe")).ok()
+}
+
+/// Launchers a tty may be borrowed across: they run one command for one caller.
+const LAUNCHERS: &[&str] = &[
+    "sh", "dash", "bash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "busybox", "env", "timeout",
+    "nohup", "nice", "stdbuf", "setsid", "tmuxmate",
+];
+
+/// Where the calling process's terminal comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Terminal {
+    /// The device (major, minor), and the pid whose controlling tty it is.
+    Tty { dev: (u64, u64), owner: i32 },
+    /// No terminal, with the reason.
+    None(String),
+}
+
+/// The controlling terminal of `pid`, or of its nearest ancestor that has one.
+pub fn terminal_of(pid: i32) -> Terminal {
+    if !std::path::Path::new("/proc/self/stat").exists() {
+        return ps_fallback(pid);
+    }
+    let mut cur = pid;
+    for depth in 0..64 {
+        let Some(st) = stat(cur) else {
+            return Terminal::None(format!("process {cur} vanished while reading /proc"));
+        };
+        if st.tty_nr != 0 {
+            return Terminal::Tty {
+                dev: tty_nr_dev(st.tty_nr),
+                owner: cur,
+            };
+        }
+        if depth > 0 {
+            let name = exe_name(cur).unwrap_or_else(|| st.comm.clone());
+            if !LAUNCHERS.contains(&name.as_str()) {
+                return Terminal::None(format!(
+                    "called through '{name}' (pid {cur}), a detached process without a terminal that may serve several panes (for Codex, run it with --no-daemon)"
+                ));
+            }
+        }
+        if st.ppid <= 1 {
+            return Terminal::None("no process in the ancestry has a controlling terminal".into());
+        }
+        cur = st.ppid;
+    }
+    Terminal::None("process ancestry too deep".into())
+}
+
+fn ps_fallback(pid: i32) -> Terminal {
+    // Non-Linux: `ps -o tty=` for the process and its parent only.
+    let mut cur = pid;
+    for _ in 0..2 {
+        let out = std::process::Command::new("ps")
+            .args(["-o", "tty=,ppid=", "-p", &cur.to_string()])
+            .output();
+        let Ok(out) = out else {
+            return Terminal::None("ps is not available".into());
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut it = text.split_whitespace();
+        let tty = it.next().unwrap_or("?");
+        let ppid: i32 = it.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        if tty != "?" && tty != "??" {
+            let path = if tty.starts_with('/') {
+                tty.to_string()
+            } else {
+                format!("/dev/{tty}")
+            };
+            return match device_of(&path) {
+                Some(dev) => Terminal::Tty { dev, owner: cur },
+                None => Terminal::None(format!("cannot stat {path}")),
+            };
+        }
+        cur = ppid;
+    }
+    Terminal::None("no controlling terminal".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stat_with_odd_comm() {
+        let s = parse_stat("42 (a (b) c) S 1 42 42 34817 42 4194560 0").unwrap();
+        assert_eq!(s.comm, "a (b) c");
+        assert_eq!(s.ppid, 1);
+        assert_eq!(s.tty_nr, 34817);
+        assert_eq!(tty_nr_dev(34817), (136, 1));
+    }
+}

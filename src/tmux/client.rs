@@ -1,0 +1,211 @@
+//! The one place that runs the `tmux` binary.
+//!
+//! Owns: socket selection (`-L`/`-S`, else the server in `$TMUX`, else tmux's default),
+//! the per-call timeout, stdin handling (closed unless given), and the typed errors that
+//! carry argv, exit status and stderr. Invariant: no other module spawns tmux; every
+//! argument is passed as one argv element (never through a shell), and user text never
+//! appears in argv where tmux's command parser would read it (callers pass it on stdin).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::error::TmuxError;
+
+/// Which tmux server a client talks to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Socket {
+    /// `-L NAME`
+    Name(String),
+    /// `-S PATH`
+    Path(PathBuf),
+    /// tmux's own default (no flag; tmux follows `$TMUX` itself when set).
+    Default,
+}
+
+impl Socket {
+    /// Resolve the flags given on the command line, falling back to `$TMUX`'s socket.
+    pub fn resolve(name: Option<&str>, path: Option<&Path>) -> Socket {
+        if let Some(p) = path {
+            return Socket::Path(p.to_path_buf());
+        }
+        if let Some(n) = name {
+            return Socket::Name(n.to_string());
+        }
+        match tmux_env_socket() {
+            Some(p) => Socket::Path(p),
+            None => Socket::Default,
+        }
+    }
+
+    fn args(&self) -> Vec<String> {
+        match self {
+            Socket::Name(n) => vec!["-L".into(), n.clone()],
+            Socket::Path(p) => vec!["-S".into(), p.to_string_lossy().into_owned()],
+            Socket::Default => vec![],
+        }
+    }
+
+    /// A stable, human-readable name for the server, used in agent addresses and logs.
+    pub fn describe(&self) -> String {
+        match self {
+            Socket::Name(n) => format!("-L {n}"),
+            Socket::Path(p) => format!("-S {}", p.display()),
+            Socket::Default => "default".into(),
+        }
+    }
+}
+
+/// The socket path from `$TMUX` (`path,pid,session`), if set and non-empty.
+pub fn tmux_env_socket() -> Option<PathBuf> {
+    let v = std::env::var_os("TMUX")?;
+    let s = v.to_string_lossy();
+    let path = s.split(',').next().unwrap_or("");
+    if path.is_empty() {
+        None
+    } else {
+        Some(PathBuf::from(path))
+    }
+}
+
+/// Default timeout for one tmux call; generous because a loaded machine can take 100 ms.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone)]
+pub struct Tmux {
+    pub socket: Socket,
+    pub timeout: Duration,
+    /// The binary to run; `TMUXMATE_TMUX` overrides it (tests use it to simulate "missing").
+    pub program: String,
+    /// Drop `TMUX`/`TMUX_PANE` from the child's environment (starting a private server).
+    pub isolate_env: bool,
+}
+
+impl Tmux {
+    pub fn new(socket: Socket) -> Tmux {
+        let program = std::env::var("TMUXMATE_TMUX").unwrap_or_else(|_| "tmux".into());
+        Tmux {
+            socket,
+            timeout: DEFAULT_TIMEOUT,
+            program,
+            isolate_env: false,
+        }
+    }
+
+    /// The full argv for a call (program first), for errors and logs.
+    pub fn argv(&self, args: &[&str]) -> Vec<String> {
+        let mut v = vec![self.program.clone()];
+        v.extend(self.socket.args());
+        v.extend(args.iter().map(|s| s.to_string()));
+        v
+    }
+
+    /// Run tmux with `args`, stdin closed; stdout on success.
+    pub fn run(&self, args: &[&str]) -> Result<String, TmuxError> {
+        let out = self.run_bytes(args, None)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Run tmux with `args` feeding `input` on stdin (used for `load-buffer -`).
+    pub fn run_stdin(&self, args: &[&str], input: &[u8]) -> Result<String, TmuxError> {
+        let out = self.run_bytes(args, Some(input))?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Run and return raw stdout bytes.
+    pub fn run_bytes(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+        let argv = self.argv(args);
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if self.isolate_env {
+            cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+        }
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(TmuxError::NotInstalled {
+                    program: argv[0].clone(),
+                });
+            }
+            Err(e) => {
+                return Err(TmuxError::Spawn {
+                    argv,
+                    reason: e.to_string(),
+                });
+            }
+        };
+        let pid = child.id();
+        // Writer on its own thread: a 1 MiB payload must not deadlock against a full stdout.
+        let writer = match (input, child.stdin.take()) {
+            (Some(data), Some(mut stdin)) => {
+                let data = data.to_vec();
+                Some(std::thread::spawn(move || {
+                    let _ = stdin.write_all(&data);
+                }))
+            }
+            _ => None,
+        };
+        let mut stderr_pipe = child.stderr.take();
+        let err_thread = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(p) = stderr_pipe.as_mut() {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        });
+        let (tx, rx) = mpsc::channel::<()>();
+        let timeout = self.timeout;
+        let watchdog = std::thread::spawn(move || {
+            if rx.recv_timeout(timeout) == Err(mpsc::RecvTimeoutError::Timeout) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                return true;
+            }
+            false
+        });
+        let mut stdout = Vec::new();
+        if let Some(mut p) = child.stdout.take() {
+            let _ = p.read_to_end(&mut stdout);
+        }
+        let status = child.wait();
+        let _ = tx.send(());
+        let timed_out = watchdog.join().unwrap_or(false);
+        if let Some(w) = writer {
+            let _ = w.join();
+        }
+        let stderr_bytes = err_thread.join().unwrap_or_default();
+        let stderr = String::from_utf8_lossy(&stderr_bytes)
+            .trim_end()
+            .to_string();
+        if timed_out {
+            return Err(TmuxError::Timeout {
+                argv,
+                after: timeout,
+            });
+        }
+        let status = status.map_err(|e| TmuxError::Spawn {
+            argv: argv.clone(),
+            reason: e.to_string(),
+        })?;
+        if status.success() {
+            return Ok(stdout);
+        }
+        Err(TmuxError::classify(
+            argv,
+            status.code(),
+            stderr,
+            &self.socket,
+        ))
+    }
+}

@@ -1,0 +1,171 @@
+//! Typed tmux failures.
+//!
+//! Owns: turning an exit status plus stderr into a specific error, and the wording the
+//! user sees. Invariant: every variant that comes from a run carries the full argv, and
+//! every message says what to do next.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::client::Socket;
+
+#[derive(Debug, Clone)]
+pub enum TmuxError {
+    NotInstalled {
+        program: String,
+    },
+    Spawn {
+        argv: Vec<String>,
+        reason: String,
+    },
+    NoServer {
+        argv: Vec<String>,
+        socket: String,
+        stderr: String,
+    },
+    TargetNotFound {
+        argv: Vec<String>,
+        target: String,
+        stderr: String,
+    },
+    TooOld {
+        found: String,
+    },
+    Timeout {
+        argv: Vec<String>,
+        after: Duration,
+    },
+    Failed {
+        argv: Vec<String>,
+        status: Option<i32>,
+        stderr: String,
+    },
+    /// tmux answered, but not in the shape we asked for (a field count or length mismatch).
+    BadOutput {
+        argv: Vec<String>,
+        detail: String,
+    },
+}
+
+impl TmuxError {
+    pub fn classify(
+        argv: Vec<String>,
+        status: Option<i32>,
+        stderr: String,
+        socket: &Socket,
+    ) -> TmuxError {
+        if stderr.starts_with("no server running on") || stderr.starts_with("error connecting to") {
+            return TmuxError::NoServer {
+                argv,
+                socket: socket.describe(),
+                stderr,
+            };
+        }
+        if let Some(rest) = stderr.strip_prefix("can't find ") {
+            let target = rest
+                .split_once(": ")
+                .map(|x| x.1)
+                .unwrap_or(rest)
+                .to_string();
+            return TmuxError::TargetNotFound {
+                argv,
+                target,
+                stderr,
+            };
+        }
+        TmuxError::Failed {
+            argv,
+            status,
+            stderr,
+        }
+    }
+
+    pub fn is_no_server(&self) -> bool {
+        matches!(self, TmuxError::NoServer { .. })
+    }
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, TmuxError::TargetNotFound { .. })
+    }
+}
+
+fn show_argv(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if a.is_empty()
+                || a.chars()
+                    .any(|c| c.is_whitespace() || "'\"\\$;#".contains(c))
+            {
+                format!("{a:?}")
+            } else {
+                a.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl fmt::Display for TmuxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TmuxError::NotInstalled { program } => write!(
+                f,
+                "tmux is not installed ('{program}' not found on PATH); install tmux 3.2 or newer (e.g. apt-get install tmux)"
+            ),
+            TmuxError::Spawn { argv, reason } => {
+                write!(f, "could not run `{}`: {reason}", show_argv(argv))
+            }
+            TmuxError::NoServer {
+                argv,
+                socket,
+                stderr,
+            } => write!(
+                f,
+                "no tmux server is running on socket {socket} ({stderr}); start one with `tmux new-session`, or pick another with -L/-S [argv: {}]",
+                show_argv(argv)
+            ),
+            TmuxError::TargetNotFound {
+                argv,
+                target,
+                stderr,
+            } => write!(
+                f,
+                "tmux target {target} does not exist ({stderr}); run `tmuxmate list` to see the panes [argv: {}]",
+                show_argv(argv)
+            ),
+            TmuxError::TooOld { found } => write!(
+                f,
+                "tmux is too old: found '{found}', tmuxmate needs tmux 3.2 or newer; upgrade tmux"
+            ),
+            TmuxError::Timeout { argv, after } => write!(
+                f,
+                "tmux did not answer within {} ms and was killed; is the server hung? [argv: {}]",
+                after.as_millis(),
+                show_argv(argv)
+            ),
+            TmuxError::Failed {
+                argv,
+                status,
+                stderr,
+            } => write!(
+                f,
+                "tmux failed (exit {}): {} [argv: {}]",
+                status
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| "by signal".into()),
+                if stderr.is_empty() {
+                    "no message"
+                } else {
+                    stderr
+                },
+                show_argv(argv)
+            ),
+            TmuxError::BadOutput { argv, detail } => write!(
+                f,
+                "tmux gave output tmuxmate cannot read safely ({detail}); please report this [argv: {}]",
+                show_argv(argv)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TmuxError {}

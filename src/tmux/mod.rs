@@ -1,0 +1,12 @@
+//! Everything that talks to tmux. No other module spawns the tmux binary.
+
+pub mod client;
+pub mod error;
+pub mod format;
+pub mod layout;
+pub mod panes;
+pub mod target;
+pub mod version;
+
+pub use client::{Socket, Tmux};
+pub use error::TmuxError;

@@ -1,0 +1,119 @@
+//! One-call snapshots of every pane on a server.
+//!
+//! Owns: the field list for `list-panes -a`, and the typed `PaneInfo` rows. Invariant: one
+//! tmux invocation per snapshot whatever the number of panes; every field is read back
+//! through the length-prefixed record format, so hostile names never mis-split.
+
+use super::client::Tmux;
+use super::error::TmuxError;
+use super::format::{parse_records, record_format};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PaneInfo {
+    pub session_id: String,
+    pub session_name: String,
+    pub session_attached: bool,
+    pub window_id: String,
+    pub window_index: String,
+    pub window_name: String,
+    pub window_active: bool,
+    pub window_layout: String,
+    pub pane_id: String,
+    pub pane_index: String,
+    pub pane_active: bool,
+    pub pane_tty: String,
+    pub pane_pid: String,
+    pub width: String,
+    pub height: String,
+    pub current_command: String,
+    pub current_path: String,
+    pub dead: bool,
+    pub in_mode: bool,
+    pub mode: String,
+    pub created_by_us: String,
+    pub job: String,
+}
+
+pub const FIELDS: &[&str] = &[
+    "session_id",
+    "session_name",
+    "session_attached",
+    "window_id",
+    "window_index",
+    "window_name",
+    "window_active",
+    "window_layout",
+    "pane_id",
+    "pane_index",
+    "pane_active",
+    "pane_tty",
+    "pane_pid",
+    "pane_width",
+    "pane_height",
+    "pane_current_command",
+    "pane_current_path",
+    "pane_dead",
+    "pane_in_mode",
+    "pane_mode",
+    "@tmuxmate-created",
+    "@tmuxmate-job",
+];
+
+impl PaneInfo {
+    pub fn from_fields(f: Vec<String>) -> PaneInfo {
+        let mut it = f.into_iter();
+        let mut next = || it.next().unwrap_or_default();
+        let flag = |s: String| s != "0" && !s.is_empty();
+        PaneInfo {
+            session_id: next(),
+            session_name: next(),
+            session_attached: flag(next()),
+            window_id: next(),
+            window_index: next(),
+            window_name: next(),
+            window_active: flag(next()),
+            window_layout: next(),
+            pane_id: next(),
+            pane_index: next(),
+            pane_active: flag(next()),
+            pane_tty: next(),
+            pane_pid: next(),
+            width: next(),
+            height: next(),
+            current_command: next(),
+            current_path: next(),
+            dead: flag(next()),
+            in_mode: flag(next()),
+            mode: next(),
+            created_by_us: next(),
+            job: next(),
+        }
+    }
+
+    /// `session:window.pane` by indexes, for display only (never fed back to tmux).
+    pub fn target(&self) -> String {
+        format!(
+            "{}:{}.{}",
+            self.session_name, self.window_index, self.pane_index
+        )
+    }
+}
+
+/// Every pane on the server, in one invocation.
+pub fn list_all(tmux: &Tmux) -> Result<Vec<PaneInfo>, TmuxError> {
+    query(tmux, &["list-panes", "-a"])
+}
+
+/// Panes matched by extra `list-panes` arguments (e.g. `-t %3`), same fields.
+pub fn query(tmux: &Tmux, base: &[&str]) -> Result<Vec<PaneInfo>, TmuxError> {
+    let fmt = record_format(FIELDS);
+    let mut args: Vec<&str> = base.to_vec();
+    args.push("-F");
+    args.push(&fmt);
+    let out = tmux.run_bytes(&args, None)?;
+    let recs = parse_records(&out, FIELDS.len()).map_err(|detail| TmuxError::BadOutput {
+        argv: tmux.argv(&args),
+        detail,
+    })?;
+    Ok(recs.into_iter().map(PaneInfo::from_fields).collect())
+}

@@ -1,0 +1,131 @@
+//! tmux version parsing and the minimum-version gate.
+//!
+//! Owns: reading `tmux -V` (`tmux 3.3a`, `tmux next-3.8`, `tmux master`, `tmux 3.2-rc2`)
+//! into a comparable value, and a cache keyed by the tmux binary's path, size and mtime so
+//! the hot per-turn path does not pay a second spawn. Invariant: `master` and `next-X`
+//! compare newer than any release; anything unparsable is treated as too old.
+
+use std::path::PathBuf;
+
+use super::client::Tmux;
+use super::error::TmuxError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version {
+    pub major: u32,
+    pub minor: u32,
+    /// 0 for `3.3`, 1 for `3.3a`, 2 for `3.3b`…
+    pub patch: u32,
+}
+
+pub const MINIMUM: Version = Version {
+    major: 3,
+    minor: 2,
+    patch: 0,
+};
+
+/// Parse the output of `tmux -V`.
+pub fn parse(text: &str) -> Option<Version> {
+    let word = text.split_whitespace().nth(1)?;
+    if word == "master" {
+        return Some(Version {
+            major: u32::MAX,
+            minor: 0,
+            patch: 0,
+        });
+    }
+    let word = word.strip_prefix("next-").unwrap_or(word);
+    let word = word.split('-').next()?;
+    let (major, rest) = word.split_once('.')?;
+    let major: u32 = major.parse().ok()?;
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let minor: u32 = digits.parse().ok()?;
+    let suffix = &rest[digits.len()..];
+    let patch = match suffix.chars().next() {
+        Some(c) if c.is_ascii_lowercase() => (c as u32) - ('a' as u32) + 1,
+        _ => 0,
+    };
+    Some(Version {
+        major,
+        minor,
+        patch,
+    })
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        return Some(PathBuf::from(program));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+/// Check that tmux exists and is new enough. Cached per binary identity in the state dir.
+pub fn check(tmux: &Tmux) -> Result<(), TmuxError> {
+    let Some(bin) = which(&tmux.program) else {
+        return Err(TmuxError::NotInstalled {
+            program: tmux.program.clone(),
+        });
+    };
+    let key = std::fs::metadata(&bin).ok().map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        format!("{}\t{}\t{}", bin.display(), m.size(), m.mtime())
+    });
+    let cache = crate::state::state_dir().join("tmux-version");
+    if let (Some(key), Ok(text)) = (&key, std::fs::read_to_string(&cache))
+        && let Some((k, v)) = text.rsplit_once('\n')
+        && k == key
+    {
+        return gate(v);
+    }
+    // `-V` needs no server and no socket flags.
+    let out = std::process::Command::new(&bin)
+        .arg("-V")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| TmuxError::Spawn {
+            argv: vec![bin.display().to_string(), "-V".into()],
+            reason: e.to_string(),
+        })?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if let Some(key) = key {
+        let _ = crate::state::write_atomic(&cache, format!("{key}\n{text}").as_bytes());
+    }
+    gate(&text)
+}
+
+fn gate(text: &str) -> Result<(), TmuxError> {
+    match parse(text) {
+        Some(v) if v >= MINIMUM => Ok(()),
+        _ => Err(TmuxError::TooOld {
+            found: text.to_string(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_versions() {
+        assert_eq!(
+            parse("tmux 3.3a"),
+            Some(Version {
+                major: 3,
+                minor: 3,
+                patch: 1
+            })
+        );
+        assert!(parse("tmux 3.2").unwrap() >= MINIMUM);
+        assert!(parse("tmux 3.1c").unwrap() < MINIMUM);
+        assert!(parse("tmux next-3.8").unwrap() > parse("tmux 3.7c").unwrap());
+        assert!(parse("tmux master").unwrap() > parse("tmux 9.9").unwrap());
+        assert!(parse("tmux 3.2-rc2").unwrap() >= MINIMUM);
+        assert_eq!(parse("garbage"), None);
+        assert!(gate("tmux 2.9").is_err());
+        assert!(gate("tmux 3.3a").is_ok());
+    }
+}
