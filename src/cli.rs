@@ -41,7 +41,7 @@ pub enum Command {
         #[arg(long)]
         turn: Option<u64>,
         /// Suppress the tmux query and injection within MS of the last injection.
-        #[arg(long, value_name = "MS", value_parser = interval)]
+        #[arg(long, value_name = "MS", value_parser = interval, allow_hyphen_values = true)]
         refresh_interval_ms: Option<u64>,
         /// Character budget for the answer.
         #[arg(long, default_value_t = 9500)]
@@ -52,8 +52,13 @@ pub enum Command {
     /// Harness hook entry point: reads the hook JSON on stdin, answers in the harness's shape.
     Hook {
         harness: Harness,
-        #[arg(long, value_name = "MS", value_parser = interval)]
+        #[arg(long, value_name = "MS", value_parser = interval, allow_hyphen_values = true)]
         refresh_interval_ms: Option<u64>,
+    },
+    /// Sessions, windows (with layout) and panes, from one tmux call.
+    List {
+        #[arg(long)]
+        json: bool,
     },
     /// Run the demo on a private tmux server.
     Demo {

@@ -6,6 +6,7 @@
 pub mod demo;
 pub mod hook;
 pub mod init;
+pub mod list;
 pub mod turn;
 pub mod where_;
 
@@ -56,6 +57,7 @@ pub fn dispatch(cli: Cli) -> CliResult {
             hook::run(&tmux, harness, refresh_interval_ms);
             Ok(())
         }
+        Command::List { json } => list::run(&tmux, json),
         Command::Demo { keep } => demo::run(keep),
         Command::Init { what } => init::run(what),
     }

@@ -18,13 +18,7 @@ pub struct HookInput {
     #[serde(default)]
     pub session_id: Option<String>,
     #[serde(default)]
-    pub transcript_path: Option<String>,
-    #[serde(default)]
-    pub cwd: Option<String>,
-    #[serde(default)]
     pub source: Option<String>,
-    #[serde(default)]
-    pub turn_id: Option<String>,
 }
 
 /// What a hook event asks of us.

@@ -117,6 +117,7 @@ impl Tmux {
     /// Run and return raw stdout bytes.
     pub fn run_bytes(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
         let argv = self.argv(args);
+        #[allow(clippy::disallowed_methods)] // the one sanctioned spawn site for this binary
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
             .stdin(if input.is_some() {

@@ -83,9 +83,6 @@ impl TmuxError {
     pub fn is_no_server(&self) -> bool {
         matches!(self, TmuxError::NoServer { .. })
     }
-    pub fn is_not_found(&self) -> bool {
-        matches!(self, TmuxError::TargetNotFound { .. })
-    }
 }
 
 fn show_argv(argv: &[String]) -> String {

@@ -58,7 +58,7 @@ mod tests {
 
     #[test]
     fn round_trips_hostile_fields() {
-        let out = "3:a\tb1:x\n7:\n:{#}\"0:\n".as_bytes();
+        let out = "3:a\tb1:x\n6:\n:{#}\"0:\n".as_bytes();
         let r = parse_records(out, 2).unwrap();
         assert_eq!(r[0], vec!["a\tb", "x"]);
         assert_eq!(r[1], vec!["\n:{#}\"", ""]);

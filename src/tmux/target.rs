@@ -25,6 +25,7 @@ pub enum Target {
 
 fn safe(s: &str) -> bool {
     !s.is_empty()
+        && !s.starts_with('-')
         && s.bytes()
             .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
 }

@@ -1,0 +1,185 @@
+//! `tmuxmate list`: sessions, windows (with layout) and panes from one tmux invocation.
+//!
+//! Invariant: exactly one `list-panes -a` call whatever the number of panes; the real
+//! executable of each pane's foreground process comes from `/proc`, not from tmux.
+
+use serde::Serialize;
+
+use crate::error::CliResult;
+use crate::procfs;
+use crate::tmux::panes::{self, PaneInfo};
+use crate::tmux::{Tmux, layout};
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionJson {
+    pub id: String,
+    pub name: String,
+    pub attached: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowJson {
+    pub id: String,
+    pub session_id: String,
+    pub index: String,
+    pub name: String,
+    pub active: bool,
+    pub layout: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaneJson {
+    pub pane_id: String,
+    pub target: String,
+    pub session_id: String,
+    pub window_id: String,
+    pub width: u32,
+    pub height: u32,
+    pub current_command: String,
+    pub executable: Option<String>,
+    pub active: bool,
+    pub dead: bool,
+    pub in_mode: bool,
+    pub mode: String,
+    pub created_by_us: bool,
+    pub watch: Option<serde_json::Value>,
+}
+
+#[derive(Serialize)]
+pub struct ListJson {
+    pub sessions: Vec<SessionJson>,
+    pub windows: Vec<WindowJson>,
+    pub panes: Vec<PaneJson>,
+}
+
+/// The real executable of a pane's foreground process group leader.
+pub fn foreground_exe(pane_pid: &str) -> Option<String> {
+    let pid: i32 = pane_pid.parse().ok()?;
+    let st = procfs::stat(pid)?;
+    let fg = if st.tpgid > 0 { st.tpgid } else { pid };
+    procfs::exe_name(fg).or_else(|| procfs::exe_name(pid))
+}
+
+pub fn build(rows: &[PaneInfo]) -> ListJson {
+    let mut sessions: Vec<SessionJson> = Vec::new();
+    let mut windows: Vec<WindowJson> = Vec::new();
+    let mut panes = Vec::with_capacity(rows.len());
+    for p in rows {
+        if !sessions.iter().any(|s| s.id == p.session_id) {
+            sessions.push(SessionJson {
+                id: p.session_id.clone(),
+                name: p.session_name.clone(),
+                attached: p.session_attached,
+            });
+        }
+        if !windows
+            .iter()
+            .any(|w| w.id == p.window_id && w.session_id == p.session_id)
+        {
+            windows.push(WindowJson {
+                id: p.window_id.clone(),
+                session_id: p.session_id.clone(),
+                index: p.window_index.clone(),
+                name: p.window_name.clone(),
+                active: p.window_active,
+                layout: layout::tree(&p.window_layout).unwrap_or_default(),
+            });
+        }
+        panes.push(PaneJson {
+            pane_id: p.pane_id.clone(),
+            target: p.target(),
+            session_id: p.session_id.clone(),
+            window_id: p.window_id.clone(),
+            width: p.width.parse().unwrap_or(0),
+            height: p.height.parse().unwrap_or(0),
+            current_command: p.current_command.clone(),
+            executable: if p.dead {
+                None
+            } else {
+                foreground_exe(&p.pane_pid)
+            },
+            active: p.pane_active,
+            dead: p.dead,
+            in_mode: p.in_mode,
+            mode: p.mode.clone(),
+            created_by_us: !p.created_by_us.is_empty(),
+            watch: (!p.job.is_empty()).then(|| {
+                serde_json::from_str(&p.job)
+                    .unwrap_or_else(|_| serde_json::json!({"unreadable": p.job}))
+            }),
+        });
+    }
+    ListJson {
+        sessions,
+        windows,
+        panes,
+    }
+}
+
+pub fn run(tmux: &Tmux, json: bool) -> CliResult {
+    let rows = panes::list_all(tmux)?;
+    let l = build(&rows);
+    if json {
+        super::out_json(&l);
+        return Ok(());
+    }
+    let mut text = String::new();
+    for s in &l.sessions {
+        text.push_str(&format!(
+            "session {} {:?}{}\n",
+            s.id,
+            s.name,
+            if s.attached { " (attached)" } else { "" }
+        ));
+        for w in l.windows.iter().filter(|w| w.session_id == s.id) {
+            text.push_str(&format!(
+                "  window {} {} {:?}{} layout {}\n",
+                w.id,
+                w.index,
+                w.name,
+                if w.active { " (active)" } else { "" },
+                w.layout
+            ));
+            for p in l
+                .panes
+                .iter()
+                .filter(|p| p.window_id == w.id && p.session_id == s.id)
+            {
+                let mut flags = Vec::new();
+                if p.active {
+                    flags.push("active");
+                }
+                if p.dead {
+                    flags.push("dead");
+                }
+                if p.in_mode {
+                    flags.push(p.mode.as_str());
+                }
+                if p.created_by_us {
+                    flags.push("ours");
+                }
+                if p.watch.is_some() {
+                    flags.push("watched");
+                }
+                text.push_str(&format!(
+                    "    pane {} {}x{} {:?} ({}){}\n",
+                    p.pane_id,
+                    p.width,
+                    p.height,
+                    p.current_command,
+                    p.executable.as_deref().unwrap_or("?"),
+                    if flags.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [{}]", flags.join(", "))
+                    }
+                ));
+            }
+        }
+    }
+    super::out(&text);
+    Ok(())
+}

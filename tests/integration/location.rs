@@ -1,0 +1,336 @@
+//! Location reading and per-turn injection against a real tmux server.
+
+use crate::server;
+use crate::util::*;
+use serde::Deserialize;
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)] // every field is deserialized to pin the JSON shape
+struct WhereJson {
+    session: String,
+    window_index: String,
+    window_name: String,
+    pane_index: String,
+    pane_id: String,
+    window_active: bool,
+    pane_active: bool,
+    layout: String,
+    socket_path: String,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct TurnJson {
+    agent: String,
+    turn: u64,
+    items: Vec<String>,
+    text: String,
+    no_location: Option<String>,
+}
+
+#[test]
+fn first_turn_injects_exact_text_and_second_is_silent() {
+    let s = server!();
+    let a = s.agent_pane("agent");
+    let first = a.turn("A1");
+    let idx = s.tmux(&["display", "-p", "-t", &a.pane, "#{window_index}"]);
+    assert_eq!(
+        first,
+        format!(
+            "tmux location (turn 1):\nsession main, window {} \"agent\", pane 0 {}\nwindow active=0, pane active=1, layout {}\n",
+            idx.trim(),
+            a.pane,
+            a.pane
+        )
+    );
+    assert_eq!(
+        a.turn("A1"),
+        "",
+        "unchanged second turn must inject nothing"
+    );
+    // A new process (restart) sees the durable ledger: still nothing.
+    assert_eq!(a.turn("A1"), "");
+    // Another agent in the same pane has its own ledger.
+    assert!(a.turn("B2").starts_with("tmux location (turn 1):"));
+}
+
+#[test]
+fn reinjects_on_rename_split_focus_move_but_not_resize() {
+    let s = server!();
+    let a = s.agent_pane("agent");
+    assert!(!a.turn("x").is_empty());
+    s.tmux(&["rename-window", "-t", &a.pane, "renamed"]);
+    let t = a.turn("x");
+    assert!(t.contains("\"renamed\""), "{t}");
+    let other = s
+        .tmux(&[
+            "split-window",
+            "-d",
+            "-v",
+            "-t",
+            &a.pane,
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "sh",
+        ])
+        .trim()
+        .to_string();
+    let t = a.turn("x");
+    assert!(t.contains(&format!("layout [{},{}]", a.pane, other)), "{t}");
+    assert_eq!(a.turn("x"), "");
+    s.tmux(&["resize-window", "-t", &a.pane, "-x", "90", "-y", "30"]);
+    s.tmux(&["resize-pane", "-t", &a.pane, "-y", "5"]);
+    assert_eq!(a.turn("x"), "", "a resize must not re-inject");
+    s.tmux(&["select-pane", "-t", &other]);
+    let t = a.turn("x");
+    assert!(t.contains("pane active=0"), "{t}");
+    s.tmux(&["select-window", "-t", &a.pane]);
+    let t = a.turn("x");
+    assert!(t.contains("window active=1"), "{t}");
+    // move-pane: put the agent pane beside the first window's pane.
+    s.tmux(&["move-pane", "-h", "-s", &a.pane, "-t", "main:0.0"]);
+    let t = a.turn("x");
+    assert!(t.contains("layout {%0,"), "{t}");
+    s.tmux(&["break-pane", "-d", "-s", &a.pane]);
+    let t = a.turn("x");
+    assert!(t.contains(&format!("layout {}\n", a.pane)), "{t}");
+}
+
+#[test]
+fn hostile_window_names_round_trip() {
+    let s = server!();
+    let a = s.agent_pane("w");
+    for name in [
+        "tab\there",
+        "new\nline",
+        "quo\"te's",
+        "#{pane_id}x",
+        "emoji 🚀 日本",
+        "semi;colon",
+    ] {
+        s.tmux(&["rename-window", "-t", &a.pane, name]);
+        let stored = s.tmux(&["display", "-p", "-t", &a.pane, "#{window_name}"]);
+        let stored = stored.strip_suffix('\n').unwrap();
+        let r = a.sh("\"$TM\" where --json");
+        assert_eq!(r.rc, 0, "{}", r.out);
+        let w: WhereJson = serde_json::from_str(&r.out).unwrap();
+        assert_eq!(w.window_name, stored, "name {name:?}");
+        assert_eq!(w.pane_id, a.pane);
+        let t = a.turn("names");
+        let quoted = serde_json::to_string(stored).unwrap();
+        assert!(t.contains(&quoted), "{name:?}: {t}");
+        assert_eq!(
+            t.lines().count(),
+            3,
+            "{name:?} broke the three-line shape: {t}"
+        );
+    }
+}
+
+#[test]
+fn where_outside_any_pane_says_why() {
+    let s = server!();
+    let out = s.run(&["where"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not in a tmux pane"), "{err}");
+}
+
+#[test]
+fn inherited_tmux_pane_from_another_terminal_reads_as_not_in_tmux() {
+    let s = server!();
+    let other = server!();
+    let victim = s.agent_pane("victim");
+    // A process in a pane of another server that inherited this server's TMUX/TMUX_PANE,
+    // as VS Code's terminal does when launched from a tmux shell.
+    let a = other.agent_pane("vscode");
+    let sock = s.socket_path();
+    let r = a.sh(&format!(
+        "TMUX='{},1,0' TMUX_PANE='{}' \"$TM\" where",
+        sock.display(),
+        victim.pane
+    ));
+    assert_eq!(r.rc, 1, "{}", r.out);
+    assert!(r.out.contains("not in a tmux pane"), "{}", r.out);
+    let r = a.sh(&format!(
+        "TMUX='{},1,0' TMUX_PANE='{}' \"$TM\" turn --agent inh",
+        sock.display(),
+        victim.pane
+    ));
+    assert_eq!(r.rc, 0);
+    assert_eq!(r.out, "", "must never report the other pane's location");
+}
+
+#[test]
+fn no_tmux_pane_env_and_no_tmux_env_still_found_by_tty() {
+    let s = server!();
+    let a = s.agent_pane("agent");
+    let r = a.sh("unset TMUX_PANE; \"$TM\" where --json");
+    assert_eq!(r.rc, 0, "{}", r.out);
+    let w: WhereJson = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(w.pane_id, a.pane);
+    let r = a.sh(&format!(
+        "unset TMUX TMUX_PANE; \"$TM\" -L '{}' where --json",
+        s.name
+    ));
+    assert_eq!(r.rc, 0, "{}", r.out);
+    let w: WhereJson = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(w.pane_id, a.pane);
+    assert!(!w.socket_path.is_empty());
+    // A stale hint (another pane id) is checked, not believed.
+    let r = a.sh("TMUX_PANE=%0 \"$TM\" where --json");
+    let w: WhereJson = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(w.pane_id, a.pane);
+}
+
+#[test]
+fn refresh_interval_floor_and_validation() {
+    let s = server!();
+    let a = s.agent_pane("agent");
+    assert!(
+        !a.sh("\"$TM\" turn --agent iv --refresh-interval-ms 600000")
+            .out
+            .is_empty()
+    );
+    s.tmux(&["rename-window", "-t", &a.pane, "changed"]);
+    let r = a.sh("\"$TM\" turn --agent iv --refresh-interval-ms 600000 --json");
+    let j: TurnJson = serde_json::from_str(&r.out).unwrap();
+    assert!(
+        j.items.is_empty(),
+        "inside the interval nothing is injected"
+    );
+    assert_eq!(
+        j.no_location.as_deref(),
+        Some("inside the refresh interval")
+    );
+    assert_eq!(j.agent, "iv");
+    assert_eq!(j.turn, 2);
+    assert!(j.text.is_empty());
+    // 0 = every changed turn.
+    assert!(
+        a.sh("\"$TM\" turn --agent iv --refresh-interval-ms 0")
+            .out
+            .contains("\"changed\"")
+    );
+    // Bad values are parse-time errors.
+    for bad in ["-1", "abc", "1.5", "", "99999999999999999999999"] {
+        let r = a.sh(&format!(
+            "\"$TM\" turn --agent iv --refresh-interval-ms '{bad}'"
+        ));
+        assert_eq!(r.rc, 2, "{bad}: {}", r.out);
+        assert!(r.out.contains("refresh interval"), "{bad}: {}", r.out);
+    }
+    // The tmux option sets the interval when no flag is given; a bad option is an error.
+    s.tmux(&["set", "-g", "@tmuxmate-refresh-interval-ms", "600000"]);
+    s.tmux(&["rename-window", "-t", &a.pane, "again"]);
+    assert!(a.turn("opt").contains("\"again\""));
+    s.tmux(&["rename-window", "-t", &a.pane, "again2"]);
+    assert_eq!(a.turn("opt"), "", "option interval suppresses");
+    s.tmux(&["set", "-g", "@tmuxmate-refresh-interval-ms", "soon"]);
+    let r = a.sh("\"$TM\" turn --agent opt2");
+    assert_eq!(r.rc, 1);
+    assert!(r.out.contains("@tmuxmate-refresh-interval-ms"), "{}", r.out);
+}
+
+#[test]
+fn twenty_concurrent_turns_inject_once() {
+    let s = server!();
+    let a = s.agent_pane("agent");
+    let r = a.sh(
+        "for i in $(seq 1 20); do \"$TM\" turn --agent conc --turn 1 > \"$0.$i\" & done; wait; cat \"$0\".*",
+    );
+    assert_eq!(
+        r.out.matches("tmux location (turn 1):").count(),
+        1,
+        "{}",
+        r.out
+    );
+}
+
+#[test]
+fn truncated_ledger_line_counts_as_no_prior_reading() {
+    let s = server!();
+    let a = s.agent_pane("agent");
+    assert!(!a.turn("trunc").is_empty());
+    let ledger = s.state.join("agents/trunc.jsonl");
+    let mut text = std::fs::read_to_string(&ledger).unwrap();
+    text.push_str("{\"t\":\"inject\",\"state\":\"half");
+    std::fs::write(&ledger, text).unwrap();
+    assert!(
+        !a.turn("trunc").is_empty(),
+        "corrupt tail = no prior reading"
+    );
+    assert_eq!(a.turn("trunc"), "", "and the ledger is usable again");
+}
+
+#[test]
+fn ledger_is_bounded() {
+    let s = server!();
+    let a = s.agent_pane("agent");
+    a.sh("i=0; while [ $i -lt 600 ]; do \"$TM\" turn --agent big >/dev/null; i=$((i+1)); done");
+    let len = std::fs::metadata(s.state.join("agents/big.jsonl"))
+        .unwrap()
+        .len();
+    assert!(len < 70 * 1024, "ledger grew to {len} bytes");
+    assert_eq!(a.turn("big"), "");
+}
+
+#[test]
+fn tmux_missing_and_server_dead_are_clear() {
+    let s = server!();
+    let out = s
+        .tmuxmate()
+        .env("TMUXMATE_TMUX", "/nonexistent/tmux")
+        .args(["where"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tmux is not installed"));
+    s.tmux(&["kill-server"]);
+    let out = s.run(&["turn", "--agent", "dead", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: TurnJson = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(j.items.is_empty());
+    assert!(j.no_location.unwrap().contains("not in a tmux pane"));
+}
+
+#[test]
+fn snippet_loads_into_a_real_server() {
+    let s = server!();
+    let out = s.run(&["init", "tmux"]);
+    assert!(out.status.success());
+    let path = s.dir.join("snippet.conf");
+    std::fs::write(&path, &out.stdout).unwrap();
+    let p = path.to_str().unwrap();
+    s.tmux(&["set", "-g", "@tmuxmate-refresh-interval-ms", "250"]);
+    s.tmux(&["source-file", "-n", p]);
+    s.tmux(&["source-file", p]);
+    assert_eq!(
+        s.tmux(&["show", "-gv", "@tmuxmate-refresh-interval-ms"])
+            .trim(),
+        "250"
+    );
+    assert_eq!(s.tmux(&["show", "-gv", "@tmuxmate-bin"]).trim(), BIN);
+}
+
+#[test]
+fn demo_runs_on_its_own_server() {
+    let s = server!();
+    let out = s.tmuxmate().arg("demo").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("tmux location (turn 1):"), "{text}");
+    assert!(text.contains("(nothing injected"), "{text}");
+    assert!(text.contains("layout {%0,%1}"), "{text}");
+}

@@ -1,0 +1,8 @@
+#![allow(clippy::disallowed_methods)] // tests spawn tmux and tmuxmate on their private socket
+//! The one integration-test binary: every test drives a real tmux server.
+
+#[path = "../util/mod.rs"]
+pub mod util;
+
+mod hooks;
+mod location;

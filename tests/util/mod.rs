@@ -1,0 +1,270 @@
+//! Sealed real-tmux test harness.
+//!
+//! Every test gets its own tmux server on a private socket (`-L` unique name inside a
+//! private `TMUX_TMPDIR`), started with `-f /dev/null`, with `TMUX`/`TMUX_PANE` removed,
+//! a temp `HOME` and state dir; the server is killed and its directory removed on drop.
+//! Waits are conditions with deadlines. When tmux is missing, tests fail under `CI` and
+//! are skipped (with a message) elsewhere.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_tmuxmate");
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// The stand-in agent loop: runs `req.N` from its pane in order, writes `out.N`.
+pub const AGENT_LOOP: &str = r#"D="$1"; i=1
+while :; do
+  while [ ! -e "$D/req.$i" ]; do sleep 0.01; done
+  sh "$D/req.$i" > "$D/out.$i.tmp" 2>&1
+  echo "$?" > "$D/rc.$i"
+  mv "$D/out.$i.tmp" "$D/out.$i"
+  i=$((i+1))
+done
+"#;
+
+pub fn tmux_available() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// Start a server or skip the test (fail under CI).
+#[macro_export]
+macro_rules! server {
+    () => {
+        match $crate::util::Server::start() {
+            Some(s) => s,
+            None => return,
+        }
+    };
+}
+
+pub fn wait_until<T>(what: &str, deadline: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        if start.elapsed() > deadline {
+            panic!("timed out after {deadline:?} waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+pub struct Server {
+    pub dir: PathBuf,
+    pub name: String,
+    pub home: PathBuf,
+    pub state: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.tmux_raw(&["kill-server"]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Server {
+    pub fn start() -> Option<Server> {
+        if !tmux_available() {
+            if std::env::var_os("CI").is_some() {
+                panic!("tmux is not installed, and CI is set: the real-tmux tests cannot run");
+            }
+            eprintln!("SKIP: tmux is not installed");
+            return None;
+        }
+        let n = SEQ.fetch_add(1, Ordering::SeqCst);
+        let name = format!("tm{}x{}", std::process::id(), n);
+        let dir = std::env::temp_dir().join(format!("tmuxmate-test-{name}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let home = dir.join("home");
+        let state = dir.join("state");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&state).unwrap();
+        std::fs::create_dir_all(dir.join("tmp")).unwrap();
+        std::fs::write(dir.join("agent.sh"), AGENT_LOOP).unwrap();
+        let s = Server {
+            dir,
+            name,
+            home,
+            state,
+        };
+        let out = s.tmux_raw(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "sh",
+        ]);
+        assert!(
+            out.status.success(),
+            "could not start tmux: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some(s)
+    }
+
+    pub fn socket_path(&self) -> PathBuf {
+        let uid = nix_uid();
+        self.dir
+            .join("tmp")
+            .join(format!("tmux-{uid}"))
+            .join(&self.name)
+    }
+
+    /// A sealed environment for any child: cleared, then the few things we control.
+    pub fn env(&self, cmd: &mut Command) {
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("LANG", "C.UTF-8")
+            .env("TERM", "xterm-256color")
+            .env("SHELL", "/bin/sh")
+            .env("TMUX_TMPDIR", self.dir.join("tmp"))
+            .env("TMUXMATE_STATE_DIR", &self.state)
+            .env("TMPDIR", self.dir.join("tmp"));
+    }
+
+    fn tmux_raw(&self, args: &[&str]) -> Output {
+        let mut c = Command::new("tmux");
+        self.env(&mut c);
+        c.arg("-L").arg(&self.name).args(args).stdin(Stdio::null());
+        c.output().expect("spawn tmux")
+    }
+
+    /// Run tmux on this server; panics with stderr on failure.
+    pub fn tmux(&self, args: &[&str]) -> String {
+        let out = self.tmux_raw(args);
+        assert!(
+            out.status.success(),
+            "tmux {:?} failed: {}",
+            args,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn tmux_output(&self, args: &[&str]) -> Output {
+        self.tmux_raw(args)
+    }
+
+    /// A `tmuxmate -L <this server>` command with the sealed environment.
+    pub fn tmuxmate(&self) -> Command {
+        let mut c = Command::new(BIN);
+        self.env(&mut c);
+        c.arg("-L").arg(&self.name).stdin(Stdio::null());
+        c
+    }
+
+    /// Run tmuxmate from outside any pane.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.tmuxmate().args(args).output().expect("spawn tmuxmate")
+    }
+
+    /// A new window running the stand-in agent loop; its pane id and request dir.
+    pub fn agent_pane(&self, window_name: &str) -> Agent {
+        let n = SEQ.fetch_add(1, Ordering::SeqCst);
+        let adir = self.dir.join(format!("agent{n}"));
+        std::fs::create_dir_all(&adir).unwrap();
+        let cmd = format!(
+            "sh '{}' '{}'",
+            self.dir.join("agent.sh").display(),
+            adir.display()
+        );
+        let pane = self
+            .tmux(&[
+                "new-window",
+                "-d",
+                "-t",
+                "main:",
+                "-n",
+                window_name,
+                "-P",
+                "-F",
+                "#{pane_id}",
+                &cmd,
+            ])
+            .trim()
+            .to_string();
+        Agent {
+            pane,
+            dir: adir,
+            n: std::cell::Cell::new(0),
+            bin: BIN.to_string(),
+        }
+    }
+}
+
+pub fn nix_uid() -> u32 {
+    // SAFETY-free: read our uid from /proc.
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|u| u.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A stand-in agent in a pane: scripts run with the pane's tty as controlling terminal.
+pub struct Agent {
+    pub pane: String,
+    pub dir: PathBuf,
+    n: std::cell::Cell<u32>,
+    pub bin: String,
+}
+
+pub struct PaneRun {
+    pub out: String,
+    pub rc: i32,
+}
+
+impl Agent {
+    /// Run a shell script inside the pane; `$TM` is the tmuxmate binary.
+    pub fn sh(&self, script: &str) -> PaneRun {
+        let n = self.n.get() + 1;
+        self.n.set(n);
+        let body = format!("TM='{}'\n{}\n", self.bin, script);
+        let tmp = self.dir.join(format!("req.{n}.tmp"));
+        std::fs::write(&tmp, body).unwrap();
+        std::fs::rename(&tmp, self.dir.join(format!("req.{n}"))).unwrap();
+        let out_path = self.dir.join(format!("out.{n}"));
+        let out = wait_until(
+            "the stand-in agent's answer",
+            Duration::from_secs(30),
+            || std::fs::read_to_string(&out_path).ok(),
+        );
+        let rc = std::fs::read_to_string(self.dir.join(format!("rc.{n}")))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(-1);
+        PaneRun { out, rc }
+    }
+
+    /// One per-turn call from the pane.
+    pub fn turn(&self, agent: &str) -> String {
+        self.sh(&format!("\"$TM\" turn --agent '{agent}'")).out
+    }
+
+    pub fn fixture(&self, name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name)
+    }
+}
