@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -60,6 +60,26 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Type one line of literal text into a pane.
+    Send(SendArgs),
+    /// Paste multi-line text as one bracketed paste.
+    Paste(PasteArgs),
+    /// Press named keys (from a fixed list) in a pane.
+    Keys(KeysArgs),
+    /// Capture a pane's screen or scrollback within a byte budget.
+    Capture(CaptureArgs),
+    /// Split a pane (new pane marked as created by tmuxmate).
+    Split(SplitArgs),
+    /// Create a new window (its pane marked as created by tmuxmate).
+    NewWindow(NewWindowArgs),
+    /// Swap two panes structurally.
+    Swap(SwapArgs),
+    /// Run a command and wait for its exit status and output.
+    Run(RunArgs),
+    /// Kill a pane, window, session or server (needs --confirm and approval).
+    Kill(KillArgs),
+    /// Stored snapshots of captures and run results.
+    Snapshots(SnapshotsArgs),
     /// Run the demo on a private tmux server.
     Demo {
         /// Leave the demo server running and print how to attach.
@@ -84,4 +104,175 @@ pub enum Harness {
     Claude,
     Codex,
     Gemini,
+}
+
+#[derive(Args, Debug)]
+pub struct SendArgs {
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// Press Enter (as a separate key) after the text.
+    #[arg(long)]
+    pub enter: bool,
+    /// Leave copy/view mode first instead of refusing.
+    #[arg(long)]
+    pub cancel_mode: bool,
+    #[arg(long)]
+    pub json: bool,
+    /// The text: one line, no control characters.
+    #[arg(allow_hyphen_values = true)]
+    pub text: String,
+}
+
+#[derive(Args, Debug)]
+pub struct PasteArgs {
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// Send exactly one Enter after the settle delay.
+    #[arg(long)]
+    pub enter: bool,
+    /// Delay before Enter (default: @tmuxmate-paste-settle-ms, else 150).
+    #[arg(long, value_name = "MS")]
+    pub settle_ms: Option<u64>,
+    /// Read the text from a file.
+    #[arg(long, value_name = "F", conflicts_with = "text")]
+    pub file: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    /// The text, or `-` for stdin.
+    #[arg(allow_hyphen_values = true)]
+    pub text: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct KeysArgs {
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    /// Key names: Enter Escape Tab BTab Up Down Left Right Home End PageUp PageDown BSpace C-a..C-z F1..F12
+    #[arg(required = true, allow_hyphen_values = true)]
+    pub keys: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct CaptureArgs {
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// The last N lines of scrollback plus the screen.
+    #[arg(long, conflicts_with = "all")]
+    pub lines: Option<u64>,
+    /// All of the scrollback.
+    #[arg(long)]
+    pub all: bool,
+    /// Byte budget (default: @tmuxmate-capture-max-bytes, else 100000); keeps the newest text.
+    #[arg(long, value_name = "B")]
+    pub max_bytes: Option<usize>,
+    /// Keep colours and attributes as escape sequences.
+    #[arg(long)]
+    pub ansi: bool,
+    /// Join wrapped lines.
+    #[arg(long)]
+    pub join: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SplitArgs {
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// Side by side.
+    #[arg(long, conflicts_with = "vertical")]
+    pub horizontal: bool,
+    /// Stacked (the default).
+    #[arg(long)]
+    pub vertical: bool,
+    /// Size of the new pane, e.g. 30%.
+    #[arg(long, value_name = "N%")]
+    pub size: Option<String>,
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    /// Command to run in the new pane (after --).
+    #[arg(last = true)]
+    pub cmd: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct NewWindowArgs {
+    /// Session to create the window in (default: the caller's, else a `tmuxmate` session).
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    #[arg(long)]
+    pub name: Option<String>,
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(last = true)]
+    pub cmd: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct SwapArgs {
+    pub src: String,
+    pub dst: String,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// An existing shell pane to type the command into (default: a new pane of our own).
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    #[arg(long, value_name = "MS", default_value_t = 120_000)]
+    pub timeout_ms: u64,
+    /// Fallback for REPLs and TUIs: done when output is unchanged for MS.
+    #[arg(long, value_name = "MS")]
+    pub until_stable: Option<u64>,
+    #[arg(long, value_name = "B")]
+    pub max_bytes: Option<usize>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(last = true, required = true)]
+    pub cmd: Vec<String>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KillScope {
+    Pane,
+    Window,
+    Session,
+    Server,
+}
+
+#[derive(Args, Debug)]
+pub struct KillArgs {
+    pub scope: KillScope,
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// Required: without it nothing is killed.
+    #[arg(long)]
+    pub confirm: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SnapshotsArgs {
+    #[command(subcommand)]
+    pub action: Option<SnapshotsAction>,
+    #[arg(long)]
+    pub json: bool,
+    /// How many of the most recent to list.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SnapshotsAction {
+    /// Print the full stored text of one snapshot.
+    Show { id: String },
 }

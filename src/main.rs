@@ -6,6 +6,7 @@ mod error;
 mod hook;
 mod ledger;
 mod location;
+mod policy;
 mod procfs;
 mod state;
 mod tmux;

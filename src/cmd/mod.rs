@@ -3,10 +3,19 @@
 //! Owns: dispatch and the shared output helpers. Invariant: output goes through `out`,
 //! which treats a closed stdout (broken pipe) as success rather than panicking.
 
+pub mod capture;
 pub mod demo;
 pub mod hook;
 pub mod init;
+pub mod keys;
+pub mod kill;
 pub mod list;
+pub mod paste;
+pub mod run;
+pub mod send;
+pub mod snapshots;
+pub mod split;
+pub mod swap;
 pub mod turn;
 pub mod where_;
 
@@ -58,6 +67,16 @@ pub fn dispatch(cli: Cli) -> CliResult {
             Ok(())
         }
         Command::List { json } => list::run(&tmux, json),
+        Command::Send(a) => send::run(&tmux, a),
+        Command::Paste(a) => paste::run(&tmux, a),
+        Command::Keys(a) => keys::run(&tmux, a),
+        Command::Capture(a) => capture::run(&tmux, a),
+        Command::Split(a) => split::run_split(&tmux, a),
+        Command::NewWindow(a) => split::run_new_window(&tmux, a),
+        Command::Swap(a) => swap::run(&tmux, a),
+        Command::Run(a) => run::run(&tmux, a),
+        Command::Kill(a) => kill::run(&tmux, a),
+        Command::Snapshots(a) => snapshots::run(&tmux, a),
         Command::Demo { keep } => demo::run(keep),
         Command::Init { what } => init::run(what),
     }

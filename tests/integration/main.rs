@@ -4,5 +4,9 @@
 #[path = "../util/mod.rs"]
 pub mod util;
 
+mod capture;
+mod control;
 mod hooks;
 mod location;
+mod run;
+mod safety;

@@ -268,3 +268,74 @@ impl Agent {
             .join(name)
     }
 }
+
+/// Stand-in for an agent TUI: raw mode, bracketed paste enabled, every byte recorded.
+pub const RECORDER: &str = r#"stty raw -echo
+printf '\033[?2004hstand-in ready\r\n'
+exec cat > "$1"
+"#;
+
+pub struct Recorder {
+    pub pane: String,
+    pub file: PathBuf,
+}
+
+impl Recorder {
+    pub fn bytes(&self) -> Vec<u8> {
+        std::fs::read(&self.file).unwrap_or_default()
+    }
+
+    /// Wait until the recording holds exactly `want` (fails with the difference).
+    pub fn expect(&self, want: &[u8]) {
+        let start = Instant::now();
+        loop {
+            let got = self.bytes();
+            if got == want {
+                return;
+            }
+            if start.elapsed() > Duration::from_secs(10) || got.len() > want.len() {
+                panic!(
+                    "recorder got {:?}\nwanted {:?}",
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(want)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Server {
+    /// A new window running the raw-mode recorder; waits until it is ready.
+    pub fn recorder_pane(&self, window_name: &str) -> Recorder {
+        let n = SEQ.fetch_add(1, Ordering::SeqCst);
+        let script = self.dir.join("recorder.sh");
+        std::fs::write(&script, RECORDER).unwrap();
+        let file = self.dir.join(format!("rec{n}.bin"));
+        let cmd = format!("sh '{}' '{}'", script.display(), file.display());
+        let pane = self
+            .tmux(&[
+                "new-window",
+                "-d",
+                "-t",
+                "main:",
+                "-n",
+                window_name,
+                "-P",
+                "-F",
+                "#{pane_id}",
+                &cmd,
+            ])
+            .trim()
+            .to_string();
+        wait_until("the recorder to be ready", Duration::from_secs(10), || {
+            let s = self.tmux(&["capture-pane", "-p", "-t", &pane]);
+            s.contains("stand-in ready").then_some(())
+        });
+        // The file exists once `cat` has opened it.
+        wait_until("the recorder file", Duration::from_secs(10), || {
+            file.exists().then_some(())
+        });
+        Recorder { pane, file }
+    }
+}

@@ -1,0 +1,114 @@
+//! Safety rules shared by every pane-acting command.
+//!
+//! Owns: turning a `-t` argument (or its absence) into exactly one pane (rules 1 and 2),
+//! the caller's identity (own pane, agent address) for self-kill guards and "created by
+//! us" marks, and the refusal wording. Invariants: a user-supplied target never reaches
+//! tmux's own `-t` matching; a missing `-t` never means "the current pane"; with
+//! `@tmuxmate-require-explicit-target off` it means only the newest pane tmuxmate created
+//! for this agent. (Approval, rule 3, lives in `approval.rs`.)
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::CliError;
+use crate::location;
+use crate::state;
+use crate::tmux::Tmux;
+use crate::tmux::panes::{self, PaneInfo};
+use crate::tmux::target::Target;
+
+/// The value stored in a pane's `@tmuxmate-created` option.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CreatedMark {
+    pub v: u32,
+    pub agent: String,
+    pub at: u64,
+}
+
+impl CreatedMark {
+    pub fn new(agent: &str) -> CreatedMark {
+        CreatedMark {
+            v: 1,
+            agent: agent.to_string(),
+            at: state::now_ms(),
+        }
+    }
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// Who is calling: the tty-verified pane (if any) and the agent address.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub pane_id: Option<String>,
+    pub agent: String,
+}
+
+/// `TMUXMATE_AGENT` if set, else the tty-verified pane's address, else "cli".
+pub fn caller(tmux: &Tmux) -> Caller {
+    let loc = location::read(tmux).ok();
+    let agent = std::env::var("TMUXMATE_AGENT")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .or_else(|| {
+            loc.as_ref()
+                .map(|r| format!("pane:{}:{}", r.socket_path, r.pane_id))
+        })
+        .unwrap_or_else(|| "cli".to_string());
+    Caller {
+        pane_id: loc.map(|r| r.pane_id),
+        agent,
+    }
+}
+
+/// Whether a missing `-t` may fall back to the newest pane we created for this agent.
+fn explicit_required(tmux: &Tmux) -> bool {
+    let v = tmux
+        .run(&["show-options", "-gqv", "@tmuxmate-require-explicit-target"])
+        .unwrap_or_default();
+    !matches!(v.trim(), "off" | "0" | "no" | "false")
+}
+
+/// Resolve `-t` to one pane, following rules 1 and 2. `rows` is a fresh snapshot.
+pub fn resolve_in<'a>(
+    tmux: &Tmux,
+    rows: &'a [PaneInfo],
+    target: Option<&str>,
+    agent: &str,
+) -> Result<&'a PaneInfo, CliError> {
+    match target {
+        Some(t) => {
+            let parsed = Target::parse(t).map_err(CliError::usage)?;
+            parsed.resolve(rows, t).map_err(CliError::new)
+        }
+        None => {
+            if explicit_required(tmux) {
+                return Err(CliError::usage(
+                    "refused: no target given. Name the pane with -t (e.g. -t %3; see `tmuxmate list`). \
+                     A missing -t never means the current pane; `tmux set -g @tmuxmate-require-explicit-target off` \
+                     lets it mean the pane tmuxmate created most recently for this agent",
+                ));
+            }
+            rows.iter()
+                .filter_map(|p| {
+                    serde_json::from_str::<CreatedMark>(&p.created_by_us)
+                        .ok()
+                        .filter(|m| m.agent == agent)
+                        .map(|m| (m.at, p))
+                })
+                .max_by_key(|(at, _)| *at)
+                .map(|(_, p)| p)
+                .ok_or_else(|| {
+                    CliError::usage(format!(
+                        "refused: no target given and tmuxmate has created no pane for agent {agent}; name the pane with -t"
+                    ))
+                })
+        }
+    }
+}
+
+/// Snapshot the server and resolve one pane (owned copy).
+pub fn resolve(tmux: &Tmux, target: Option<&str>, agent: &str) -> Result<PaneInfo, CliError> {
+    let rows = panes::list_all(tmux)?;
+    resolve_in(tmux, &rows, target, agent).cloned()
+}
