@@ -2,8 +2,10 @@
 
 mod cli;
 mod cmd;
+mod create;
 mod error;
 mod hook;
+mod input;
 mod ledger;
 mod location;
 mod policy;

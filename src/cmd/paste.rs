@@ -1,7 +1,97 @@
-//! placeholder
+//! `tmuxmate paste`: multi-line text as one bracketed paste, then at most one Enter.
+//!
+//! Invariants: the payload is sanitized so it cannot end the bracketed paste early; the
+//! buffer is deleted even on failure; `--enter` sends exactly one Enter after the settle
+//! delay (agent TUIs such as Codex turn an Enter inside a paste burst into a newline).
+
+use std::io::Read;
+use std::time::Duration;
+
+use serde::Serialize;
+
 use crate::cli::PasteArgs;
 use crate::error::{CliError, CliResult};
+use crate::input;
+use crate::policy;
 use crate::tmux::Tmux;
-pub fn run(_tmux: &Tmux, _a: PasteArgs) -> CliResult {
-    Err(CliError::new("not available in this build"))
+
+pub const DEFAULT_SETTLE_MS: u64 = 150;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PasteJson<'a> {
+    target: String,
+    pane_id: &'a str,
+    bytes: usize,
+    lines: usize,
+    sanitized: usize,
+    enter: bool,
+}
+
+fn read_text(a: &PasteArgs) -> Result<String, CliError> {
+    let raw = match (&a.file, a.text.as_deref()) {
+        (Some(f), _) => std::fs::read(f)
+            .map_err(|e| CliError::new(format!("cannot read --file {}: {e}", f.display())))?,
+        (None, Some("-")) => {
+            let mut b = Vec::new();
+            std::io::stdin().read_to_end(&mut b)?;
+            b
+        }
+        (None, Some(t)) => t.as_bytes().to_vec(),
+        (None, None) => {
+            return Err(CliError::usage(
+                "nothing to paste: give the text, --file F, or - to read stdin",
+            ));
+        }
+    };
+    String::from_utf8(raw).map_err(|_| {
+        CliError::usage("refused: the text is not valid UTF-8; paste takes text, not binary data")
+    })
+}
+
+pub fn settle_ms(tmux: &Tmux, flag: Option<u64>) -> u64 {
+    flag.or_else(|| {
+        tmux.run(&["show-options", "-gqv", "@tmuxmate-paste-settle-ms"])
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+    })
+    .unwrap_or(DEFAULT_SETTLE_MS)
+}
+
+pub fn run(tmux: &Tmux, a: PasteArgs) -> CliResult {
+    let text = read_text(&a)?;
+    if text.is_empty() {
+        return Err(CliError::usage(
+            "refused: the text is empty; nothing to paste",
+        ));
+    }
+    let (clean, sanitized) = input::sanitize_paste(&text);
+    let caller = policy::caller(tmux);
+    let p = policy::resolve(tmux, a.target.as_deref(), &caller.agent)?;
+    if p.dead {
+        return Err(CliError::new(format!(
+            "refused: pane {} is dead (its program exited); nothing would read the text",
+            p.pane_id
+        )));
+    }
+    // paste-buffer bypasses copy mode, but the Enter after it would not.
+    if a.enter {
+        super::send::ensure_not_in_mode(tmux, &p, false)?;
+    }
+    input::paste_bytes(tmux, &p.pane_id, clean.as_bytes(), true)?;
+    if a.enter {
+        std::thread::sleep(Duration::from_millis(settle_ms(tmux, a.settle_ms)));
+        tmux.run(&["send-keys", "-t", &p.pane_id, "Enter"])?;
+    }
+    if a.json {
+        super::out_json(&PasteJson {
+            target: p.target(),
+            pane_id: &p.pane_id,
+            bytes: clean.len(),
+            lines: clean.lines().count(),
+            sanitized,
+            enter: a.enter,
+        });
+    }
+    Ok(())
 }

@@ -1,10 +1,93 @@
-//! placeholder
+//! `tmuxmate split` and `tmuxmate new-window`: panes tmuxmate creates and marks as its own.
+//!
+//! Invariant: without `-t`, new work goes into a new window (in the caller's session, else
+//! the `tmuxmate` session), never a split of the user's current window.
+
 use crate::cli::{NewWindowArgs, SplitArgs};
+use crate::create::{self, Placement};
 use crate::error::{CliError, CliResult};
+use crate::policy;
 use crate::tmux::Tmux;
-pub fn run_split(_tmux: &Tmux, _a: SplitArgs) -> CliResult {
-    Err(CliError::new("not available in this build"))
+use crate::tmux::target::Target;
+
+fn print(c: &create::Created, json: bool) {
+    if json {
+        super::out_json(c);
+    } else {
+        super::out_line(&format!("{} {}", c.pane_id, c.target));
+    }
 }
-pub fn run_new_window(_tmux: &Tmux, _a: NewWindowArgs) -> CliResult {
-    Err(CliError::new("not available in this build"))
+
+fn cwd_str(p: &Option<std::path::PathBuf>) -> Result<Option<String>, CliError> {
+    match p {
+        None => Ok(None),
+        Some(d) if d.is_dir() => Ok(Some(d.to_string_lossy().into_owned())),
+        Some(d) => Err(CliError::usage(format!(
+            "--cwd {} is not a directory",
+            d.display()
+        ))),
+    }
+}
+
+fn validate_size(s: &Option<String>) -> Result<(), CliError> {
+    if let Some(s) = s {
+        let n = s.strip_suffix('%').unwrap_or(s);
+        if !n
+            .parse::<u32>()
+            .is_ok_and(|v| v > 0 && (!s.ends_with('%') || v < 100))
+        {
+            return Err(CliError::usage(format!(
+                "--size {s:?} is not a size: use cells (e.g. 20) or a percentage (e.g. 30%)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub fn run_split(tmux: &Tmux, a: SplitArgs) -> CliResult {
+    validate_size(&a.size)?;
+    let cwd = cwd_str(&a.cwd)?;
+    let caller = policy::caller(tmux);
+    let created = match &a.target {
+        None => create::new_work_window(tmux, &caller, None, cwd.as_deref(), &a.cmd)?,
+        Some(t) => {
+            let p = policy::resolve(tmux, Some(t), &caller.agent)?;
+            let place = Placement {
+                horizontal: a.horizontal,
+                size: a.size.as_deref(),
+                cwd: cwd.as_deref(),
+            };
+            create::split(tmux, &caller, &p.session_id, &p.pane_id, &place, &a.cmd)?
+        }
+    };
+    print(&created, a.json);
+    Ok(())
+}
+
+pub fn run_new_window(tmux: &Tmux, a: NewWindowArgs) -> CliResult {
+    let cwd = cwd_str(&a.cwd)?;
+    if let Some(n) = &a.name
+        && (n.is_empty() || n.chars().any(|c| c.is_control()))
+    {
+        return Err(CliError::usage(
+            "--name must be non-empty and free of control characters",
+        ));
+    }
+    let caller = policy::caller(tmux);
+    let (name, cwd) = (a.name.as_deref(), cwd.as_deref());
+    let created = match &a.target {
+        None => create::new_work_window(tmux, &caller, name, cwd, &a.cmd)?,
+        Some(t) => {
+            let parsed = Target::parse(t).map_err(CliError::usage)?;
+            let rows = crate::tmux::panes::list_all(tmux)?;
+            let session = parsed
+                .resolve(&rows, t)
+                .map_err(CliError::new)?
+                .session_id
+                .clone();
+            create::new_window(tmux, &caller, &session, name, cwd, &a.cmd)?
+        }
+    };
+    print(&created, a.json);
+    Ok(())
 }

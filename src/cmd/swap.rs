@@ -1,7 +1,38 @@
-//! placeholder
+//! `tmuxmate swap SRC DST`: a structural swap of two panes; no keystrokes are sent.
+
+use serde::Serialize;
+
 use crate::cli::SwapArgs;
 use crate::error::{CliError, CliResult};
+use crate::policy;
 use crate::tmux::Tmux;
-pub fn run(_tmux: &Tmux, _a: SwapArgs) -> CliResult {
-    Err(CliError::new("not available in this build"))
+use crate::tmux::panes;
+
+#[derive(Serialize)]
+struct SwapJson {
+    src: String,
+    dst: String,
+}
+
+pub fn run(tmux: &Tmux, a: SwapArgs) -> CliResult {
+    let caller = policy::caller(tmux);
+    let rows = panes::list_all(tmux)?;
+    let s = policy::resolve_in(tmux, &rows, Some(&a.src), &caller.agent)?;
+    let d = policy::resolve_in(tmux, &rows, Some(&a.dst), &caller.agent)?;
+    if s.pane_id == d.pane_id {
+        return Err(CliError::usage(format!(
+            "refused: {} and {} are the same pane ({}); name two different panes",
+            a.src, a.dst, s.pane_id
+        )));
+    }
+    tmux.run(&["swap-pane", "-d", "-s", &s.pane_id, "-t", &d.pane_id])?;
+    if a.json {
+        super::out_json(&SwapJson {
+            src: s.pane_id.clone(),
+            dst: d.pane_id.clone(),
+        });
+    } else {
+        super::out_line(&format!("swapped {} and {}", s.pane_id, d.pane_id));
+    }
+    Ok(())
 }

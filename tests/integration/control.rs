@@ -1,1 +1,431 @@
-//! (tests being written)
+//! send / paste / keys / split / new-window / swap / list against a raw-mode recorder.
+
+use crate::server;
+use crate::util::*;
+use serde::Deserialize;
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ListJson {
+    sessions: Vec<SessionJson>,
+    windows: Vec<WindowJson>,
+    panes: Vec<PaneJson>,
+}
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+struct SessionJson {
+    id: String,
+    name: String,
+    attached: bool,
+}
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+struct WindowJson {
+    id: String,
+    session_id: String,
+    index: String,
+    name: String,
+    active: bool,
+    layout: String,
+}
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+struct PaneJson {
+    pane_id: String,
+    target: String,
+    session_id: String,
+    window_id: String,
+    width: u32,
+    height: u32,
+    current_command: String,
+    executable: Option<String>,
+    active: bool,
+    dead: bool,
+    in_mode: bool,
+    mode: String,
+    created_by_us: bool,
+    watch: Option<serde_json::Value>,
+}
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CreatedJson {
+    pane_id: String,
+    target: String,
+}
+
+fn ok(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn send_is_byte_exact_for_hostile_text() {
+    let s = server!();
+    let r = s.recorder_pane("rec");
+    let never = s.dir.join("NEVER");
+    let cases: Vec<String> = vec![
+        "ends with semicolon;".into(),
+        ";".into(),
+        "-----BEGIN leading dash".into(),
+        format!("$(touch {}) `touch {}`", never.display(), never.display()),
+        "100% : 'single' \"double\" \\back".into(),
+        "日本語 CJK and emoji 🚀🎉".into(),
+        "Enter".into(),
+        "C-c".into(),
+        "a\\;".into(),
+    ];
+    let mut want = Vec::new();
+    for t in &cases {
+        ok(&s.run(&["send", "-t", &r.pane, t]));
+        want.extend_from_slice(t.as_bytes());
+        r.expect(&want);
+    }
+    ok(&s.run(&["send", "-t", &r.pane, "--enter", "x"]));
+    want.extend_from_slice(b"x\r");
+    r.expect(&want);
+    assert!(!never.exists(), "a command hidden in text ran");
+}
+
+#[test]
+fn send_refuses_control_characters_and_newlines() {
+    let s = server!();
+    let r = s.recorder_pane("rec");
+    for bad in ["a\nb", "a\x1b[Ab", "\x03", "tab\there", ""] {
+        let out = s.run(&["send", "-t", &r.pane, bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(e.contains("refused"), "{e}");
+        if !bad.is_empty() {
+            assert!(e.contains("paste") && e.contains("keys"), "{e}");
+        }
+    }
+    ok(&s.run(&["send", "-t", &r.pane, "still alive"]));
+    r.expect(b"still alive");
+}
+
+#[test]
+fn paste_is_one_bracketed_paste_and_cannot_be_escaped() {
+    let s = server!();
+    let r = s.recorder_pane("rec");
+    ok(&s.run(&[
+        "paste",
+        "-t",
+        &r.pane,
+        "line one\nline two;\n  indented\ttab",
+    ]));
+    let mut want = b"\x1b[200~line one\nline two;\n  indented\ttab\x1b[201~".to_vec();
+    r.expect(&want);
+    // An injection attempt: the payload tries to end the paste and type a command.
+    let evil = "safe\x1b[201~\rrm -rf /tmp/x\r\x1b[200~more\x03";
+    ok(&s.run(&["paste", "-t", &r.pane, evil]));
+    let (clean, _) = ("safe␛[201~\nrm -rf /tmp/x\n␛[200~more␃", ());
+    want.extend_from_slice(b"\x1b[200~");
+    want.extend_from_slice(clean.as_bytes());
+    want.extend_from_slice(b"\x1b[201~");
+    r.expect(&want);
+    // --enter: exactly one Enter after the paste.
+    ok(&s.run(&[
+        "paste",
+        "-t",
+        &r.pane,
+        "--enter",
+        "--settle-ms",
+        "20",
+        "a\nb",
+    ]));
+    want.extend_from_slice(b"\x1b[200~a\nb\x1b[201~\r");
+    r.expect(&want);
+}
+
+#[test]
+fn paste_one_mib_from_stdin_and_file_arrives_intact() {
+    let s = server!();
+    let r = s.recorder_pane("rec");
+    let mut payload = String::new();
+    let mut i = 0u64;
+    while payload.len() < 1 << 20 {
+        payload.push_str(&format!("line {i} 日本 — ;$(x) `y`\n"));
+        i += 1;
+    }
+    let f = s.dir.join("big.txt");
+    std::fs::write(&f, &payload).unwrap();
+    ok(&s.run(&["paste", "-t", &r.pane, "--file", f.to_str().unwrap()]));
+    let mut want = b"\x1b[200~".to_vec();
+    want.extend_from_slice(payload.as_bytes());
+    want.extend_from_slice(b"\x1b[201~");
+    wait_until(
+        "1 MiB to arrive",
+        std::time::Duration::from_secs(60),
+        || (r.bytes().len() >= want.len()).then_some(()),
+    );
+    assert!(r.bytes() == want, "1 MiB payload differs");
+    // stdin path, and the buffer is gone afterwards.
+    let mut child = s
+        .tmuxmate()
+        .args(["paste", "-t", &r.pane, "-"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"from stdin\n")
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    want.extend_from_slice(b"\x1b[200~from stdin\n\x1b[201~");
+    r.expect(&want);
+    assert_eq!(s.tmux(&["list-buffers", "-F", "#{buffer_name}"]).trim(), "");
+}
+
+#[test]
+fn keys_only_from_the_list() {
+    let s = server!();
+    let r = s.recorder_pane("rec");
+    ok(&s.run(&[
+        "keys", "-t", &r.pane, "Enter", "Escape", "Up", "C-a", "BSpace", "Tab", "BTab", "F1",
+    ]));
+    r.expect(b"\r\x1b\x1b[A\x01\x7f\t\x1b[Z\x1bOP");
+    for bad in ["hello", "S-Tab", "M-x", "C-", ";", "Enter;ls", "-l"] {
+        let out = s.run(&["keys", "-t", &r.pane, "Enter", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("not an allowed key"));
+    }
+    r.expect(b"\r\x1b\x1b[A\x01\x7f\t\x1b[Z\x1bOP");
+}
+
+#[test]
+fn copy_mode_is_refused_unless_cancelled() {
+    let s = server!();
+    let r = s.recorder_pane("rec");
+    s.tmux(&["copy-mode", "-t", &r.pane]);
+    let out = s.run(&["send", "-t", &r.pane, "abcq"]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("copy-mode") && e.contains("--cancel-mode"),
+        "{e}"
+    );
+    assert_eq!(
+        s.tmux(&["display", "-p", "-t", &r.pane, "#{pane_in_mode}"])
+            .trim(),
+        "1"
+    );
+    ok(&s.run(&["send", "-t", &r.pane, "--cancel-mode", "abcq"]));
+    r.expect(b"abcq");
+}
+
+#[test]
+fn invalid_and_missing_targets_never_fall_back() {
+    let s = server!();
+    let r = s.recorder_pane("rec");
+    for bad in [
+        "codex;echo x",
+        "../x",
+        "",
+        "%99",
+        "nosuch:1.0",
+        "main:0.9",
+        "-t",
+    ] {
+        let out = s.run(&["send", "-t", bad, "x"]);
+        assert!(!out.status.success(), "{bad:?} accepted");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            e.contains("target") || e.contains("argument"),
+            "{bad:?}: {e}"
+        );
+    }
+    let out = s.run(&["send", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no target given"));
+    assert!(r.bytes().is_empty(), "nothing may reach any pane");
+}
+
+#[test]
+fn missing_target_with_explicit_off_means_our_newest_pane_only() {
+    let s = server!();
+    s.tmux(&["set", "-g", "@tmuxmate-require-explicit-target", "off"]);
+    // No pane of ours yet: refused, even though panes exist.
+    let out = s
+        .tmuxmate()
+        .env("TMUXMATE_AGENT", "ag")
+        .args(["send", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let c: CreatedJson = serde_json::from_str(&ok(&s
+        .tmuxmate()
+        .env("TMUXMATE_AGENT", "ag")
+        .args([
+            "new-window",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "stty raw -echo; exec cat > \"$0\"",
+            s.dir.join("nw.bin").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap()))
+    .unwrap();
+    assert!(
+        c.target.starts_with("tmuxmate:"),
+        "outside any pane, new work goes to the tmuxmate session: {}",
+        c.target
+    );
+    // The redirection creates the file after `stty raw` ran and just before cat starts.
+    wait_until("cat to start", std::time::Duration::from_secs(10), || {
+        s.dir.join("nw.bin").exists().then_some(())
+    });
+    ok(&s
+        .tmuxmate()
+        .env("TMUXMATE_AGENT", "ag")
+        .args(["send", "hi"])
+        .output()
+        .unwrap());
+    wait_until(
+        "text in the new pane",
+        std::time::Duration::from_secs(10),
+        || (std::fs::read(s.dir.join("nw.bin")).unwrap_or_default() == b"hi").then_some(()),
+    );
+    // Another agent has no pane of its own.
+    let out = s
+        .tmuxmate()
+        .env("TMUXMATE_AGENT", "other")
+        .args(["send", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn split_new_window_swap_and_list() {
+    let s = server!();
+    s.tmux(&["rename-session", "-t", "main", "my proj.v2:x 🚀"]);
+    let name = s
+        .tmux(&["display", "-p", "-t", "%0", "#{session_name}"])
+        .trim()
+        .to_string();
+    s.tmux(&["set", "-g", "@tmuxmate-history-limit", "12345"]);
+    // Without -t: a new window, not a split of the current one.
+    let before = s
+        .tmux(&["list-windows", "-a", "-F", "#{window_id}"])
+        .lines()
+        .count();
+    let c: CreatedJson = serde_json::from_str(&ok(&s.run(&["split", "--json"]))).unwrap();
+    assert_eq!(
+        s.tmux(&["list-windows", "-a", "-F", "#{window_id}"])
+            .lines()
+            .count(),
+        before + 1
+    );
+    assert_eq!(
+        s.tmux(&["display", "-p", "-t", &c.pane_id, "#{history_limit}"])
+            .trim(),
+        "12345"
+    );
+    let d: CreatedJson = serde_json::from_str(&ok(&s.run(&[
+        "split",
+        "-t",
+        &c.pane_id,
+        "--horizontal",
+        "--size",
+        "30%",
+        "--json",
+        "--",
+        "sh",
+    ])))
+    .unwrap();
+    let l: ListJson = serde_json::from_str(&ok(&s.run(&["list", "--json"]))).unwrap();
+    assert_eq!(l.sessions.len(), 2);
+    assert!(l.sessions.iter().any(|x| x.name == name));
+    assert!(c.target.starts_with("tmuxmate:"), "{}", c.target);
+    let win = l
+        .windows
+        .iter()
+        .find(|w| {
+            l.panes
+                .iter()
+                .any(|p| p.pane_id == c.pane_id && p.window_id == w.id)
+        })
+        .unwrap();
+    assert_eq!(win.layout, format!("{{{},{}}}", c.pane_id, d.pane_id));
+    let pc = l.panes.iter().find(|p| p.pane_id == c.pane_id).unwrap();
+    assert!(pc.created_by_us);
+    assert!(
+        pc.executable.as_deref().is_some_and(|e| !e.is_empty()),
+        "real executable from /proc"
+    );
+    assert!(
+        !l.panes
+            .iter()
+            .find(|p| p.pane_id == "%0")
+            .unwrap()
+            .created_by_us
+    );
+    // swap is structural
+    ok(&s.run(&["swap", &c.pane_id, &d.pane_id]));
+    let l: ListJson = serde_json::from_str(&ok(&s.run(&["list", "--json"]))).unwrap();
+    let win = l.windows.iter().find(|w| w.id == win.id).unwrap();
+    assert_eq!(win.layout, format!("{{{},{}}}", d.pane_id, c.pane_id));
+    let out = s.run(&["swap", &c.pane_id, &c.pane_id]);
+    assert_eq!(out.status.code(), Some(2));
+    // a hostile window name round-trips in list
+    s.tmux(&["rename-window", "-t", &c.pane_id, "a.b:c d\t🚀"]);
+    let l: ListJson = serde_json::from_str(&ok(&s.run(&["list", "--json"]))).unwrap();
+    let stored = s.tmux(&["display", "-p", "-t", &c.pane_id, "#{window_name}"]);
+    assert!(
+        l.windows
+            .iter()
+            .any(|w| w.name == stored.trim_end_matches('\n'))
+    );
+    assert!(ok(&s.run(&["list"])).contains(&c.pane_id));
+    // createdByUs survives every tmuxmate restart: it lives in tmux.
+    assert!(
+        s.tmux(&["show", "-pv", "-t", &c.pane_id, "@tmuxmate-created"])
+            .contains("\"agent\"")
+    );
+}
+
+#[test]
+fn list_is_one_tmux_call_for_many_panes() {
+    let s = server!();
+    for _ in 0..30 {
+        s.tmux(&["new-window", "-d", "-t", "main:", "sh"]);
+    }
+    // A tmux shim that counts invocations.
+    let shim = s.dir.join("tmux-shim");
+    let count = s.dir.join("count");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\necho x >> '{}'\nexec tmux \"$@\"\n",
+            count.display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", shim.to_str().unwrap()])
+        .status()
+        .unwrap();
+    let out = s
+        .tmuxmate()
+        .env("TMUXMATE_TMUX", &shim)
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    let l: ListJson = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(l.panes.len(), 31);
+    let calls = std::fs::read_to_string(&count).unwrap().lines().count();
+    assert_eq!(calls, 1, "list must be one tmux invocation");
+}

@@ -1,0 +1,147 @@
+//! Getting text and keys into a pane without tmux or a shell reinterpreting them.
+//!
+//! Owns: the buffer path (`load-buffer -b <unique> -` from stdin, then `paste-buffer -d`,
+//! with the buffer deleted even on failure), paste sanitizing, single-line validation and
+//! the named-key allow-list. Invariants: model text never travels as `send-keys`
+//! arguments (tmux's parser eats a trailing `;` even after `-l --`) and is never read as
+//! key names; a bracketed paste cannot be ended early by its payload (tmux before 3.7
+//! passes an embedded `ESC[201~` through), so ESC and C0 controls other than tab and
+//! newline are replaced by visible control pictures before loading.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::error::CliError;
+use crate::tmux::Tmux;
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+pub fn unique_buffer() -> String {
+    format!(
+        "tmuxmate-{}-{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::SeqCst),
+        crate::state::now_ms()
+    )
+}
+
+/// Load `data` into a fresh buffer and paste it into `pane_id` (bracketed if asked and
+/// the application enabled it); the buffer is gone afterwards whatever happened.
+pub fn paste_bytes(
+    tmux: &Tmux,
+    pane_id: &str,
+    data: &[u8],
+    bracketed: bool,
+) -> Result<(), CliError> {
+    let name = unique_buffer();
+    let r = (|| {
+        tmux.run_bytes(&["load-buffer", "-b", &name, "-"], Some(data))?;
+        let flags = if bracketed { "-dpr" } else { "-dr" };
+        tmux.run(&["paste-buffer", flags, "-b", &name, "-t", pane_id])?;
+        Ok::<(), crate::tmux::TmuxError>(())
+    })();
+    if r.is_err() {
+        let _ = tmux.run(&["delete-buffer", "-b", &name]);
+    }
+    Ok(r?)
+}
+
+/// A single line of literal text: no newline, no control characters.
+pub fn validate_line(text: &str) -> Result<(), CliError> {
+    if text.is_empty() {
+        return Err(CliError::usage(
+            "refused: the text is empty; nothing to send",
+        ));
+    }
+    if let Some(c) = text.chars().find(|c| c.is_control()) {
+        return Err(CliError::usage(format!(
+            "refused: the text contains the control character {:?}; `send` types one line of literal text. \
+             Use `tmuxmate paste` for multi-line text, or `tmuxmate keys` for keys such as Enter or C-c",
+            c
+        )));
+    }
+    Ok(())
+}
+
+/// Replace ESC and C0 controls (but tab and newline) with visible control pictures;
+/// CRLF and lone CR become newline. Returns the text and how many characters changed.
+pub fn sanitize_paste(text: &str) -> (String, usize) {
+    let text = text.replace("\r\n", "\n");
+    let mut out = String::with_capacity(text.len());
+    let mut changed = 0;
+    for c in text.chars() {
+        match c {
+            '\t' | '\n' => out.push(c),
+            '\r' => {
+                out.push('\n');
+                changed += 1;
+            }
+            c if (c as u32) < 0x20 => {
+                out.push(char::from_u32(0x2400 + c as u32).unwrap_or('?'));
+                changed += 1;
+            }
+            '\u{7f}' => {
+                out.push('\u{2421}');
+                changed += 1;
+            }
+            // C1 controls (U+0080..U+009F) include single-character CSI.
+            c if ('\u{80}'..='\u{9f}').contains(&c) => {
+                out.push('\u{fffd}');
+                changed += 1;
+            }
+            c => out.push(c),
+        }
+    }
+    (out, changed)
+}
+
+/// The only key names `keys` accepts.
+pub fn is_allowed_key(k: &str) -> bool {
+    const NAMED: &[&str] = &[
+        "Enter", "Escape", "Tab", "BTab", "Up", "Down", "Left", "Right", "Home", "End", "PageUp",
+        "PageDown", "BSpace",
+    ];
+    if NAMED.contains(&k) {
+        return true;
+    }
+    if let Some(l) = k.strip_prefix("C-") {
+        return l.len() == 1 && l.as_bytes()[0].is_ascii_lowercase();
+    }
+    if let Some(n) = k.strip_prefix('F') {
+        return matches!(n.parse::<u8>(), Ok(1..=12)) && !n.starts_with('0');
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitizes_paste_injection() {
+        let (s, n) = sanitize_paste("a\x1b[201~rm -rf /\x1b[200~\r\nb\tc\x03");
+        assert!(!s.contains('\x1b'));
+        assert!(!s.contains('\x03'));
+        assert_eq!(n, 3);
+        assert!(s.contains("\nb\tc"));
+    }
+
+    #[test]
+    fn key_list() {
+        for k in ["Enter", "C-c", "F12", "BTab", "PageDown"] {
+            assert!(is_allowed_key(k), "{k}");
+        }
+        for k in [
+            "hello", "C-", "C-ab", "F13", "F0", "F01", "S-Tab", "M-x", ";", "Enter;", "C-C",
+        ] {
+            assert!(!is_allowed_key(k), "{k}");
+        }
+    }
+
+    #[test]
+    fn line_validation() {
+        assert!(validate_line("echo $(x); `y` %:' 日本 🚀;").is_ok());
+        assert!(validate_line("a\nb").is_err());
+        assert!(validate_line("a\x1bb").is_err());
+        assert!(validate_line("").is_err());
+    }
+}
