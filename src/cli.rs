@@ -80,6 +80,11 @@ pub enum Command {
     Kill(KillArgs),
     /// Stored snapshots of captures and run results.
     Snapshots(SnapshotsArgs),
+    /// Background commands watched until they finish; results arrive at the next turn.
+    Watch {
+        #[command(subcommand)]
+        action: WatchAction,
+    },
     /// Run the demo on a private tmux server.
     Demo {
         /// Leave the demo server running and print how to attach.
@@ -275,4 +280,59 @@ pub struct SnapshotsArgs {
 pub enum SnapshotsAction {
     /// Print the full stored text of one snapshot.
     Show { id: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WatchAction {
+    /// Start a command (in a new window, or typed into an existing shell pane with -t).
+    Start(WatchStartArgs),
+    /// Jobs on every server, running and recently ended (restarts a dead poller).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One job's full state.
+    Show {
+        job: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop watching a job. The pane and its command are left alone.
+    Stop {
+        job: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Restart pollers for servers with running jobs (the snippet's tmux hooks call this).
+    Reattach,
+    /// The per-server poller loop (started by tmuxmate through `tmux run-shell -b`).
+    #[command(hide = true)]
+    Poll,
+    /// Called by the job wrapper when the command it launched exits.
+    #[command(hide = true, name = "record-exit")]
+    RecordExit { job: String, status: i32 },
+}
+
+#[derive(Args, Debug)]
+pub struct WatchStartArgs {
+    /// An existing shell pane to type the command into (default: a new window).
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// Done when output produced after the start matches this regex.
+    #[arg(long, value_name = "RE")]
+    pub done_regex: Option<String>,
+    /// Give up after M minutes (default @tmuxmate-watch-timeout-min, else 120); the pane stays.
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
+    pub timeout_min: Option<String>,
+    /// Agent whose next turn gets the result (default: the calling agent).
+    #[arg(long, value_name = "AGENT")]
+    pub notify: Option<String>,
+    /// Also queue the result for this agent.
+    #[arg(long, value_name = "AGENT")]
+    pub forward: Vec<String>,
+    #[arg(long)]
+    pub json: bool,
+    /// The command: one argument is a shell command line; several are quoted words.
+    #[arg(last = true)]
+    pub cmd: Vec<String>,
 }

@@ -27,6 +27,7 @@ const FIELDS: &[&str] = &[
     "pane_tty",
     "socket_path",
     "@tmuxmate-refresh-interval-ms",
+    "@tmuxmate-agent",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -43,6 +44,9 @@ pub struct Reading {
     pub socket_path: String,
     #[serde(skip)]
     pub refresh_option: String,
+    /// The agent address the per-turn hook last recorded for this pane (`@tmuxmate-agent`).
+    #[serde(skip)]
+    pub agent_option: String,
 }
 
 impl Reading {
@@ -104,6 +108,7 @@ fn parse_one(fields: Vec<String>) -> Option<(Reading, String)> {
     let mut n = || it.next().unwrap_or_default();
     let (session, window_index, window_name, pane_index, pane_id) = (n(), n(), n(), n(), n());
     let (wa, pa, raw_layout, tty, socket_path, refresh) = (n(), n(), n(), n(), n(), n());
+    let agent_option = n();
     if pane_id.is_empty() {
         return None;
     }
@@ -120,6 +125,7 @@ fn parse_one(fields: Vec<String>) -> Option<(Reading, String)> {
             layout,
             socket_path,
             refresh_option: refresh,
+            agent_option,
         },
         tty,
     ))

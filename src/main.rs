@@ -1,5 +1,6 @@
 //! tmuxmate: parse, dispatch, exit code. Everything else lives in the modules.
 
+mod capture;
 mod cli;
 mod cmd;
 mod create;
@@ -10,9 +11,11 @@ mod ledger;
 mod location;
 mod policy;
 mod procfs;
+mod snapshot;
 mod state;
 mod tmux;
 mod turn;
+mod watch;
 
 use clap::Parser;
 

@@ -44,21 +44,31 @@ pub struct Caller {
     pub agent: String,
 }
 
-/// `TMUXMATE_AGENT` if set, else the tty-verified pane's address, else "cli".
+/// The agent address: `TMUXMATE_AGENT`, else the harness session id the environment
+/// carries (`CLAUDE_CODE_SESSION_ID`), else the one the per-turn hook recorded on the
+/// tty-verified pane (`@tmuxmate-agent`), else the pane's own address, else "cli". This
+/// is how a command an agent runs through its shell tool finds the ledger its hook reads.
 pub fn caller(tmux: &Tmux) -> Caller {
     let loc = location::read(tmux).ok();
-    let agent = std::env::var("TMUXMATE_AGENT")
-        .ok()
-        .filter(|s| !s.is_empty())
+    let env = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
+    let agent = env("TMUXMATE_AGENT")
+        .or_else(|| env("CLAUDE_CODE_SESSION_ID"))
         .or_else(|| {
             loc.as_ref()
-                .map(|r| format!("pane:{}:{}", r.socket_path, r.pane_id))
+                .map(|r| r.agent_option.clone())
+                .filter(|s| !s.is_empty())
         })
+        .or_else(|| loc.as_ref().map(pane_address))
         .unwrap_or_else(|| "cli".to_string());
     Caller {
         pane_id: loc.map(|r| r.pane_id),
         agent,
     }
+}
+
+/// The address of an agent known only by its tty-verified pane.
+pub fn pane_address(r: &location::Reading) -> String {
+    format!("pane:{}:{}", r.socket_path, r.pane_id)
 }
 
 /// Whether a missing `-t` may fall back to the newest pane we created for this agent.

@@ -43,6 +43,16 @@ fn parse_stat(text: &str) -> Option<Stat> {
     })
 }
 
+/// `cminflt` (field 12): minor faults of waited-for children. Every reaped child adds
+/// to it (an exec alone faults dozens of pages), so a change proves a child ran and
+/// ended even if it lived for 5 ms between two looks.
+pub fn children_faults(pid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let close = text.rfind(')')?;
+    // After ')': state(0) ppid(1) pgrp(2) session(3) tty(4) tpgid(5) flags(6) minflt(7) cminflt(8)
+    text[close + 1..].split_whitespace().nth(8)?.parse().ok()
+}
+
 /// (major, minor) of a Linux `tty_nr`.
 pub fn tty_nr_dev(nr: u64) -> (u64, u64) {
     let major = (nr >> 8) & 0xfff;

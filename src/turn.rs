@@ -59,6 +59,8 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
         let iv = req.interval_ms.unwrap_or(*stored);
         iv > 0 && now >= *at && now - at < iv
     });
+    // Watches: repair and re-attach pollers (free when no job is running: one readdir).
+    crate::watch::poller::reattach_all(false);
     let mut answer = TurnAnswer::default();
     let mut reading: Option<Reading> = None;
     let mut interval = req.interval_ms.unwrap_or(0);
@@ -126,6 +128,21 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
         }
     });
     result.map_err(|e| format!("ledger {}: {e}", ledger.path().display()))?;
+    // Let commands the agent runs through its shell tool find this agent's ledger.
+    if let Some(r) = &reading
+        && r.agent_option != req.agent
+        && !req.agent.starts_with("pane:")
+    {
+        let _ = tmux.run(&[
+            "set-option",
+            "-p",
+            "-t",
+            &r.pane_id,
+            "--",
+            "@tmuxmate-agent",
+            req.agent,
+        ]);
+    }
     answer.location = reading;
     Ok(answer)
 }

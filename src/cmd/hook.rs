@@ -51,7 +51,7 @@ fn run_inner(tmux: &Tmux, harness: Harness, interval_ms: Option<u64>) -> Result<
         None => {
             // No session id: the tty-verified pane is the address, or there is none.
             let r = location::read(tmux).map_err(|e| format!("no session_id and {e}"))?;
-            format!("pane:{}:{}", r.socket_path, r.pane_id)
+            crate::policy::pane_address(&r)
         }
     };
     let ledger = Ledger::for_agent(&agent);

@@ -17,6 +17,7 @@ pub mod snapshots;
 pub mod split;
 pub mod swap;
 pub mod turn;
+pub mod watch;
 pub mod where_;
 
 use std::io::Write;
@@ -77,6 +78,7 @@ pub fn dispatch(cli: Cli) -> CliResult {
         Command::Run(a) => run::run(&tmux, a),
         Command::Kill(a) => kill::run(&tmux, a),
         Command::Snapshots(a) => snapshots::run(&tmux, a),
+        Command::Watch { action } => watch::run(&tmux, action),
         Command::Demo { keep } => demo::run(keep),
         Command::Init { what } => init::run(what),
     }

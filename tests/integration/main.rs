@@ -10,3 +10,4 @@ mod hooks;
 mod location;
 mod run;
 mod safety;
+mod watch;

@@ -1,0 +1,399 @@
+//! `tmuxmate watch start|list|show|stop|reattach` (and the hidden `poll`, `record-exit`).
+//!
+//! Invariants: every bad input (empty command, regex that does not compile, negative or
+//! absurd timeout, unknown job) is refused before anything starts; a launched command is
+//! held at a gate until its job state exists, so even a 5 ms command finds its job when
+//! it reports its exit; `stop` never kills the pane.
+
+use serde::Serialize;
+
+use crate::cli::{WatchAction, WatchStartArgs};
+use crate::create;
+use crate::error::{CliError, CliResult};
+use crate::input;
+use crate::policy;
+use crate::state;
+use crate::tmux::{Socket, Tmux, version};
+use crate::watch::job::{self, Job, Outcome};
+use crate::watch::poller;
+
+const DEFAULT_TIMEOUT_MIN: u64 = 120;
+const MAX_TIMEOUT_MIN: u64 = 7 * 24 * 60;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Started<'a> {
+    job_id: &'a str,
+    pane_id: &'a str,
+}
+
+/// Minutes (fractions allowed, e.g. 0.5) to milliseconds; refuses <= 0, NaN and > 7 days.
+pub fn parse_timeout(s: &str) -> Result<u64, CliError> {
+    match s.trim().parse::<f64>() {
+        Ok(m) if m.is_finite() && m > 0.0 && m <= MAX_TIMEOUT_MIN as f64 => {
+            Ok((m * 60_000.0).ceil() as u64)
+        }
+        _ => Err(CliError::usage(format!(
+            "--timeout-min {s:?} is not a number of minutes greater than 0 and at most {MAX_TIMEOUT_MIN} (7 days)"
+        ))),
+    }
+}
+
+/// The timeout in milliseconds.
+fn timeout_min(tmux: &Tmux, flag: Option<&str>) -> Result<u64, CliError> {
+    if let Some(f) = flag {
+        return parse_timeout(f);
+    }
+    let opt = tmux
+        .run(&["show-options", "-gqv", "@tmuxmate-watch-timeout-min"])
+        .unwrap_or_default();
+    let opt = opt.trim();
+    if opt.is_empty() {
+        return Ok(DEFAULT_TIMEOUT_MIN * 60_000);
+    }
+    parse_timeout(opt).map_err(|e| {
+        CliError::new(format!(
+            "tmux option @tmuxmate-watch-timeout-min: {}",
+            e.msg
+        ))
+    })
+}
+
+fn command_line(cmd: &[String]) -> String {
+    if cmd.len() == 1 {
+        cmd[0].clone()
+    } else {
+        create::sh_join(cmd)
+    }
+}
+
+fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
+    // Everything that can be wrong with the request is checked before anything starts.
+    if a.cmd.is_empty() || a.cmd.iter().all(|w| w.trim().is_empty()) {
+        return Err(CliError::usage(
+            "refused: no command given; usage: tmuxmate watch start [-t PANE] -- CMD...",
+        ));
+    }
+    let regex = match &a.done_regex {
+        Some(r) if r.is_empty() => {
+            return Err(CliError::usage(
+                "--done-regex is empty; give a pattern or leave it out",
+            ));
+        }
+        Some(r) => Some(
+            regex::RegexBuilder::new(r)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| CliError::usage(format!("--done-regex does not compile: {e}")))?,
+        ),
+        None => None,
+    };
+    for n in a.notify.iter().chain(a.forward.iter()) {
+        if n.is_empty() || n.chars().any(|c| c.is_control()) {
+            return Err(CliError::usage(
+                "--notify/--forward need a non-empty agent address without control characters",
+            ));
+        }
+    }
+    let line = command_line(&a.cmd);
+    if a.target.is_some() {
+        input::validate_line(&line).map_err(|e| {
+            CliError::usage(format!(
+                "{} (a command typed into a shell pane must be one line)",
+                e.msg
+            ))
+        })?;
+    }
+    version::check(tmux)?;
+    let timeout_ms = timeout_min(tmux, a.timeout_min.as_deref())?;
+    let caller = policy::caller(tmux);
+    let notify = vec![a.notify.clone().unwrap_or_else(|| caller.agent.clone())];
+    let id = job::new_id();
+    let now = state::now_ms();
+    let pipe = regex.as_ref().map(|_| {
+        job::jobs_dir()
+            .join("pipes")
+            .join(format!("{id}.out"))
+            .to_string_lossy()
+            .into_owned()
+    });
+    if let Some(p) = &pipe
+        && let Some(d) = std::path::Path::new(p).parent()
+    {
+        std::fs::create_dir_all(d)?;
+    }
+    let gate = format!("tmuxmate-go-{id}");
+    // For a typed job, `shell` is the pid of the shell in the foreground at the start.
+    let (pane_id, launched, shell) = match &a.target {
+        None => {
+            let bin = std::env::current_exe()?.to_string_lossy().into_owned();
+            let q = create::sh_quote;
+            let wrapper = format!(
+                "tmux wait-for {gate}\n/bin/sh -c {}\ntmuxmate_status=$?\nTMUXMATE_STATE_DIR={} {} watch record-exit {id} \"$tmuxmate_status\" >/dev/null 2>&1\nexec \"${{SHELL:-/bin/sh}}\"\n",
+                q(&line),
+                q(&state::state_dir().to_string_lossy()),
+                q(&bin),
+            );
+            let c = create::new_work_window(
+                tmux,
+                &caller,
+                Some(&format!("watch {id}")),
+                None,
+                &["sh".into(), "-c".into(), wrapper],
+            )?;
+            (c.pane_id, true, 0)
+        }
+        Some(t) => {
+            let p = policy::resolve(tmux, Some(t), &caller.agent)?;
+            if p.dead {
+                return Err(CliError::new(format!(
+                    "refused: pane {} is dead; watch -t types into a live shell",
+                    p.pane_id
+                )));
+            }
+            if p.in_mode {
+                return Err(CliError::new(format!(
+                    "refused: pane {} is in {}; leave the mode (or `tmuxmate keys -t {} q`) first",
+                    p.pane_id, p.mode, p.pane_id
+                )));
+            }
+            let pid: i32 = p.pane_pid.parse().unwrap_or(0);
+            let shells = poller::shells(tmux);
+            match poller::foreground(pid, &shells) {
+                Some((fg, true)) => (p.pane_id.clone(), false, fg),
+                _ => {
+                    return Err(CliError::new(format!(
+                        "refused: pane {} is not at a shell prompt (its foreground program is {}); \
+                         watch -t types the command into an idle shell. Use `watch start` without -t for a new window",
+                        p.pane_id,
+                        crate::cmd::list::foreground_exe(&p.pane_pid)
+                            .unwrap_or_else(|| "unknown".into())
+                    )));
+                }
+            }
+        }
+    };
+    let info = tmux.run(&[
+        "display-message",
+        "-p",
+        "-t",
+        &pane_id,
+        "#{socket_path}\t#{pane_pid}",
+    ])?;
+    let (socket, pane_pid) = info.trim_end().split_once('\t').unwrap_or(("", ""));
+    let mut j = Job {
+        v: job::VERSION,
+        id: id.clone(),
+        command: line.clone(),
+        regex: a.done_regex.clone(),
+        deadline: now + timeout_ms,
+        notify,
+        forward: a.forward.clone(),
+        start: now,
+        status: "running".into(),
+        exit_status: None,
+        end: None,
+        detail: None,
+        pane_id: pane_id.clone(),
+        socket: socket.to_string(),
+        launched,
+        pane_pid: if launched {
+            pane_pid.parse().unwrap_or(0)
+        } else {
+            shell
+        },
+        baseline: 0,
+        pipe: pipe.clone(),
+        poller: None,
+        heartbeat: None,
+        queued: false,
+        tail: None,
+    };
+    j.save_mirror()?;
+    j.save_option(tmux)?;
+    if let Some(p) = &pipe {
+        let cmd = format!("exec cat >> {}", create::sh_quote(p)).replace('#', "##");
+        tmux.run(&["pipe-pane", "-t", &pane_id, &cmd])?;
+    }
+    if launched {
+        tmux.run(&["wait-for", "-S", &gate])?;
+    } else {
+        input::paste_bytes(tmux, &pane_id, line.as_bytes(), false)?;
+        // The baseline is read right before Enter: typing forks nothing.
+        j.baseline = crate::procfs::children_faults(shell).unwrap_or(0);
+        j.save_mirror()?;
+        j.save_option(tmux)?;
+        tmux.run(&["send-keys", "-t", &pane_id, "Enter"])?;
+    }
+    if let Err(e) = poller::ensure(&j.socket) {
+        state::log(&format!("watch {id}: could not start the poller: {e}"));
+    }
+    if a.json {
+        super::out_json(&Started {
+            job_id: &id,
+            pane_id: &pane_id,
+        });
+    } else {
+        super::out_line(&format!("{id} {pane_id}"));
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListedJob {
+    #[serde(flatten)]
+    job: Job,
+    /// Why the job state could not be read, if it could not.
+    unreadable: Option<String>,
+    outcome: String,
+}
+
+fn listed(j: Job) -> ListedJob {
+    let flag = job::jobs_dir().join(format!("{}.unreadable", j.id));
+    let unreadable = std::fs::read_to_string(flag).ok().map(|raw| {
+        format!(
+            "the @tmuxmate-job option on pane {} is unreadable (hand-edited?): {}",
+            j.pane_id,
+            raw.chars().take(120).collect::<String>()
+        )
+    });
+    let outcome = if unreadable.is_some() {
+        "unreadable".to_string()
+    } else {
+        j.outcome()
+    };
+    ListedJob {
+        job: j,
+        unreadable,
+        outcome,
+    }
+}
+
+fn list(json: bool) -> CliResult {
+    poller::reattach_all(true);
+    let mut all: Vec<ListedJob> = job::active_jobs().into_iter().map(listed).collect();
+    let done = job::done_jobs();
+    let keep = done.len().saturating_sub(20);
+    all.extend(done.into_iter().skip(keep).map(listed));
+    if json {
+        super::out_json(&all);
+        return Ok(());
+    }
+    if all.is_empty() {
+        super::out_line("no watch jobs");
+        return Ok(());
+    }
+    let mut s = String::new();
+    for l in &all {
+        let j = &l.job;
+        s.push_str(&format!(
+            "{} {} {} {}: {}\n",
+            j.id,
+            j.pane_id,
+            l.outcome,
+            job::duration(j.end.unwrap_or_else(state::now_ms).saturating_sub(j.start)),
+            j.command
+        ));
+        if let Some(u) = &l.unreadable {
+            s.push_str(&format!("    {u}\n"));
+        }
+    }
+    super::out(&s);
+    Ok(())
+}
+
+fn find(id: &str) -> Result<Job, CliError> {
+    if !job::valid_id(id) {
+        return Err(CliError::usage(format!(
+            "{id:?} is not a watch job id (they look like w1a2b3c; see `tmuxmate watch list`)"
+        )));
+    }
+    job::load(id)
+        .ok_or_else(|| CliError::new(format!("no watch job {id}; see `tmuxmate watch list`")))
+}
+
+pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
+    match action {
+        WatchAction::Start(a) => start(tmux, a),
+        WatchAction::List { json } => list(json),
+        WatchAction::Show { job: id, json } => {
+            let j = listed(find(&id)?);
+            if json {
+                super::out_json(&j);
+            } else {
+                super::out_line(&format!(
+                    "{}\n{}",
+                    j.outcome,
+                    serde_json::to_string_pretty(&j.job).unwrap_or_default()
+                ));
+            }
+            Ok(())
+        }
+        WatchAction::Stop { job: id, json } => {
+            let j = find(&id)?;
+            if j.status != "running" {
+                return Err(CliError::new(format!(
+                    "watch job {id} already ended ({})",
+                    j.outcome()
+                )));
+            }
+            let t = Tmux::new(Socket::Path(j.socket.clone().into()));
+            let stopped = job::complete(
+                &t,
+                &j,
+                Outcome {
+                    status: "stopped",
+                    exit_status: None,
+                    detail: None,
+                    tail: None,
+                },
+            );
+            if json {
+                super::out_json(
+                    &serde_json::json!({"jobId": id, "stopped": stopped, "paneId": j.pane_id}),
+                );
+            } else {
+                super::out_line(&format!(
+                    "stopped watching {id}; pane {} is left as it is",
+                    j.pane_id
+                ));
+            }
+            Ok(())
+        }
+        WatchAction::Reattach => {
+            poller::reattach_all(false);
+            Ok(())
+        }
+        WatchAction::Poll => {
+            let socket = match &tmux.socket {
+                Socket::Path(p) => p.to_string_lossy().into_owned(),
+                _ => tmux
+                    .run(&["display-message", "-p", "#{socket_path}"])?
+                    .trim()
+                    .to_string(),
+            };
+            poller::run(tmux, &socket).map_err(CliError::new)
+        }
+        WatchAction::RecordExit { job: id, status } => {
+            // Unattended (the wrapper): log, never fail loudly.
+            match find(&id) {
+                Ok(j) => {
+                    let t = Tmux::new(Socket::Path(j.socket.clone().into()));
+                    job::complete(
+                        &t,
+                        &j,
+                        Outcome {
+                            status: "finished",
+                            exit_status: Some(status),
+                            detail: None,
+                            tail: None,
+                        },
+                    );
+                }
+                Err(e) => state::log(&format!("watch record-exit {id}: {}", e.msg)),
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,424 @@
+//! A watch job: its versioned JSON, where it is stored, and recording its completion.
+//!
+//! Owns: the `@tmuxmate-job` pane option (the job's state while its pane lives), the
+//! mirror under `<state>/jobs/{active,done}/` (what survives the pane or the server), and
+//! `complete`, the one way a job ends. Invariants:
+//! - a job completes once: the first process to create `<state>/jobs/<id>.done` with
+//!   O_EXCL wins (wrapper, poller, per-turn call or `watch stop` may race);
+//! - the result is queued to every notify/forward agent's ledger under the key
+//!   `watch:<id>` (queued at most once per agent), then the mirror is marked `queued`;
+//!   a crash between the `.done` file and `queued` is repaired by `finalize_pending`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ledger::Ledger;
+use crate::state;
+use crate::tmux::Tmux;
+
+pub const VERSION: u32 = 1;
+pub const DEFAULT_TAIL_LINES: u32 = 40;
+/// Bound on the bytes of a delivered tail, whatever the line count.
+pub const TAIL_MAX_BYTES: usize = 4000;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Job {
+    pub v: u32,
+    pub id: String,
+    pub command: String,
+    #[serde(default)]
+    pub regex: Option<String>,
+    /// Epoch ms.
+    pub deadline: u64,
+    pub notify: Vec<String>,
+    #[serde(default)]
+    pub forward: Vec<String>,
+    pub start: u64,
+    /// running | finished | matched | timed-out | failed | stopped
+    pub status: String,
+    #[serde(default)]
+    pub exit_status: Option<i32>,
+    #[serde(default)]
+    pub end: Option<u64>,
+    #[serde(default)]
+    pub detail: Option<String>,
+    pub pane_id: String,
+    pub socket: String,
+    /// true: tmuxmate launched the command (exact exit status); false: typed into a shell.
+    pub launched: bool,
+    /// Launched jobs: the pane's process (the wrapper). Typed jobs: the shell that was in
+    /// the foreground when the command was typed.
+    #[serde(default)]
+    pub pane_pid: i32,
+    /// For typed jobs: the shell's reaped-children fault count before Enter (see poller).
+    #[serde(default)]
+    pub baseline: u64,
+    /// Raw pane output since the start (pipe-pane), for `--done-regex`.
+    #[serde(default)]
+    pub pipe: Option<String>,
+    #[serde(default)]
+    pub poller: Option<String>,
+    #[serde(default)]
+    pub heartbeat: Option<u64>,
+    #[serde(default)]
+    pub queued: bool,
+    #[serde(default)]
+    pub tail: Option<String>,
+}
+
+pub fn jobs_dir() -> PathBuf {
+    state::state_dir().join("jobs")
+}
+pub fn active_path(id: &str) -> PathBuf {
+    jobs_dir().join("active").join(format!("{id}.json"))
+}
+pub fn done_path(id: &str) -> PathBuf {
+    jobs_dir().join("done").join(format!("{id}.json"))
+}
+fn claim_path(id: &str) -> PathBuf {
+    jobs_dir().join(format!("{id}.done"))
+}
+
+/// A job id: `w` + base36 millis + pid, safe in option names, file names and formats.
+pub fn new_id() -> String {
+    fn b36(mut n: u64) -> String {
+        let d = b"0123456789abcdefghijklmnopqrstuvwxyz";
+        let mut s = Vec::new();
+        loop {
+            s.push(d[(n % 36) as usize]);
+            n /= 36;
+            if n == 0 {
+                break;
+            }
+        }
+        s.reverse();
+        String::from_utf8(s).unwrap_or_default()
+    }
+    format!(
+        "w{}{}",
+        b36(state::now_ms()),
+        b36(std::process::id() as u64)
+    )
+}
+
+pub fn valid_id(id: &str) -> bool {
+    id.len() > 1
+        && id.len() < 40
+        && id.starts_with('w')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+}
+
+impl Job {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    pub fn save_mirror(&self) -> std::io::Result<()> {
+        let p = if self.status == "running" || !self.queued {
+            active_path(&self.id)
+        } else {
+            done_path(&self.id)
+        };
+        state::write_atomic(&p, self.to_json().as_bytes())?;
+        if p == done_path(&self.id) {
+            let _ = std::fs::remove_file(active_path(&self.id));
+            prune_done();
+        }
+        Ok(())
+    }
+
+    pub fn save_option(&self, tmux: &Tmux) -> Result<(), crate::tmux::TmuxError> {
+        tmux.run(&[
+            "set-option",
+            "-p",
+            "-t",
+            &self.pane_id,
+            "--",
+            "@tmuxmate-job",
+            &self.to_json(),
+        ])?;
+        Ok(())
+    }
+
+    /// The words of the outcome, as delivered.
+    pub fn outcome(&self) -> String {
+        match self.status.as_str() {
+            "finished" => match self.exit_status {
+                Some(n) => format!("finished (exit {n})"),
+                None => "finished (exit status unknown: typed into a shell)".into(),
+            },
+            "matched" => format!("matched /{}/", self.regex.as_deref().unwrap_or("")),
+            "timed-out" => "timed out".into(),
+            "failed" => format!("failed: {}", self.detail.as_deref().unwrap_or("unknown")),
+            "stopped" => "stopped".into(),
+            other => other.to_string(),
+        }
+    }
+
+    /// The text the notify agents receive at their next turn.
+    pub fn delivery(&self) -> String {
+        let dur = self
+            .end
+            .unwrap_or_else(state::now_ms)
+            .saturating_sub(self.start);
+        let mut s = format!(
+            "tmux watch {} {} after {} in pane {}: {}",
+            self.id,
+            self.outcome(),
+            duration(dur),
+            self.pane_id,
+            one_line(&self.command, 300)
+        );
+        if let Some(t) = self.tail.as_deref().filter(|t| !t.trim().is_empty()) {
+            s.push('\n');
+            s.push_str(t.trim_end());
+        }
+        s
+    }
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let flat: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if flat.chars().count() > max {
+        format!("{}…", flat.chars().take(max).collect::<String>())
+    } else {
+        flat
+    }
+}
+
+/// `350ms`, `4.2s`, `3m07s`, `2h05m`.
+pub fn duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else if ms < 3_600_000 {
+        format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60)
+    } else {
+        format!("{}h{:02}m", ms / 3_600_000, (ms / 60_000) % 60)
+    }
+}
+
+/// The last `lines` lines of text, at most `TAIL_MAX_BYTES`, cut on a char boundary.
+pub fn bound_tail(text: &str, lines: u32) -> String {
+    let trimmed = text.trim_end();
+    let all: Vec<&str> = trimmed.lines().collect();
+    let start = all.len().saturating_sub(lines as usize);
+    let mut out = all[start..].join("\n");
+    if out.len() > TAIL_MAX_BYTES {
+        let mut cut = out.len() - TAIL_MAX_BYTES;
+        while !out.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let rest = &out[cut..];
+        let rest = rest.split_once('\n').map(|x| x.1).unwrap_or(rest);
+        out = format!("[... earlier output truncated ...]\n{rest}");
+    }
+    out
+}
+
+pub fn tail_lines(tmux: &Tmux) -> u32 {
+    tmux.run(&["show-options", "-gqv", "@tmuxmate-watch-tail-lines"])
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|n: &u32| *n > 0 && *n <= 1000)
+        .unwrap_or(DEFAULT_TAIL_LINES)
+}
+
+/// Read the pane's last lines now (None when the pane is gone).
+pub fn capture_tail(tmux: &Tmux, pane_id: &str, lines: u32) -> Option<String> {
+    let start = format!("-{lines}");
+    let out = tmux
+        .run(&["capture-pane", "-p", "-J", "-t", pane_id, "-S", &start])
+        .ok()?;
+    Some(bound_tail(&out, lines))
+}
+
+/// Every job in the mirror's active directory.
+pub fn active_jobs() -> Vec<Job> {
+    let mut v = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(jobs_dir().join("active")) {
+        for e in rd.flatten() {
+            if let Ok(t) = std::fs::read_to_string(e.path())
+                && let Ok(j) = serde_json::from_str::<Job>(&t)
+            {
+                v.push(j);
+            }
+        }
+    }
+    v.sort_by_key(|j| j.start);
+    v
+}
+
+pub fn done_jobs() -> Vec<Job> {
+    let mut v = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(jobs_dir().join("done")) {
+        for e in rd.flatten() {
+            if let Ok(t) = std::fs::read_to_string(e.path())
+                && let Ok(j) = serde_json::from_str::<Job>(&t)
+            {
+                v.push(j);
+            }
+        }
+    }
+    v.sort_by_key(|j| j.start);
+    v
+}
+
+pub fn load(id: &str) -> Option<Job> {
+    [active_path(id), done_path(id)]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str(&t).ok())
+}
+
+fn prune_done() {
+    let mut files: Vec<_> = std::fs::read_dir(jobs_dir().join("done"))
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    if files.len() <= 200 {
+        return;
+    }
+    files.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+    for p in &files[..files.len() - 200] {
+        let _ = std::fs::remove_file(p);
+        if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
+            let _ = std::fs::remove_file(claim_path(stem));
+        }
+    }
+}
+
+/// How a job ended.
+pub struct Outcome {
+    pub status: &'static str,
+    pub exit_status: Option<i32>,
+    pub detail: Option<String>,
+    /// Pre-read tail (e.g. from the pipe file when the pane is gone).
+    pub tail: Option<String>,
+}
+
+/// End `job` with `outcome` unless someone already did. Returns true if this call won.
+pub fn complete(tmux: &Tmux, job: &Job, outcome: Outcome) -> bool {
+    let claim = claim_path(&job.id);
+    let _ = std::fs::create_dir_all(jobs_dir());
+    let won = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&claim)
+        .map(|mut f| {
+            let _ = f.write_all(outcome.status.as_bytes());
+        })
+        .is_ok();
+    if !won {
+        return false;
+    }
+    let mut j = job.clone();
+    j.status = outcome.status.to_string();
+    j.exit_status = outcome.exit_status;
+    j.detail = outcome.detail;
+    j.end = Some(state::now_ms());
+    j.tail = outcome
+        .tail
+        .or_else(|| capture_tail(tmux, &j.pane_id, tail_lines(tmux)));
+    if let Err(e) = j.save_mirror() {
+        state::log(&format!("watch {}: cannot write mirror: {e}", j.id));
+    }
+    let _ = j.save_option(tmux);
+    if j.pipe.is_some() {
+        // Stop piping; only if the pane still exists.
+        let _ = tmux.run(&["pipe-pane", "-t", &j.pane_id]);
+    }
+    finalize(tmux, j);
+    true
+}
+
+/// Queue the result for every addressee and mark the mirror `queued` (idempotent).
+pub fn finalize(tmux: &Tmux, mut j: Job) {
+    if j.queued || j.status == "running" {
+        return;
+    }
+    if j.status != "stopped" {
+        let text = j.delivery();
+        let key = format!("watch:{}", j.id);
+        let mut all = j.notify.clone();
+        all.extend(j.forward.iter().cloned());
+        all.sort();
+        all.dedup();
+        for agent in all {
+            if let Err(e) = Ledger::for_agent(&agent).queue(&key, &text) {
+                state::log(&format!("watch {}: cannot queue for {agent}: {e}", j.id));
+                return;
+            }
+        }
+    }
+    j.queued = true;
+    if let Err(e) = j.save_mirror() {
+        state::log(&format!("watch {}: cannot mark queued: {e}", j.id));
+    }
+    let _ = j.save_option(tmux);
+}
+
+/// Repair: jobs whose `.done` claim exists but were never queued (crash in between).
+/// A claim younger than 5 s may still be in its claimant's hands and is left alone.
+pub fn finalize_pending(tmux: &Tmux) {
+    for j in active_jobs() {
+        if j.status != "running" {
+            finalize(tmux, j);
+        } else if std::fs::metadata(claim_path(&j.id))
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|e| e.as_secs() >= 5))
+        {
+            // Claimed but the mirror was not updated: the claimant died mid-way.
+            let status = std::fs::read_to_string(claim_path(&j.id)).unwrap_or_default();
+            let mut j = j.clone();
+            j.status = match status.as_str() {
+                "finished" | "matched" | "timed-out" | "failed" | "stopped" => status,
+                _ => "failed".into(),
+            };
+            if j.status == "failed" && j.detail.is_none() {
+                j.detail = Some("interrupted while recording the result".into());
+            }
+            j.end.get_or_insert_with(state::now_ms);
+            finalize(tmux, j);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration(350), "350ms");
+        assert_eq!(duration(4200), "4.2s");
+        assert_eq!(duration(187_000), "3m07s");
+        assert_eq!(duration(7_500_000), "2h05m");
+    }
+
+    #[test]
+    fn tails_are_bounded() {
+        let t: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let b = bound_tail(&t, 40);
+        assert_eq!(b.lines().count(), 40);
+        assert!(b.ends_with("line 99"));
+        let big = "é".repeat(10_000);
+        assert!(bound_tail(&big, 40).len() <= TAIL_MAX_BYTES + 40);
+    }
+
+    #[test]
+    fn ids() {
+        let id = new_id();
+        assert!(valid_id(&id), "{id}");
+        assert!(!valid_id("w../x"));
+        assert!(!valid_id("#{pane_id}"));
+    }
+}

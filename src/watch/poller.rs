@@ -1,0 +1,488 @@
+//! The per-server poller: one process per tmux server serves every watch on it.
+//!
+//! Owns: the loop that notices completions the wrapper cannot report itself (a command
+//! typed into an existing shell, `--done-regex`, timeouts, vanished panes), the poller
+//! lock and heartbeat, the status-line counts, and starting a poller when none runs.
+//! Invariants:
+//! - at most one poller per server: it holds an exclusive `flock` on
+//!   `<state>/pollers/<socket>.lock` for its whole life; "is one running?" is a
+//!   non-blocking attempt on the same lock (immune to pid reuse);
+//! - it is started with `tmux run-shell -b` and `exec`, so the tmux server owns it;
+//! - its tmux cost per second does not grow with the number of watches: one
+//!   `list-panes -a` per rescan; per-tick checks read `/proc` and file sizes only;
+//! - SIGTERM/SIGINT/SIGHUP end the loop between steps; every state change is an atomic
+//!   claim + rename, so a kill at any point leaves state that the next poller resumes.
+
+use std::fs::OpenOptions;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+
+use super::job::{self, Job, Outcome};
+use crate::procfs;
+use crate::state;
+use crate::tmux::format::{parse_records, record_format};
+use crate::tmux::{Socket, Tmux};
+
+const TICK: Duration = Duration::from_millis(40);
+const RESCAN: Duration = Duration::from_millis(1000);
+const HEARTBEAT: Duration = Duration::from_millis(2000);
+/// With nothing left to watch, linger a little (a new job usually follows), then exit.
+const IDLE_EXIT: Duration = Duration::from_secs(20);
+
+pub fn lock_path(socket: &str) -> PathBuf {
+    state::state_dir()
+        .join("pollers")
+        .join(format!("{}.lock", crate::ledger::file_name(socket)))
+}
+
+pub fn heartbeat_path(socket: &str) -> PathBuf {
+    lock_path(socket).with_extension("json")
+}
+
+/// True if a poller holds the lock for `socket`.
+pub fn is_running(socket: &str) -> bool {
+    let p = lock_path(socket);
+    let Ok(f) = OpenOptions::new().read(true).open(&p) else {
+        return false;
+    };
+    match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(_held) => false,
+        Err(_) => true,
+    }
+}
+
+/// Start a poller for `socket` through tmux unless one runs. Err if the server is gone.
+pub fn ensure(socket: &str) -> Result<bool, crate::tmux::TmuxError> {
+    if is_running(socket) {
+        return Ok(false);
+    }
+    let tmux = Tmux::new(Socket::Path(PathBuf::from(socket)));
+    let bin = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "tmuxmate".into());
+    let q = crate::create::sh_quote;
+    // run-shell expands formats: ids and our own paths only, with '#' doubled.
+    let cmd = format!(
+        "exec env TMUXMATE_STATE_DIR={} {} -S {} watch poll >/dev/null 2>&1",
+        q(&state::state_dir().to_string_lossy()),
+        q(&bin),
+        q(socket)
+    )
+    .replace('#', "##");
+    tmux.run(&["run-shell", "-b", &cmd])?;
+    Ok(true)
+}
+
+/// The per-turn / `watch list` entry: repair, then make sure every server with running
+/// jobs has a poller; jobs on a server that is gone are reported lost. With
+/// `check_servers`, servers whose poller seems alive are asked too (one tmux call each:
+/// for `watch list`, not for the hot per-turn path).
+pub fn reattach_all(check_servers: bool) {
+    let jobs = job::active_jobs();
+    if jobs.is_empty() {
+        return;
+    }
+    let mut sockets: Vec<String> = jobs.iter().map(|j| j.socket.clone()).collect();
+    sockets.sort();
+    sockets.dedup();
+    for sock in sockets {
+        let tmux = Tmux::new(Socket::Path(PathBuf::from(&sock)));
+        job::finalize_pending(&tmux);
+        let alive = if check_servers && is_running(&sock) {
+            tmux.run(&["display-message", "-p", "#{pid}"])
+                .map(|_| false)
+        } else {
+            ensure(&sock)
+        };
+        match alive {
+            Ok(_) => {}
+            Err(e) if e.is_no_server() || matches!(e, crate::tmux::TmuxError::Failed { .. }) => {
+                for j in jobs
+                    .iter()
+                    .filter(|j| j.socket == sock && j.status == "running")
+                {
+                    job::complete(
+                        &tmux,
+                        j,
+                        Outcome {
+                            status: "failed",
+                            exit_status: None,
+                            detail: Some(format!(
+                                "server-gone (the tmux server at {sock} is not running; the job's pane and command are lost)"
+                            )),
+                            tail: pipe_tail(j),
+                        },
+                    );
+                }
+            }
+            Err(e) => state::log(&format!("watch: cannot start a poller for {sock}: {e}")),
+        }
+    }
+}
+
+fn pipe_tail(j: &Job) -> Option<String> {
+    let p = j.pipe.as_ref()?;
+    let data = std::fs::read(p).ok()?;
+    let from = data.len().saturating_sub(16 * 1024);
+    Some(job::bound_tail(
+        &strip_ansi(&String::from_utf8_lossy(&data[from..])),
+        job::DEFAULT_TAIL_LINES,
+    ))
+}
+
+/// Remove CSI/OSC escape sequences and carriage returns from raw pane output.
+pub fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            '\x1b' => match it.peek() {
+                Some('[') => {
+                    it.next();
+                    while let Some(&n) = it.peek() {
+                        it.next();
+                        if ('@'..='~').contains(&n) {
+                            break;
+                        }
+                    }
+                }
+                Some(']') => {
+                    it.next();
+                    while let Some(n) = it.next() {
+                        if n == '\x07' {
+                            break;
+                        }
+                        if n == '\x1b' && it.peek() == Some(&'\\') {
+                            it.next();
+                            break;
+                        }
+                    }
+                }
+                _ => {
+                    it.next();
+                }
+            },
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+struct Watched {
+    job: Job,
+    regex: Option<Regex>,
+    offset: u64,
+    window: String,
+    saw_foreground: bool,
+}
+
+pub fn shells(tmux: &Tmux) -> Vec<String> {
+    let mut v: Vec<String> = tmux
+        .run(&["show-options", "-gqv", "@tmuxmate-shells"])
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    if v.is_empty() {
+        v = "bash zsh fish sh dash ksh mksh tcsh csh nu elvish xonsh pwsh powershell"
+            .split(' ')
+            .map(str::to_string)
+            .collect();
+    }
+    if let Ok(sh) = std::env::var("SHELL")
+        && let Some(b) = sh.rsplit('/').next()
+    {
+        v.push(b.to_string());
+    }
+    v
+}
+
+/// The tty's foreground process-group leader for a pane whose process is `pid`, and
+/// whether its real executable is a shell.
+pub fn foreground(pid: i32, shells: &[String]) -> Option<(i32, bool)> {
+    let st = procfs::stat(pid)?;
+    let fg = if st.tpgid > 0 { st.tpgid } else { pid };
+    let exe = procfs::exe_name(fg)?;
+    Some((fg, shells.iter().any(|s| *s == exe)))
+}
+
+/// A typed job is done when the foreground is its shell again and the shell reaped a
+/// child since the start (so a 5 ms command that came and went between two looks counts),
+/// or we saw another program in the foreground in between.
+fn typed_done(w: &mut Watched, shells: &[String]) -> bool {
+    match foreground(w.job.pane_pid, shells) {
+        Some((fg, _)) if fg != w.job.pane_pid => {
+            w.saw_foreground = true;
+            false
+        }
+        Some((_, true)) => {
+            w.saw_foreground
+                || procfs::children_faults(w.job.pane_pid).is_some_and(|f| f > w.job.baseline)
+        }
+        _ => false,
+    }
+}
+
+fn check_regex(w: &mut Watched) -> bool {
+    let (Some(re), Some(p)) = (&w.regex, &w.job.pipe) else {
+        return false;
+    };
+    let Ok(mut f) = std::fs::File::open(p) else {
+        return false;
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if len <= w.offset {
+        return false;
+    }
+    let _ = f.seek(SeekFrom::Start(w.offset));
+    let mut buf = Vec::new();
+    let _ = f.take(1 << 20).read_to_end(&mut buf);
+    w.offset += buf.len() as u64;
+    w.window
+        .push_str(&strip_ansi(&String::from_utf8_lossy(&buf)));
+    let hit = re.is_match(&w.window);
+    // Keep a tail so a match spanning two reads is still seen.
+    if w.window.len() > 8192 {
+        let mut cut = w.window.len() - 4096;
+        while !w.window.is_char_boundary(cut) {
+            cut += 1;
+        }
+        w.window = w.window[cut..].to_string();
+    }
+    hit
+}
+
+fn write_heartbeat(socket: &str, id: &str) {
+    let v =
+        serde_json::json!({"poller": id, "pid": std::process::id(), "heartbeat": state::now_ms()});
+    let _ = state::write_atomic(&heartbeat_path(socket), v.to_string().as_bytes());
+}
+
+/// Status-line text: "watch 2 running · 1 done" (empty when nothing to show).
+fn status_text(running: usize, done: usize) -> String {
+    match (running, done) {
+        (0, 0) => String::new(),
+        (r, 0) => format!("watch {r} running"),
+        (0, d) => format!("watch {d} done"),
+        (r, d) => format!("watch {r} running · {d} done"),
+    }
+}
+
+/// The poller's main loop (`tmuxmate watch poll`).
+pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
+    let lp = lock_path(socket);
+    if let Some(d) = lp.parent() {
+        std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+    }
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lp)
+        .map_err(|e| e.to_string())?;
+    let _lock = match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(l) => l,
+        Err(_) => return Ok(()), // another poller serves this server
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ] {
+        let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
+    }
+    let id = format!("p{}-{}", std::process::id(), state::now_ms());
+    state::log(&format!("watch poller {id} started for {socket}"));
+    let shells = shells(tmux);
+    let mut watched: Vec<Watched> = Vec::new();
+    let mut last_scan = Instant::now() - RESCAN;
+    let mut last_beat = Instant::now() - HEARTBEAT;
+    let mut idle_since: Option<Instant> = None;
+    let mut last_status = String::new();
+    let mut done_count = 0usize;
+    while !stop.load(Ordering::Relaxed) {
+        if last_beat.elapsed() >= HEARTBEAT {
+            write_heartbeat(socket, &id);
+            last_beat = Instant::now();
+        }
+        if last_scan.elapsed() >= RESCAN {
+            last_scan = Instant::now();
+            match rescan(tmux, socket, &id, &mut watched) {
+                Ok(n) => done_count += n,
+                Err(e) if e.is_no_server() => {
+                    state::log(&format!("watch poller {id}: server gone, exiting"));
+                    drop(watched);
+                    drop(_lock);
+                    reattach_all(true);
+                    return Ok(());
+                }
+                Err(e) => state::log(&format!("watch poller {id}: rescan: {e}")),
+            }
+            let st = status_text(watched.len(), done_count);
+            if st != last_status {
+                let _ = tmux.run(&["set-option", "-g", "@tmuxmate-watch-status", &st]);
+                last_status = st;
+            }
+        }
+        let now = state::now_ms();
+        let mut i = 0;
+        while i < watched.len() {
+            let w = &mut watched[i];
+            let outcome = if now >= w.job.deadline {
+                Some(Outcome {
+                    status: "timed-out",
+                    exit_status: None,
+                    detail: None,
+                    tail: None,
+                })
+            } else if check_regex(w) {
+                Some(Outcome {
+                    status: "matched",
+                    exit_status: None,
+                    detail: None,
+                    tail: None,
+                })
+            } else if !w.job.launched && typed_done(w, &shells) {
+                Some(Outcome {
+                    status: "finished",
+                    exit_status: None,
+                    detail: None,
+                    tail: None,
+                })
+            } else {
+                None
+            };
+            if let Some(o) = outcome {
+                let j = w.job.clone();
+                watched.remove(i);
+                if job::complete(tmux, &j, o) {
+                    done_count += 1;
+                }
+                last_scan = Instant::now() - RESCAN; // refresh counts soon
+                continue;
+            }
+            i += 1;
+        }
+        if watched.is_empty() {
+            let since = *idle_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= IDLE_EXIT {
+                break;
+            }
+        } else {
+            idle_since = None;
+        }
+        std::thread::sleep(TICK);
+    }
+    let _ = std::fs::remove_file(heartbeat_path(socket));
+    state::log(&format!("watch poller {id} exiting"));
+    drop(_lock);
+    // Killed along with its server (tmux SIGTERMs run-shell children on exit): report
+    // the jobs lost now rather than at the next call.
+    if tmux
+        .run(&["display-message", "-p", "#{pid}"])
+        .is_err_and(|e| e.is_no_server())
+    {
+        reattach_all(true);
+    }
+    Ok(())
+}
+
+/// Reconcile with tmux: adopt new jobs, report vanished panes and unreadable options.
+/// Returns how many jobs completed here.
+fn rescan(
+    tmux: &Tmux,
+    socket: &str,
+    poller: &str,
+    watched: &mut Vec<Watched>,
+) -> Result<usize, crate::tmux::TmuxError> {
+    let fmt = record_format(&["pane_id", "@tmuxmate-job"]);
+    let out = tmux.run_bytes(&["list-panes", "-a", "-F", &fmt], None)?;
+    let rows = parse_records(&out, 2).unwrap_or_default();
+    job::finalize_pending(tmux);
+    let mut completed = 0;
+    let mirror: Vec<Job> = job::active_jobs()
+        .into_iter()
+        .filter(|j| j.socket == socket)
+        .collect();
+    for m in mirror {
+        if m.status != "running" {
+            continue;
+        }
+        let row = rows.iter().find(|r| r[0] == m.pane_id);
+        let Some(row) = row else {
+            watched.retain(|w| w.job.id != m.id);
+            if job::complete(
+                tmux,
+                &m,
+                Outcome {
+                    status: "failed",
+                    exit_status: None,
+                    detail: Some("pane-gone".into()),
+                    tail: pipe_tail(&m),
+                },
+            ) {
+                completed += 1;
+            }
+            continue;
+        };
+        // The pane option is the truth while the pane lives.
+        let opt: Option<Job> = serde_json::from_str(&row[1]).ok();
+        match opt {
+            Some(o) if o.id == m.id => {
+                if o.status != "running" {
+                    watched.retain(|w| w.job.id != m.id);
+                    continue;
+                }
+                if !watched.iter().any(|w| w.job.id == o.id) {
+                    let mut o = o;
+                    o.poller = Some(poller.to_string());
+                    o.heartbeat = Some(state::now_ms());
+                    let _ = o.save_option(tmux);
+                    let regex = o.regex.as_deref().and_then(|r| Regex::new(r).ok());
+                    watched.push(Watched {
+                        job: o,
+                        regex,
+                        offset: 0,
+                        window: String::new(),
+                        saw_foreground: false,
+                    });
+                }
+            }
+            _ => {
+                // Hand-edited or replaced: report once, keep serving the others.
+                watched.retain(|w| w.job.id != m.id);
+                let flag = job::jobs_dir().join(format!("{}.unreadable", m.id));
+                if !flag.exists() {
+                    let _ = std::fs::write(&flag, &row[1]);
+                    state::log(&format!(
+                        "watch {}: @tmuxmate-job on pane {} is unreadable; job not served",
+                        m.id, m.pane_id
+                    ));
+                }
+            }
+        }
+    }
+    Ok(completed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_ansi() {
+        assert_eq!(
+            strip_ansi("\x1b[1;31mred\x1b[0m\r\n\x1b]0;title\x07x"),
+            "red\nx"
+        );
+        assert_eq!(status_text(2, 1), "watch 2 running · 1 done");
+        assert_eq!(status_text(0, 0), "");
+    }
+}

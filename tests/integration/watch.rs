@@ -1,0 +1,404 @@
+//! Watch jobs: delivery exactly once at the next turn, and every fault the issue names.
+
+use std::time::Duration;
+
+use crate::server;
+use crate::util::*;
+use serde::Deserialize;
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Started {
+    job_id: String,
+    pane_id: String,
+}
+
+fn start(s: &Server, extra: &[&str], cmd: &[&str]) -> Started {
+    let mut args = vec!["watch", "start", "--json", "--notify", "ag"];
+    args.extend_from_slice(extra);
+    args.push("--");
+    args.extend_from_slice(cmd);
+    let out = s.run(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn turn(s: &Server, agent: &str) -> String {
+    let out = s.run(&["turn", "--agent", agent]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Call the per-turn entry until the job's result shows up; returns all text seen.
+fn turn_until(s: &Server, agent: &str, job: &str, secs: u64) -> String {
+    let mut seen = String::new();
+    wait_until(
+        &format!("watch {job} to be delivered"),
+        Duration::from_secs(secs),
+        || {
+            seen.push_str(&turn(s, agent));
+            seen.contains(&format!("tmux watch {job} ")).then_some(())
+        },
+    );
+    seen
+}
+
+fn poller_pid(s: &Server) -> Option<i32> {
+    let dir = s.state.join("pollers");
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        if e.path().extension().is_some_and(|x| x == "json") {
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok()?;
+            return v["pid"].as_i64().map(|p| p as i32);
+        }
+    }
+    None
+}
+
+fn kill(pid: i32, sig: &str) {
+    std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+}
+
+fn job_state(s: &Server, id: &str) -> serde_json::Value {
+    let out = s.run(&["watch", "show", id, "--json"]);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn launched_command_result_arrives_once_with_exact_status_and_pane_stays() {
+    let s = server!();
+    let j = start(&s, &[], &["echo out-line; exit 7"]);
+    let t = turn_until(&s, "ag", &j.job_id, 20);
+    let head = format!("tmux watch {} finished (exit 7) after ", j.job_id);
+    assert!(t.contains(&head), "{t}");
+    assert!(
+        t.contains(&format!(
+            "in pane {}: echo out-line; exit 7\nout-line",
+            j.pane_id
+        )),
+        "{t}"
+    );
+    assert_eq!(t.matches(&head).count(), 1);
+    assert_eq!(turn(&s, "ag"), "");
+    // The pane belongs to tmux and stays.
+    assert_eq!(
+        s.tmux(&["display", "-p", "-t", &j.pane_id, "#{pane_dead}"])
+            .trim(),
+        "0"
+    );
+    // list shows the watch state from the pane option.
+    let l = String::from_utf8_lossy(&s.run(&["list", "--json"]).stdout).into_owned();
+    assert!(l.contains(&j.job_id));
+}
+
+#[test]
+fn five_ms_commands_are_not_missed_launched_or_typed() {
+    let s = server!();
+    let j = start(&s, &[], &["true"]);
+    assert!(turn_until(&s, "ag", &j.job_id, 20).contains("finished (exit 0)"));
+    // Typed into an existing shell pane: a command that runs ~5 ms.
+    let shell = s.agent_pane("shellpane"); // its pane runs a sh loop; use a plain shell instead:
+    let _ = shell;
+    let pane = s
+        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh"])
+        .trim()
+        .to_string();
+    wait_until("the shell", Duration::from_secs(10), || {
+        (s.tmux(&["display", "-p", "-t", &pane, "#{pane_current_command}"])
+            .trim()
+            == "sh")
+            .then_some(())
+    });
+    let t = start(&s, &["-t", &pane], &["/bin/true"]);
+    let got = turn_until(&s, "ag", &t.job_id, 20);
+    assert!(
+        got.contains(&format!("tmux watch {} finished", t.job_id)),
+        "{got}"
+    );
+    // And a longer typed command.
+    let t2 = start(&s, &["-t", &pane], &["sleep 0.5; echo typed-done"]);
+    let got = turn_until(&s, "ag", &t2.job_id, 20);
+    assert!(got.contains("typed-done"), "{got}");
+}
+
+#[test]
+fn done_regex_matches_only_new_output() {
+    let s = server!();
+    let pane = s
+        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh"])
+        .trim()
+        .to_string();
+    s.tmux(&["send-keys", "-t", &pane, "echo BUILD OK", "Enter"]);
+    wait_until("old output", Duration::from_secs(10), || {
+        s.tmux(&["capture-pane", "-p", "-t", &pane])
+            .contains("BUILD OK")
+            .then_some(())
+    });
+    let j = start(
+        &s,
+        &["-t", &pane, "--done-regex", "BUILD (OK|FAIL)"],
+        &["sleep 1; echo BUILD FAIL; sleep 100"],
+    );
+    // Old scrollback holds "BUILD OK": it must not match.
+    let first = turn(&s, "ag");
+    assert!(!first.contains(&j.job_id), "{first}");
+    let t = turn_until(&s, "ag", &j.job_id, 20);
+    assert!(t.contains("matched /BUILD (OK|FAIL)/"), "{t}");
+    assert!(t.contains("BUILD FAIL"), "{t}");
+}
+
+#[test]
+fn timeout_leaves_the_pane_alive() {
+    let s = server!();
+    let j = start(&s, &["--timeout-min", "0.02"], &["sleep 300"]);
+    let t = turn_until(&s, "ag", &j.job_id, 20);
+    assert!(
+        t.contains(&format!("tmux watch {} timed out after", j.job_id)),
+        "{t}"
+    );
+    assert_eq!(
+        s.tmux(&["display", "-p", "-t", &j.pane_id, "#{pane_current_command}"])
+            .trim(),
+        "sh"
+    );
+}
+
+#[test]
+fn killed_pane_is_pane_gone() {
+    let s = server!();
+    let j = start(&s, &[], &["sleep 300"]);
+    wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
+    s.tmux(&["kill-pane", "-t", &j.pane_id]);
+    let t = turn_until(&s, "ag", &j.job_id, 20);
+    assert!(
+        t.contains(&format!("tmux watch {} failed: pane-gone after", j.job_id)),
+        "{t}"
+    );
+}
+
+#[test]
+fn poller_sigkill_then_completion_is_delivered_once_after_reattach() {
+    let s = server!();
+    let pane = s
+        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh"])
+        .trim()
+        .to_string();
+    let j = start(
+        &s,
+        &["-t", &pane, "--done-regex", "PHASE TWO"],
+        &["sleep 1.5; echo PHASE TWO; sleep 100"],
+    );
+    let pid = wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
+    kill(pid, "-KILL");
+    // The command goes on and prints its pattern while no poller runs.
+    wait_until("PHASE TWO", Duration::from_secs(10), || {
+        s.tmux(&["capture-pane", "-p", "-t", &pane])
+            .contains("PHASE TWO\n")
+            .then_some(())
+    });
+    // Concurrent per-turn calls re-attach; the result is delivered exactly once.
+    let mut seen = String::new();
+    wait_until("delivery after re-attach", Duration::from_secs(20), || {
+        let hs: Vec<_> = (0..5)
+            .map(|_| {
+                let c = s.tmuxmate().args(["turn", "--agent", "ag"]).output();
+                c
+            })
+            .collect();
+        for h in hs {
+            seen.push_str(&String::from_utf8_lossy(&h.unwrap().stdout));
+        }
+        seen.contains(&j.job_id).then_some(())
+    });
+    for _ in 0..3 {
+        seen.push_str(&turn(&s, "ag"));
+    }
+    assert_eq!(
+        seen.matches(&format!("tmux watch {} matched", j.job_id))
+            .count(),
+        1,
+        "{seen}"
+    );
+    let np = poller_pid(&s);
+    assert!(np.is_some() && np != Some(pid), "a new poller runs");
+}
+
+#[test]
+fn completion_while_no_poller_runs_is_delivered() {
+    let s = server!();
+    let j = start(&s, &[], &["sleep 1; echo finished-alone"]);
+    let pid = wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
+    kill(pid, "-TERM");
+    wait_until(
+        "job recorded by its wrapper",
+        Duration::from_secs(20),
+        || (job_state(&s, &j.job_id)["status"] == "finished").then_some(()),
+    );
+    let t = turn_until(&s, "ag", &j.job_id, 20);
+    assert!(
+        t.contains("finished (exit 0)") && t.contains("finished-alone"),
+        "{t}"
+    );
+}
+
+#[test]
+fn dead_server_reports_jobs_lost() {
+    let s = server!();
+    let j = start(&s, &[], &["sleep 300"]);
+    wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
+    s.tmux(&["kill-server"]);
+    let list = String::from_utf8_lossy(&s.run(&["watch", "list"]).stdout).into_owned();
+    assert!(
+        list.contains(&j.job_id) && list.contains("server-gone"),
+        "{list}"
+    );
+    let t = turn_until(&s, "ag", &j.job_id, 10);
+    assert!(t.contains("failed: server-gone"), "{t}");
+    assert_eq!(turn(&s, "ag"), "");
+}
+
+#[test]
+fn twenty_parallel_turns_get_each_result_once() {
+    let s = server!();
+    let a = start(&s, &[], &["echo A"]);
+    let b = start(&s, &[], &["echo B"]);
+    for id in [&a.job_id, &b.job_id] {
+        wait_until("recorded", Duration::from_secs(20), || {
+            (job_state(&s, id)["queued"] == true).then_some(())
+        });
+    }
+    let hs: Vec<_> = (0..20)
+        .map(|_| {
+            s.tmuxmate()
+                .args(["turn", "--agent", "ag"])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let all: String = hs
+        .into_iter()
+        .map(|h| String::from_utf8_lossy(&h.wait_with_output().unwrap().stdout).into_owned())
+        .collect();
+    assert_eq!(
+        all.matches(&format!("tmux watch {} ", a.job_id)).count(),
+        1,
+        "{all}"
+    );
+    assert_eq!(
+        all.matches(&format!("tmux watch {} ", b.job_id)).count(),
+        1,
+        "{all}"
+    );
+}
+
+#[test]
+fn forward_and_restarted_agent_and_half_written_ledger() {
+    let s = server!();
+    // A half-written last line in the notify agent's ledger.
+    std::fs::create_dir_all(s.state.join("agents")).unwrap();
+    std::fs::write(
+        s.state.join("agents/ag.jsonl"),
+        "{\"t\":\"turn\",\"n\":3,\"at\":1}\n{\"t\":\"que",
+    )
+    .unwrap();
+    let j = start(&s, &["--forward", "other"], &["echo fwd"]);
+    let t = turn_until(&s, "ag", &j.job_id, 20);
+    assert!(t.contains("fwd"));
+    // The forward agent (a new process, as after a restart) gets it too, once.
+    let t2 = turn_until(&s, "other", &j.job_id, 5);
+    assert_eq!(t2.matches(&j.job_id).count(), 1);
+    assert_eq!(turn(&s, "other"), "");
+}
+
+#[test]
+fn corrupted_job_option_is_reported_and_others_continue() {
+    let s = server!();
+    let bad = start(&s, &[], &["sleep 300"]);
+    let good = start(&s, &[], &["sleep 2; echo good"]);
+    s.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &bad.pane_id,
+        "@tmuxmate-job",
+        "{hand edited",
+    ]);
+    let t = turn_until(&s, "ag", &good.job_id, 20);
+    assert!(t.contains("finished (exit 0)"), "{t}");
+    let list = String::from_utf8_lossy(&s.run(&["watch", "list"]).stdout).into_owned();
+    wait_until("unreadable report", Duration::from_secs(10), || {
+        let l = String::from_utf8_lossy(&s.run(&["watch", "list"]).stdout).into_owned();
+        l.contains("unreadable").then_some(())
+    });
+    let _ = list;
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_starts() {
+    let s = server!();
+    let windows = || {
+        s.tmux(&["list-windows", "-a", "-F", "#{window_id}"])
+            .lines()
+            .count()
+    };
+    let before = windows();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--done-regex", "(unclosed"], "does not compile"),
+        (&["--timeout-min", "-5"], "timeout-min"),
+        (&["--timeout-min", "0"], "timeout-min"),
+        (&["--timeout-min", "99999999"], "timeout-min"),
+        (&["--timeout-min", "soon"], "timeout-min"),
+    ];
+    for (extra, msg) in cases {
+        let mut args = vec!["watch", "start"];
+        args.extend_from_slice(extra);
+        args.extend(["--", "echo", "x"]);
+        let out = s.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(msg),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = s.run(&["watch", "start", "--"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no command"));
+    let out = s.run(&["watch", "show", "../etc"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(windows(), before, "nothing may start");
+    assert!(
+        !s.state.join("jobs/active").exists()
+            || std::fs::read_dir(s.state.join("jobs/active"))
+                .unwrap()
+                .count()
+                == 0
+    );
+}
+
+#[test]
+fn stop_never_kills_the_pane() {
+    let s = server!();
+    let j = start(&s, &[], &["sleep 300"]);
+    let out = s.run(&["watch", "stop", &j.job_id]);
+    assert!(out.status.success());
+    assert_eq!(
+        s.tmux(&["display", "-p", "-t", &j.pane_id, "#{pane_dead}"])
+            .trim(),
+        "0"
+    );
+    assert_eq!(job_state(&s, &j.job_id)["status"], "stopped");
+    assert_eq!(turn(&s, "ag"), "");
+}
