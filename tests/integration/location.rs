@@ -318,6 +318,16 @@ fn snippet_loads_into_a_real_server() {
         "250"
     );
     assert_eq!(s.tmux(&["show", "-gv", "@tmuxmate-bin"]).trim(), BIN);
+    // Loading twice is idempotent: hooks at a fixed index, the status segment once.
+    s.tmux(&["source-file", p]);
+    let hooks = s.tmux(&["show-hooks", "-g"]);
+    assert_eq!(hooks.matches("client-attached[42]").count(), 1, "{hooks}");
+    assert!(hooks.contains("session-created[42]"), "{hooks}");
+    let right = s.tmux(&["show", "-gv", "status-right"]);
+    assert_eq!(right.matches("@tmuxmate-watch-status").count(), 2, "{right}");
+    assert!(s.tmux(&["list-keys", "-T", "prefix"]).contains("snapshots"));
+    // The reattach hook really runs our binary: a client-attached hook fired by hand.
+    s.tmux(&["set-hook", "-R", "client-attached"]);
 }
 
 #[test]

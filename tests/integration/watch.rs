@@ -402,3 +402,23 @@ fn stop_never_kills_the_pane() {
     assert_eq!(job_state(&s, &j.job_id)["status"], "stopped");
     assert_eq!(turn(&s, "ag"), "");
 }
+
+#[test]
+fn snippet_hook_restarts_a_dead_poller() {
+    let s = server!();
+    let conf = s.dir.join("snippet.conf");
+    std::fs::write(&conf, s.run(&["init", "tmux"]).stdout).unwrap();
+    s.tmux(&["source-file", conf.to_str().unwrap()]);
+    let j = start(&s, &[], &["sleep 300"]);
+    let pid = wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
+    kill(pid, "-KILL");
+    std::fs::remove_file(s.state.join("pollers").read_dir().unwrap().flatten().find(|e| e.path().extension().is_some_and(|x| x == "json")).unwrap().path()).unwrap();
+    s.tmux(&["set-hook", "-R", "client-attached"]);
+    let np = wait_until("a new poller", Duration::from_secs(10), || poller_pid(&s));
+    assert_ne!(np, pid);
+    // The status line text is pushed into the global option.
+    wait_until("status option", Duration::from_secs(10), || {
+        s.tmux(&["show", "-gv", "@tmuxmate-watch-status"]).contains("1 running").then_some(())
+    });
+    let _ = j;
+}
