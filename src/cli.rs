@@ -269,7 +269,7 @@ pub struct KillArgs {
 pub struct SnapshotsArgs {
     #[command(subcommand)]
     pub action: Option<SnapshotsAction>,
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub json: bool,
     /// How many of the most recent to list.
     #[arg(long, default_value_t = 20)]

@@ -181,7 +181,7 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
         "#{socket_path}\t#{pane_pid}",
     ])?;
     let (socket, pane_pid) = info.trim_end().split_once('\t').unwrap_or(("", ""));
-    let mut j = Job {
+    let j = Job {
         v: job::VERSION,
         id: id.clone(),
         command: line.clone(),
@@ -219,10 +219,6 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
         tmux.run(&["wait-for", "-S", &gate])?;
     } else {
         input::paste_bytes(tmux, &pane_id, line.as_bytes(), false)?;
-        // The baseline is read right before Enter: typing forks nothing.
-        j.baseline = crate::procfs::children_faults(shell).unwrap_or(0);
-        j.save_mirror()?;
-        j.save_option(tmux)?;
         tmux.run(&["send-keys", "-t", &pane_id, "Enter"])?;
     }
     if let Err(e) = poller::ensure(&j.socket) {

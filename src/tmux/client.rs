@@ -108,12 +108,6 @@ impl Tmux {
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
-    /// Run tmux with `args` feeding `input` on stdin (used for `load-buffer -`).
-    pub fn run_stdin(&self, args: &[&str], input: &[u8]) -> Result<String, TmuxError> {
-        let out = self.run_bytes(args, Some(input))?;
-        Ok(String::from_utf8_lossy(&out).into_owned())
-    }
-
     /// Run and return raw stdout bytes.
     pub fn run_bytes(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
         let argv = self.argv(args);

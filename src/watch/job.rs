@@ -160,20 +160,25 @@ impl Job {
         }
     }
 
-    /// The text the notify agents receive at their next turn.
-    pub fn delivery(&self) -> String {
+    /// The first line of the delivery.
+    pub fn delivery_head(&self) -> String {
         let dur = self
             .end
             .unwrap_or_else(state::now_ms)
             .saturating_sub(self.start);
-        let mut s = format!(
+        format!(
             "tmux watch {} {} after {} in pane {}: {}",
             self.id,
             self.outcome(),
             duration(dur),
             self.pane_id,
             one_line(&self.command, 300)
-        );
+        )
+    }
+
+    /// The text the notify agents receive at their next turn.
+    pub fn delivery(&self) -> String {
+        let mut s = self.delivery_head();
         if let Some(t) = self.tail.as_deref().filter(|t| !t.trim().is_empty()) {
             s.push('\n');
             s.push_str(t.trim_end());
@@ -328,6 +333,23 @@ pub fn complete(tmux: &Tmux, job: &Job, outcome: Outcome) -> bool {
     j.tail = outcome
         .tail
         .or_else(|| capture_tail(tmux, &j.pane_id, tail_lines(tmux)));
+    // Every finished watch leaves a snapshot, like every capture and run result.
+    let target = tmux
+        .run(&[
+            "display-message",
+            "-p",
+            "-t",
+            &j.pane_id,
+            "#{session_name}:#{window_index}.#{pane_index}",
+        ])
+        .ok()
+        .map(|t| t.trim_end().to_string())
+        .filter(|t| !t.is_empty() && t != "::" && !t.starts_with(':'))
+        .unwrap_or_else(|| j.pane_id.clone());
+    let snap_text = format!("{}\n{}", j.delivery_head(), j.tail.as_deref().unwrap_or(""));
+    if let Err(e) = crate::snapshot::record(&j.pane_id, &target, &snap_text, false) {
+        state::log(&format!("watch {}: snapshot: {e}", j.id));
+    }
     if let Err(e) = j.save_mirror() {
         state::log(&format!("watch {}: cannot write mirror: {e}", j.id));
     }

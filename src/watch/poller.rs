@@ -180,6 +180,8 @@ struct Watched {
     offset: u64,
     window: String,
     saw_foreground: bool,
+    /// The shell's reaped-children count at the previous look, when it was idle.
+    settled: Option<u64>,
 }
 
 pub fn shells(tmux: &Tmux) -> Vec<String> {
@@ -209,21 +211,30 @@ pub fn foreground(pid: i32, shells: &[String]) -> Option<(i32, bool)> {
     let st = procfs::stat(pid)?;
     let fg = if st.tpgid > 0 { st.tpgid } else { pid };
     let exe = procfs::exe_name(fg)?;
-    Some((fg, shells.iter().any(|s| *s == exe)))
+    Some((fg, shells.contains(&exe)))
 }
 
 /// A typed job is done when the foreground is its shell again and the shell reaped a
 /// child since the start (so a 5 ms command that came and went between two looks counts),
-/// or we saw another program in the foreground in between.
+/// or another program was seen in the foreground in between; and that state held for two
+/// consecutive looks with no child reaped in between, because `a; b` briefly returns to
+/// the shell between `a` and `b`.
 fn typed_done(w: &mut Watched, shells: &[String]) -> bool {
-    match foreground(w.job.pane_pid, shells) {
-        Some((fg, _)) if fg != w.job.pane_pid => {
+    let shell = w.job.pane_pid;
+    match foreground(shell, shells) {
+        Some((fg, _)) if fg != shell => {
             w.saw_foreground = true;
+            w.settled = None;
             false
         }
         Some((_, true)) => {
-            w.saw_foreground
-                || procfs::children_faults(w.job.pane_pid).is_some_and(|f| f > w.job.baseline)
+            let faults = procfs::children_faults(shell).unwrap_or(0);
+            if !(w.saw_foreground || faults > w.job.baseline) {
+                return false;
+            }
+            let stable = w.settled == Some(faults);
+            w.settled = Some(faults);
+            stable
         }
         _ => false,
     }
@@ -307,7 +318,17 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
     let mut idle_since: Option<Instant> = None;
     let mut last_status = String::new();
     let mut done_count = 0usize;
+    let active_dir = job::jobs_dir().join("active");
+    let mut dir_mtime = None;
     while !stop.load(Ordering::Relaxed) {
+        // A new job file changes the directory's mtime: adopt it now, not at the next rescan.
+        let m = std::fs::metadata(&active_dir)
+            .and_then(|m| m.modified())
+            .ok();
+        if m != dir_mtime {
+            dir_mtime = m;
+            last_scan = Instant::now() - RESCAN;
+        }
         if last_beat.elapsed() >= HEARTBEAT {
             write_heartbeat(socket, &id);
             last_beat = Instant::now();
@@ -452,6 +473,7 @@ fn rescan(
                         offset: 0,
                         window: String::new(),
                         saw_foreground: false,
+                        settled: None,
                     });
                 }
             }

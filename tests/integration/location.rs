@@ -324,7 +324,11 @@ fn snippet_loads_into_a_real_server() {
     assert_eq!(hooks.matches("client-attached[42]").count(), 1, "{hooks}");
     assert!(hooks.contains("session-created[42]"), "{hooks}");
     let right = s.tmux(&["show", "-gv", "status-right"]);
-    assert_eq!(right.matches("@tmuxmate-watch-status").count(), 2, "{right}");
+    assert_eq!(
+        right.matches("@tmuxmate-watch-status").count(),
+        2,
+        "{right}"
+    );
     assert!(s.tmux(&["list-keys", "-T", "prefix"]).contains("snapshots"));
     // The reattach hook really runs our binary: a client-attached hook fired by hand.
     s.tmux(&["set-hook", "-R", "client-attached"]);

@@ -211,10 +211,7 @@ fn poller_sigkill_then_completion_is_delivered_once_after_reattach() {
     let mut seen = String::new();
     wait_until("delivery after re-attach", Duration::from_secs(20), || {
         let hs: Vec<_> = (0..5)
-            .map(|_| {
-                let c = s.tmuxmate().args(["turn", "--agent", "ag"]).output();
-                c
-            })
+            .map(|_| s.tmuxmate().args(["turn", "--agent", "ag"]).output())
             .collect();
         for h in hs {
             seen.push_str(&String::from_utf8_lossy(&h.unwrap().stdout));
@@ -258,6 +255,10 @@ fn dead_server_reports_jobs_lost() {
     let j = start(&s, &[], &["sleep 300"]);
     wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
     s.tmux(&["kill-server"]);
+    // kill-server returns before the server process is gone.
+    wait_until("the server to be gone", Duration::from_secs(10), || {
+        (!s.tmux_output(&["list-sessions"]).status.success()).then_some(())
+    });
     let list = String::from_utf8_lossy(&s.run(&["watch", "list"]).stdout).into_owned();
     assert!(
         list.contains(&j.job_id) && list.contains("server-gone"),
@@ -412,13 +413,35 @@ fn snippet_hook_restarts_a_dead_poller() {
     let j = start(&s, &[], &["sleep 300"]);
     let pid = wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
     kill(pid, "-KILL");
-    std::fs::remove_file(s.state.join("pollers").read_dir().unwrap().flatten().find(|e| e.path().extension().is_some_and(|x| x == "json")).unwrap().path()).unwrap();
+    std::fs::remove_file(
+        s.state
+            .join("pollers")
+            .read_dir()
+            .unwrap()
+            .flatten()
+            .find(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .unwrap()
+            .path(),
+    )
+    .unwrap();
     s.tmux(&["set-hook", "-R", "client-attached"]);
     let np = wait_until("a new poller", Duration::from_secs(10), || poller_pid(&s));
     assert_ne!(np, pid);
     // The status line text is pushed into the global option.
     wait_until("status option", Duration::from_secs(10), || {
-        s.tmux(&["show", "-gv", "@tmuxmate-watch-status"]).contains("1 running").then_some(())
+        s.tmux(&["show", "-gqv", "@tmuxmate-watch-status"])
+            .contains("1 running")
+            .then_some(())
     });
     let _ = j;
+}
+
+#[test]
+fn finished_watch_leaves_a_snapshot() {
+    let s = server!();
+    let j = start(&s, &[], &["echo snap-me"]);
+    turn_until(&s, "ag", &j.job_id, 20);
+    let out = String::from_utf8_lossy(&s.run(&["snapshots"]).stdout).into_owned();
+    assert!(out.contains(&j.pane_id), "{out}");
+    assert!(out.contains("snap-me") || out.contains(&j.job_id), "{out}");
 }

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Control-plane benchmarks (issue "Control plane"), on a private tmux server; nothing
+# touches your own server or state.
+#
+#   capture  `tmuxmate capture --all` of a pane holding 100 000 history lines (~8.3 MB)
+#            against bare `tmux capture-pane -p -S -` (target: within 1.3x, medians)
+#   run      `tmuxmate run -- true` end to end: new window, wrapper, wait-for,
+#            result, snapshot (target: median under 100 ms)
+#
+# Usage: scripts/bench-control.sh [--strict]
+#   Environment (set by scripts/bench.sh when it calls this file; all optional):
+#   BIN        tmuxmate binary (default: cargo build --release, target/release/tmuxmate)
+#   HYPERFINE  hyperfine binary (default: from PATH, installed with apt-get if missing)
+#   RUNS       timed runs per command (default 30)
+#   WARMUP     warmup runs per command (default 3)
+#   --strict   exit 1 when a target is missed (default: report it and exit 0)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+STRICT=0
+for a in "$@"; do
+    case "$a" in
+        --strict) STRICT=1 ;;
+        -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+        *) echo "bench-control: unknown argument $a (try --help)" >&2; exit 2 ;;
+    esac
+done
+RUNS=${RUNS:-30}
+WARMUP=${WARMUP:-3}
+say() { printf '%s\n' "$*" >&2; }
+
+command -v tmux >/dev/null 2>&1 || { say "bench-control: tmux is not installed"; exit 1; }
+HYPERFINE=${HYPERFINE:-$(command -v hyperfine || true)}
+if [ -z "$HYPERFINE" ]; then
+    say "bench-control: installing hyperfine"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine >/dev/null
+    HYPERFINE=$(command -v hyperfine)
+fi
+if [ -z "${BIN:-}" ]; then
+    cargo build --release -q
+    BIN=$PWD/target/release/tmuxmate
+fi
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/tmuxmate-bench-control.XXXXXX")
+# A sealed environment: private socket directory, state, HOME; a plain shell for panes.
+export TMUX_TMPDIR=$W/tmp TMUXMATE_STATE_DIR=$W/state HOME=$W SHELL=/bin/sh
+mkdir -p "$TMUX_TMPDIR"
+unset TMUX TMUX_PANE
+SOCK="bc"
+T() { tmux -L "$SOCK" "$@"; }
+# shellcheck disable=SC2317 # cleanup runs from the EXIT trap
+cleanup() { T kill-server >/dev/null 2>&1 || true; rm -rf "$W"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+T -f /dev/null new-session -d -s main -x 120 -y 40 sh
+
+# median_ms FILE: the first result's median, in ms.
+median_ms() {
+    python3 -c 'import json,sys; print("%.2f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$1" 2>/dev/null ||
+        awk 'match($0, /"median": *[-+0-9.eE]+/) && !d { v = substr($0, RSTART, RLENGTH); sub(/^[^:]*: */, "", v); printf "%.2f\n", v * 1000; d = 1 }' "$1"
+}
+MISSES=0
+verdict() { # LABEL VALUE OP TARGET UNIT
+    if awk -v v="$2" -v t="$4" -v op="$3" 'BEGIN { exit !((op == "<=") ? v <= t : v >= t) }'; then
+        printf '  %-46s %s%s  target %s %s%s  ok\n' "$1" "$2" "$5" "$3" "$4" "$5"
+    else
+        printf '  %-46s %s%s  target %s %s%s  MISSED\n' "$1" "$2" "$5" "$3" "$4" "$5"
+        MISSES=$((MISSES + 1))
+    fi
+}
+hf() { # NAME COMMAND...
+    local name=$1
+    shift
+    "$HYPERFINE" -N --style basic --warmup "$WARMUP" --runs "$RUNS" \
+        --export-json "$W/$name.json" "$@" >"$W/$name.log" 2>&1 || {
+        say "bench-control: hyperfine failed for $name:"
+        tail -n 20 "$W/$name.log" >&2
+        exit 1
+    }
+}
+
+printf 'tmuxmate bench-control: %s, %s, %s, %s runs\n' "$("$BIN" --version)" "$(tmux -V)" \
+    "$("$HYPERFINE" --version)" "$RUNS"
+
+# --- capture: 100 000 history lines of 83 bytes ---------------------------------------
+T set -g history-limit 100000
+cat >"$W/fill.sh" <<'EOF'
+awk 'BEGIN { for (i = 1; i <= 100000; i++) printf "%06d %075d\n", i, i }'
+exec cat
+EOF
+P=$(T new-window -d -P -F '#{pane_id}' "sh '$W/fill.sh'")
+for _ in $(seq 1 600); do
+    [ "$(T display -p -t "$P" '#{history_size}')" -ge 99900 ] && break
+    sleep 0.1
+done
+[ "$(T display -p -t "$P" '#{history_size}')" -ge 99900 ] || { say "bench-control: the pane never filled"; exit 1; }
+bytes=$(T capture-pane -p -S - -t "$P" | wc -c)
+hf capture-tmux -n "tmux capture-pane -p -S -" "tmux -L $SOCK capture-pane -p -S - -t $P"
+hf capture-tmuxmate -n "tmuxmate capture --all" "$BIN -L $SOCK capture -t $P --all"
+ct=$(median_ms "$W/capture-tmux.json")
+cm=$(median_ms "$W/capture-tmuxmate.json")
+printf '\ncapture: pane %s, 100000 history lines, %s bytes\n' "$P" "$bytes"
+printf '  %-46s %s ms\n' "tmux capture-pane -p -S - (median)" "$ct" \
+    "tmuxmate capture --all (median, default budget)" "$cm"
+verdict "ratio tmuxmate / tmux" "$(awk -v a="$cm" -v b="$ct" 'BEGIN { printf "%.2f", a / b }')" "<=" 1.3 "x"
+
+# --- run: `tmuxmate run -- true` end to end -------------------------------------------
+"$BIN" -L "$SOCK" run -- true | grep -qx '\[exit 0\]' || { say "bench-control: run -- true does not work"; exit 1; }
+hf run-true -n "tmuxmate run -- true" "$BIN -L $SOCK run -- true"
+rt=$(median_ms "$W/run-true.json")
+printf '\nrun: a new window per run in session "tmuxmate"\n'
+verdict "tmuxmate run -- true (median)" "$rt" "<=" 100 " ms"
+
+if [ "$MISSES" -gt 0 ]; then
+    printf '\n%s control target(s) missed\n' "$MISSES"
+    [ "$STRICT" -eq 1 ] && exit 1
+fi
+exit 0

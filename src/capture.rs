@@ -1,0 +1,316 @@
+//! Pane captures and the byte budget every captured text passes through.
+//!
+//! Owns: the `capture-pane` argv for a range (screen, last N lines, all), trimming the
+//! blank bottom of a screen, the byte budget (`--max-bytes`, else the tmux option
+//! `@tmuxmate-capture-max-bytes`, else `DEFAULT_MAX_BYTES`) and cutting text to it.
+//! Invariants: a cut keeps the most recent text; it falls on a line boundary when any
+//! whole line fits, and otherwise never inside a UTF-8 character or an escape sequence;
+//! a cut is always reported (`truncated`, with the dropped byte count) so the caller can
+//! mark it visibly. Only pane ids (`%N`) reach `capture-pane -t`.
+
+use crate::error::CliError;
+use crate::tmux::{Tmux, TmuxError};
+
+/// The budget when neither `--max-bytes` nor `@tmuxmate-capture-max-bytes` says otherwise.
+pub const DEFAULT_MAX_BYTES: usize = 100_000;
+
+/// The tmux option holding the default budget.
+pub const MAX_BYTES_OPTION: &str = "@tmuxmate-capture-max-bytes";
+
+/// Which lines of a pane to capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Range {
+    /// The visible screen.
+    Screen,
+    /// The last N lines of scrollback plus the screen.
+    Lines(u64),
+    /// All of the scrollback plus the screen.
+    All,
+}
+
+/// Raw `capture-pane -p` output for `pane_id` (a `%N` id, never a user string).
+pub fn capture_pane(
+    tmux: &Tmux,
+    pane_id: &str,
+    range: Range,
+    ansi: bool,
+    join: bool,
+) -> Result<Vec<u8>, TmuxError> {
+    let start;
+    let mut args: Vec<&str> = vec!["capture-pane", "-p", "-t", pane_id];
+    if ansi {
+        args.push("-e");
+    }
+    if join {
+        args.push("-J");
+    }
+    match range {
+        Range::Screen => {}
+        Range::Lines(n) => {
+            start = format!("-{n}");
+            args.extend(["-S", &start]);
+        }
+        Range::All => args.extend(["-S", "-"]),
+    }
+    tmux.run_bytes(&args, None)
+}
+
+/// Pick the budget: the flag, else the tmux option's value (`option` as read, may be
+/// empty), else the default. A malformed option is an error rather than a silent default,
+/// so a typo in tmux.conf does not quietly change what a model reads.
+pub fn budget_from(flag: Option<usize>, option: &str) -> Result<usize, CliError> {
+    if let Some(b) = flag {
+        if b == 0 {
+            return Err(CliError::usage(
+                "--max-bytes must be at least 1 (it is the byte budget of the captured text)",
+            ));
+        }
+        return Ok(b);
+    }
+    let v = option.trim();
+    if v.is_empty() {
+        return Ok(DEFAULT_MAX_BYTES);
+    }
+    match v.parse::<usize>() {
+        Ok(b) if b > 0 => Ok(b),
+        _ => Err(CliError::new(format!(
+            "the tmux option {MAX_BYTES_OPTION} is {v:?}, not a positive byte count; fix it with \
+             `tmux set -g {MAX_BYTES_OPTION} {DEFAULT_MAX_BYTES}` or pass --max-bytes"
+        ))),
+    }
+}
+
+/// The budget, reading the tmux option only when no flag was given.
+pub fn budget(tmux: &Tmux, flag: Option<usize>) -> Result<usize, CliError> {
+    if flag.is_some() {
+        return budget_from(flag, "");
+    }
+    // No server yet means no option set (`run` may be the one that starts the server).
+    let v = match tmux.run(&["show-options", "-gqv", MAX_BYTES_OPTION]) {
+        Ok(v) => v,
+        Err(e) if e.is_no_server() => String::new(),
+        Err(e) => return Err(e.into()),
+    };
+    budget_from(None, &v)
+}
+
+/// Drop trailing lines that hold nothing visible (only whitespace and escape sequences,
+/// as `-e` may emit), and the final newline. A screen's blank bottom is not output.
+pub fn trim_trailing_blank(b: &[u8]) -> &[u8] {
+    let mut end = b.len();
+    loop {
+        let line_start = b[..end]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |i| i + 1);
+        if !blank(&b[line_start..end]) {
+            return &b[..end];
+        }
+        if line_start == 0 {
+            return &b[..0];
+        }
+        end = line_start - 1;
+    }
+}
+
+fn blank(line: &[u8]) -> bool {
+    let mut i = 0;
+    while i < line.len() {
+        match line[i] {
+            b' ' | b'\t' | b'\r' => i += 1,
+            0x1b => i = escape_end(line, i),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// The index just past the escape sequence starting at `b[i] == ESC`: CSI (`ESC [ ...
+/// final`), OSC/DCS-like strings (ended by BEL or `ESC \`), else a two-byte escape. An
+/// unterminated sequence runs to the end of the slice.
+pub fn escape_end(b: &[u8], i: usize) -> usize {
+    let n = b.len();
+    if i + 1 >= n {
+        return n;
+    }
+    match b[i + 1] {
+        b'[' => {
+            let mut j = i + 2;
+            while j < n {
+                if (0x40..=0x7e).contains(&b[j]) {
+                    return j + 1;
+                }
+                j += 1;
+            }
+            n
+        }
+        b']' | b'P' | b'_' | b'^' | b'X' => {
+            let mut j = i + 2;
+            while j < n {
+                if b[j] == 0x07 {
+                    return j + 1;
+                }
+                if b[j] == 0x1b && j + 1 < n && b[j + 1] == b'\\' {
+                    return j + 2;
+                }
+                j += 1;
+            }
+            n
+        }
+        _ => i + 2,
+    }
+}
+
+/// Text cut to a budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bounded {
+    pub text: String,
+    pub truncated: bool,
+    /// Bytes dropped from the front (a lower bound when `dropped_at_least`).
+    pub dropped: usize,
+    pub dropped_at_least: bool,
+}
+
+impl Bounded {
+    pub fn line_count(&self) -> usize {
+        line_count(&self.text)
+    }
+
+    /// The visible first line for text mode, when something was cut.
+    pub fn marker(&self) -> Option<String> {
+        self.truncated.then(|| {
+            format!(
+                "[... {}{} earlier bytes truncated ...]",
+                if self.dropped_at_least {
+                    "at least "
+                } else {
+                    ""
+                },
+                self.dropped
+            )
+        })
+    }
+
+    /// Text mode: the marker line (if any) followed by the text.
+    pub fn render(&self) -> String {
+        match self.marker() {
+            Some(m) if self.text.is_empty() => m,
+            Some(m) => format!("{m}\n{}", self.text),
+            None => self.text.clone(),
+        }
+    }
+}
+
+pub fn line_count(text: &str) -> usize {
+    if text.is_empty() {
+        0
+    } else {
+        text.split('\n').count()
+    }
+}
+
+/// Keep the most recent `max` bytes of `b` (see the module invariants).
+pub fn bound(b: &[u8], max: usize) -> Bounded {
+    if b.len() <= max {
+        return Bounded {
+            text: String::from_utf8_lossy(b).into_owned(),
+            truncated: false,
+            dropped: 0,
+            dropped_at_least: false,
+        };
+    }
+    let cut = cut_point(b, b.len() - max);
+    Bounded {
+        text: String::from_utf8_lossy(&b[cut..]).into_owned(),
+        truncated: true,
+        dropped: cut,
+        dropped_at_least: false,
+    }
+}
+
+/// The first safe start at or after `min`: a line start if one is left, else a character
+/// boundary outside any escape sequence of the last line.
+fn cut_point(b: &[u8], min: usize) -> usize {
+    // A line starts at `min` itself when the byte before it is a newline.
+    if let Some(i) = b[min - 1..].iter().position(|&c| c == b'\n') {
+        let p = min + i;
+        if p < b.len() {
+            return p;
+        }
+    }
+    let mut p = min;
+    while p < b.len() && (b[p] & 0xc0) == 0x80 {
+        p += 1;
+    }
+    let line_start = b[..p]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |i| i + 1);
+    let mut i = line_start;
+    while i < p {
+        if b[i] == 0x1b {
+            let end = escape_end(b, i);
+            if end > p {
+                return end;
+            }
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_whole_text_within_budget() {
+        let b = bound(b"a\nb", 3);
+        assert_eq!(b.text, "a\nb");
+        assert!(!b.truncated);
+    }
+
+    #[test]
+    fn cuts_on_line_boundary() {
+        let b = bound("ééé\n日本\nxy".as_bytes(), 10);
+        assert_eq!(b.text, "日本\nxy");
+        assert!(b.truncated);
+        assert_eq!(b.dropped, "ééé\n".len());
+        assert_eq!(b.render(), "[... 7 earlier bytes truncated ...]\n日本\nxy");
+    }
+
+    #[test]
+    fn long_last_line_cuts_on_char_boundary() {
+        let b = bound("日本日本".as_bytes(), 7);
+        assert_eq!(b.text, "日本");
+        let b = bound("éééé".as_bytes(), 3);
+        assert_eq!(b.text, "é");
+    }
+
+    #[test]
+    fn never_inside_an_escape() {
+        let s = b"\x1b[31mred\x1b[0m";
+        for max in 1..s.len() {
+            let t = bound(s, max).text;
+            assert!(!t.starts_with(['[', '3', '1', '0', 'm']), "{max}: {t:?}");
+        }
+    }
+
+    #[test]
+    fn trims_blank_bottom() {
+        assert_eq!(trim_trailing_blank(b"a\n\x1b[39m\n \n\n"), b"a");
+        assert_eq!(trim_trailing_blank(b"\n\n"), b"");
+        assert_eq!(trim_trailing_blank(b"a\n\nb\n"), b"a\n\nb");
+    }
+
+    #[test]
+    fn budget_rules() {
+        assert_eq!(budget_from(None, "").unwrap(), DEFAULT_MAX_BYTES);
+        assert_eq!(budget_from(None, "42\n").unwrap(), 42);
+        assert_eq!(budget_from(Some(7), "junk").unwrap(), 7);
+        assert!(budget_from(None, "junk").is_err());
+        assert_eq!(budget_from(Some(0), "").unwrap_err().code, 2);
+    }
+}

@@ -1,0 +1,346 @@
+//! The global snapshot log: every capture and every run result, kept durably.
+//!
+//! Owns: `<state_dir>/snapshots.jsonl` (one JSON object per line), its lock file, ids,
+//! previews and the size bound. Invariants:
+//! - appends happen under an exclusive `flock` and are fsynced, so concurrent writers
+//!   never interleave and a printed capture has a stored copy;
+//! - `show` reads the stored payload, never the pane (the pane may be long gone);
+//! - the file stays bounded: past `COMPACT_BYTES` it is rewritten atomically with at
+//!   most `KEEP_ENTRIES` of the newest entries totalling at most `KEEP_BYTES` (the newest
+//!   entry is always kept);
+//! - a corrupt or half-written line is skipped, never fatal.
+
+use std::fs::OpenOptions;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::state;
+
+const COMPACT_BYTES: u64 = 8 << 20;
+const KEEP_BYTES: usize = 4 << 20;
+const KEEP_ENTRIES: usize = 200;
+const PREVIEW_LINES: usize = 3;
+const PREVIEW_CHARS: usize = 160;
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// One stored snapshot, as it is written to the log (and printed by `--json`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    pub id: String,
+    /// Milliseconds since the Unix epoch.
+    pub time: u64,
+    pub pane_id: String,
+    pub target: String,
+    pub line_count: usize,
+    pub truncated: bool,
+    pub preview: String,
+    pub text: String,
+}
+
+/// A listing row: the snapshot without its full text.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub id: String,
+    pub time: u64,
+    pub pane_id: String,
+    pub target: String,
+    pub line_count: usize,
+    pub truncated: bool,
+    pub preview: String,
+}
+
+impl From<Snapshot> for Summary {
+    fn from(s: Snapshot) -> Summary {
+        Summary {
+            id: s.id,
+            time: s.time,
+            pane_id: s.pane_id,
+            target: s.target,
+            line_count: s.line_count,
+            truncated: s.truncated,
+            preview: s.preview,
+        }
+    }
+}
+
+pub fn log_path() -> PathBuf {
+    state::state_dir().join("snapshots.jsonl")
+}
+
+fn base36(mut n: u64) -> String {
+    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut v = Vec::new();
+    loop {
+        v.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    v.reverse();
+    String::from_utf8(v).unwrap_or_default()
+}
+
+/// `s` + time (base 36, fixed width for centuries) + pid + a per-process counter, so two
+/// processes or two records in one millisecond never collide.
+fn new_id(now: u64) -> String {
+    let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+    let mut id = format!("s{:0>8}{}", base36(now), base36(std::process::id() as u64));
+    if seq > 0 {
+        id.push('x');
+        id.push_str(&base36(seq as u64));
+    }
+    id
+}
+
+/// The last few non-blank lines, escapes removed, each cut to a readable width.
+pub fn preview(text: &str) -> String {
+    let mut lines: Vec<String> = text
+        .lines()
+        .rev()
+        .map(strip_escapes)
+        .filter(|l| !l.trim().is_empty())
+        .take(PREVIEW_LINES)
+        .map(|l| {
+            let l = l.trim_end();
+            if l.chars().count() > PREVIEW_CHARS {
+                let cut: String = l.chars().take(PREVIEW_CHARS).collect();
+                format!("{cut}...")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    lines.reverse();
+    lines.join("\n")
+}
+
+fn strip_escapes(line: &str) -> String {
+    let b = line.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == 0x1b {
+            i = crate::capture::escape_end(b, i);
+        } else {
+            // Other control bytes would move a terminal's cursor in a listing.
+            if b[i] >= 0x20 || b[i] == b'\t' {
+                out.push(b[i]);
+            }
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A snapshot log file and its bounds (one global log; tests use their own).
+struct Log {
+    path: PathBuf,
+    compact_bytes: u64,
+    keep_bytes: usize,
+    keep_entries: usize,
+}
+
+impl Log {
+    fn global() -> Log {
+        Log {
+            path: log_path(),
+            compact_bytes: COMPACT_BYTES,
+            keep_bytes: KEEP_BYTES,
+            keep_entries: KEEP_ENTRIES,
+        }
+    }
+
+    fn lock(&self) -> std::io::Result<nix::fcntl::Flock<std::fs::File>> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.path.with_extension("lock"))?;
+        nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, e)| std::io::Error::from(e))
+    }
+
+    fn append(&self, snap: &Snapshot) -> std::io::Result<()> {
+        let line = serde_json::to_string(snap).map_err(std::io::Error::other)? + "\n";
+        let _lock = self.lock()?;
+        let size = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
+        if size + line.len() as u64 > self.compact_bytes {
+            return self.compact_with(&line);
+        }
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)?;
+        let mut buf = String::new();
+        // A crash mid-append leaves a partial line; the newline keeps ours readable.
+        if size > 0 && !ends_with_newline(&self.path, size) {
+            buf.push('\n');
+        }
+        buf.push_str(&line);
+        f.seek(SeekFrom::End(0))?;
+        f.write_all(buf.as_bytes())?;
+        f.sync_data()
+    }
+
+    /// Rewrite the log as the newest readable entries that fit the bounds, then `line`.
+    fn compact_with(&self, line: &str) -> std::io::Result<()> {
+        let old = std::fs::read_to_string(&self.path).unwrap_or_default();
+        let mut keep: Vec<&str> = Vec::new();
+        let mut bytes = line.len();
+        for l in old.lines().rev() {
+            if keep.len() + 1 >= self.keep_entries || bytes + l.len() + 1 > self.keep_bytes {
+                break;
+            }
+            if serde_json::from_str::<Snapshot>(l).is_ok() {
+                bytes += l.len() + 1;
+                keep.push(l);
+            }
+        }
+        let mut body = String::with_capacity(bytes);
+        for l in keep.iter().rev() {
+            body.push_str(l);
+            body.push('\n');
+        }
+        body.push_str(line);
+        state::write_atomic(&self.path, body.as_bytes())
+    }
+
+    fn read_all(&self) -> Result<String, String> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(t) => Ok(t),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+            Err(e) => Err(format!(
+                "could not read the snapshot log {}: {e}",
+                self.path.display()
+            )),
+        }
+    }
+}
+
+/// Store one snapshot durably and return its id.
+pub fn record(pane_id: &str, target: &str, text: &str, truncated: bool) -> Result<String, String> {
+    let snap = new_snapshot(pane_id, target, text, truncated);
+    let log = Log::global();
+    log.append(&snap).map_err(|e| {
+        format!(
+            "could not store the snapshot in {}: {e}; check that the state directory is writable (TMUXMATE_STATE_DIR or XDG_STATE_HOME)",
+            log.path.display()
+        )
+    })?;
+    Ok(snap.id)
+}
+
+fn new_snapshot(pane_id: &str, target: &str, text: &str, truncated: bool) -> Snapshot {
+    let now = state::now_ms();
+    Snapshot {
+        id: new_id(now),
+        time: now,
+        pane_id: pane_id.to_string(),
+        target: target.to_string(),
+        line_count: crate::capture::line_count(text),
+        truncated,
+        preview: preview(text),
+        text: text.to_string(),
+    }
+}
+
+fn ends_with_newline(path: &std::path::Path, size: u64) -> bool {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return true;
+    };
+    let mut last = [0u8; 1];
+    f.seek(SeekFrom::Start(size - 1)).is_ok() && f.read_exact(&mut last).is_ok() && last[0] == b'\n'
+}
+
+/// The newest `limit` snapshots, newest first.
+pub fn list(limit: usize) -> Result<Vec<Snapshot>, String> {
+    let text = Log::global().read_all()?;
+    Ok(text
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Snapshot>(l).ok())
+        .take(limit)
+        .collect())
+}
+
+/// The snapshot with this id, if stored.
+pub fn find(id: &str) -> Result<Option<Snapshot>, String> {
+    let text = Log::global().read_all()?;
+    Ok(text
+        .lines()
+        .rev()
+        .filter(|l| l.contains(id))
+        .filter_map(|l| serde_json::from_str::<Snapshot>(l).ok())
+        .find(|s| s.id == id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_distinct_and_plain() {
+        let a = new_id(1_700_000_000_000);
+        let b = new_id(1_700_000_000_000);
+        assert_ne!(a, b);
+        assert!(a.bytes().all(|c| c.is_ascii_alphanumeric()), "{a}");
+    }
+
+    #[test]
+    fn log_stays_bounded_and_keeps_the_newest() {
+        let dir = std::env::temp_dir().join(format!("tmuxmate-snap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let log = Log {
+            path: dir.join("snapshots.jsonl"),
+            compact_bytes: 20_000,
+            keep_bytes: 10_000,
+            keep_entries: 5,
+        };
+        let mut ids = Vec::new();
+        for i in 0..60 {
+            let s = new_snapshot(
+                "%1",
+                "m:0.0",
+                &format!("{i}\n{}", "x".repeat(i * 50)),
+                false,
+            );
+            ids.push(s.id.clone());
+            log.append(&s).unwrap();
+            let size = std::fs::metadata(&log.path).unwrap().len();
+            assert!(size <= 20_000, "{i}: {size}");
+        }
+        // A torn last line is skipped, and the next append still lands on its own line.
+        let mut f = OpenOptions::new().append(true).open(&log.path).unwrap();
+        f.write_all(b"{\"id\":\"torn").unwrap();
+        let s = new_snapshot("%1", "m:0.0", "after", false);
+        log.append(&s).unwrap();
+        let text = log.read_all().unwrap();
+        let got: Vec<Snapshot> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        assert!(got.len() >= 2 && got.len() < 61, "{}", got.len());
+        assert_eq!(got.last().unwrap().text, "after");
+        assert_eq!(got[got.len() - 2].id, ids[59]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn preview_takes_last_visible_lines() {
+        assert_eq!(
+            preview("one\ntwo\n\n\x1b[31mthree\x1b[0m\nfour\n  \n"),
+            "two\nthree\nfour"
+        );
+    }
+}
