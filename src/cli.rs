@@ -85,6 +85,11 @@ pub enum Command {
         #[command(subcommand)]
         action: WatchAction,
     },
+    /// Hand tasks to another agent CLI running in its own managed tmux session.
+    Agent {
+        #[command(subcommand)]
+        action: AgentAction,
+    },
     /// Run the demo on a private tmux server.
     Demo {
         /// Leave the demo server running and print how to attach.
@@ -335,4 +340,109 @@ pub struct WatchStartArgs {
     /// The command: one argument is a shell command line; several are quoted words.
     #[arg(last = true)]
     pub cmd: Vec<String>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct MessageArgs {
+    /// The message text.
+    #[arg(long, conflicts_with_all = ["message_file", "stdin"])]
+    pub message: Option<String>,
+    /// Read the message from a file.
+    #[arg(long, value_name = "F", conflicts_with = "stdin")]
+    pub message_file: Option<PathBuf>,
+    /// `-` reads the message from stdin.
+    #[arg(value_name = "-", value_parser = clap::builder::PossibleValuesParser::new(["-"]))]
+    pub stdin: Option<String>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct AgentStartArgs {
+    /// claude, codex, gemini or custom.
+    pub adapter: String,
+    /// Project directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<String>,
+    /// For `custom`: the CLI to run.
+    #[arg(long, value_name = "PATH")]
+    pub cli: Option<String>,
+    /// For `custom`: a regex that matches its screen when it is ready for input.
+    #[arg(long, value_name = "RE")]
+    pub ready_regex: Option<String>,
+    /// How long to wait for the ready screen.
+    #[arg(long, value_name = "S", default_value_t = 60)]
+    pub timeout_s: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AgentAction {
+    /// Start (or reuse) an agent CLI in its own session for this project and branch.
+    Start(AgentStartArgs),
+    /// Send one message as one prompt (checked; refuses on anything ambiguous).
+    Send {
+        name: String,
+        #[command(flatten)]
+        msg: MessageArgs,
+        /// Require this permission mode.
+        #[arg(long, value_name = "MODE")]
+        permission_mode: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Wait until the turn started by the last message has finished.
+    Wait {
+        name: String,
+        #[arg(long, value_name = "S", default_value_t = 600)]
+        timeout_s: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The reply to the last message (marked incomplete if the turn has not finished).
+    Reply {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start if missing, send, wait and print the complete reply: one call.
+    Ask {
+        /// A session name, or an adapter (claude, codex, gemini) for this project.
+        target: String,
+        #[command(flatten)]
+        msg: MessageArgs,
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        #[arg(long, value_name = "MODE")]
+        permission_mode: Option<String>,
+        #[arg(long, value_name = "S", default_value_t = 600)]
+        timeout_s: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Managed agent sessions on this server.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Attach to (or switch to) a managed agent session.
+    Attach { name: String },
+    /// Stop a managed agent session (kills its tmux session).
+    Stop {
+        name: String,
+        #[arg(long)]
+        confirm: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the session name tmuxmate would use.
+    Name {
+        adapter: String,
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+    },
+    /// Become the agent CLI described by a launch spec (used inside the new pane).
+    #[command(hide = true, name = "_exec")]
+    Exec { spec: PathBuf },
 }

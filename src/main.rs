@@ -1,5 +1,7 @@
 //! tmuxmate: parse, dispatch, exit code. Everything else lives in the modules.
 
+mod approval;
+mod bridge;
 mod capture;
 mod cli;
 mod cmd;

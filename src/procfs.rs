@@ -80,6 +80,25 @@ pub fn exe_name(pid: i32) -> Option<String> {
     stat(pid).map(|s| s.comm)
 }
 
+/// Real executable names of every process in process group `pgrp` (the tty's
+/// foreground group): an npm wrapper (`node`) and the real CLI it spawned share it.
+pub fn group_exes(pgrp: i32) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            if stat(pid).is_some_and(|s| s.pgrp == pgrp)
+                && let Some(n) = exe_name(pid)
+            {
+                v.push(n);
+            }
+        }
+    }
+    v
+}
+
 /// Launchers a tty may be borrowed across: they run one command for one caller.
 const LAUNCHERS: &[&str] = &[
     "sh", "dash", "bash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "busybox", "env", "timeout",

@@ -29,6 +29,17 @@ pub fn run(tmux: &Tmux, a: KeysArgs) -> CliResult {
     }
     let caller = policy::caller(tmux);
     let p = policy::resolve(tmux, a.target.as_deref(), &caller.agent)?;
+    crate::approval::approve(
+        tmux,
+        &format!("keys:{}", p.pane_id),
+        Some(&p.session_id),
+        &format!(
+            "press {} in pane {} ({})",
+            a.keys.join(" "),
+            p.pane_id,
+            p.target()
+        ),
+    )?;
     let mut args: Vec<&str> = vec!["send-keys", "-t", &p.pane_id, "--"];
     args.extend(a.keys.iter().map(String::as_str));
     tmux.run(&args)?;

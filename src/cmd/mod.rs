@@ -3,6 +3,7 @@
 //! Owns: dispatch and the shared output helpers. Invariant: output goes through `out`,
 //! which treats a closed stdout (broken pipe) as success rather than panicking.
 
+pub mod agent;
 pub mod capture;
 pub mod demo;
 pub mod hook;
@@ -79,6 +80,7 @@ pub fn dispatch(cli: Cli) -> CliResult {
         Command::Kill(a) => kill::run(&tmux, a),
         Command::Snapshots(a) => snapshots::run(&tmux, a),
         Command::Watch { action } => watch::run(&tmux, action),
+        Command::Agent { action } => agent::run(&tmux, action),
         Command::Demo { keep } => demo::run(keep),
         Command::Init { what } => init::run(what),
     }

@@ -68,6 +68,17 @@ pub fn run(tmux: &Tmux, a: PasteArgs) -> CliResult {
     let (clean, sanitized) = input::sanitize_paste(&text);
     let caller = policy::caller(tmux);
     let p = policy::resolve(tmux, a.target.as_deref(), &caller.agent)?;
+    crate::approval::approve(
+        tmux,
+        &format!("paste:{}", p.pane_id),
+        Some(&p.session_id),
+        &format!(
+            "paste {} bytes into pane {} ({})",
+            clean.len(),
+            p.pane_id,
+            p.target()
+        ),
+    )?;
     if p.dead {
         return Err(CliError::new(format!(
             "refused: pane {} is dead (its program exited); nothing would read the text",

@@ -43,6 +43,17 @@ pub fn run(tmux: &Tmux, a: SendArgs) -> CliResult {
     input::validate_line(&a.text)?;
     let caller = policy::caller(tmux);
     let p = policy::resolve(tmux, a.target.as_deref(), &caller.agent)?;
+    crate::approval::approve(
+        tmux,
+        &format!("send:{}", p.pane_id),
+        Some(&p.session_id),
+        &format!(
+            "type {} bytes of text into pane {} ({})",
+            a.text.len(),
+            p.pane_id,
+            p.target()
+        ),
+    )?;
     if p.dead {
         return Err(CliError::new(format!(
             "refused: pane {} is dead (its program exited); nothing would read the text",

@@ -108,6 +108,15 @@ impl Tmux {
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
+    /// Replace this process with an interactive tmux (for `attach`); returns only on error.
+    pub fn exec_interactive(&self, args: &[&str]) -> std::io::Error {
+        use std::os::unix::process::CommandExt;
+        let argv = self.argv(args);
+        #[allow(clippy::disallowed_methods)] // the same wrapper, handing the terminal to tmux
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]).exec()
+    }
+
     /// Run and return raw stdout bytes.
     pub fn run_bytes(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
         let argv = self.argv(args);

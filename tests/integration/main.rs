@@ -4,6 +4,7 @@
 #[path = "../util/mod.rs"]
 pub mod util;
 
+mod bridge;
 mod capture;
 mod control;
 mod hooks;

@@ -1,0 +1,239 @@
+//! Agent CLI adapters, as data: one row per CLI.
+//!
+//! Owns: everything that differs between Claude Code, Codex, Gemini CLI and a custom CLI -
+//! name, session prefix, launch argv per permission mode, the real executables that
+//! identify it, the ready/busy/dialog screen patterns, the settle delay before Enter, and
+//! where replies are read from. Invariant: a new CLI is a new row here, not a new code
+//! path elsewhere.
+
+/// Where a finished turn's reply is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplySource {
+    /// `~/.claude/projects/<enc-cwd>/<session-id>.jsonl`, found by the exact session id.
+    ClaudeTranscript,
+    /// `$CODEX_HOME/sessions/Y/M/D/rollout-*.jsonl`, pinned after the first prompt.
+    CodexRollout,
+    /// The pane's own output since the send.
+    Pane,
+}
+
+#[derive(Debug, Clone)]
+pub struct Adapter {
+    pub name: &'static str,
+    pub cli: String,
+    pub prefix: &'static str,
+    /// Permission modes and their launch arguments; the first is the default.
+    pub modes: Vec<(&'static str, Vec<&'static str>)>,
+    /// Arguments for every launch (before the mode's).
+    pub base_args: Vec<&'static str>,
+    /// `Some(flag)`: the CLI takes a session id we choose (its transcript name is known).
+    pub session_id_flag: Option<&'static str>,
+    /// Real executable names (`/proc/<pid>/exe` base names) that prove it is running.
+    pub exes: Vec<String>,
+    /// All must match the screen for the composer to be ready.
+    pub ready: Vec<String>,
+    /// Any visible means a turn is running.
+    pub busy: Vec<String>,
+    /// Any visible means a dialog that must never receive a keystroke.
+    pub dialogs: Vec<String>,
+    /// Delay between the paste and Enter (Codex turns an Enter inside a paste burst
+    /// of 120 ms into a newline).
+    pub settle_ms: u64,
+    /// After the ready screen, wait this long and look again (late start-up dialogs).
+    pub late_dialog_ms: u64,
+    pub reply: ReplySource,
+}
+
+const CLAUDE_DIALOGS: &[&str] = &[
+    r"Do you want to (proceed|make this edit|create|run|allow)",
+    r"(?i)is this a project you trust",
+    r"(?i)do you want to use this api key",
+    r"(?i)welcome to claude code",
+    r"(?m)^\s+❯ \d+\. ",
+    r"\[y/N\]",
+    r"(?i)allow (this|command)\?",
+];
+const CODEX_DIALOGS: &[&str] = &[
+    r"enter/esc confirm",
+    r"(?i)meet gpt-",
+    r"(?i)update available",
+    r"(?i)allow command\?",
+    r"(?i)do you trust",
+    r"(?i)approve|approval required",
+    r"\[y/N\]",
+    r"(?m)^\s*› \d+\. ",
+];
+
+fn v(x: &[&str]) -> Vec<String> {
+    x.iter().map(|s| s.to_string()).collect()
+}
+
+pub fn claude() -> Adapter {
+    Adapter {
+        name: "claude",
+        cli: "claude".into(),
+        prefix: "tc",
+        modes: vec![
+            ("default", vec!["--permission-mode", "default"]),
+            ("plan", vec!["--permission-mode", "plan"]),
+            ("acceptEdits", vec!["--permission-mode", "acceptEdits"]),
+            ("auto", vec!["--permission-mode", "auto"]),
+            ("dontAsk", vec!["--permission-mode", "dontAsk"]),
+            (
+                "bypassPermissions",
+                vec!["--permission-mode", "bypassPermissions"],
+            ),
+        ],
+        base_args: vec![],
+        session_id_flag: Some("--session-id"),
+        exes: v(&["claude", "claude.exe"]),
+        ready: v(&[r"(?m)^❯ ", "────"]),
+        busy: v(&[r"(?m)^[✻✽✶✳✢·*] \S.*…", r"esc to interrupt\)"]),
+        dialogs: v(CLAUDE_DIALOGS),
+        settle_ms: 150,
+        late_dialog_ms: 300,
+        reply: ReplySource::ClaudeTranscript,
+    }
+}
+
+pub fn codex() -> Adapter {
+    Adapter {
+        name: "codex",
+        cli: "codex".into(),
+        prefix: "ta-codex",
+        modes: vec![
+            (
+                "workspace-write",
+                vec![
+                    "--sandbox",
+                    "workspace-write",
+                    "--ask-for-approval",
+                    "never",
+                ],
+            ),
+            (
+                "read-only",
+                vec!["--sandbox", "read-only", "--ask-for-approval", "never"],
+            ),
+            (
+                "full-access",
+                vec![
+                    "--sandbox",
+                    "danger-full-access",
+                    "--ask-for-approval",
+                    "never",
+                ],
+            ),
+            (
+                "on-request",
+                vec![
+                    "--sandbox",
+                    "workspace-write",
+                    "--ask-for-approval",
+                    "on-request",
+                ],
+            ),
+        ],
+        base_args: vec!["--no-alt-screen"],
+        session_id_flag: None,
+        exes: v(&["codex"]),
+        ready: v(&[r"(?m)^› ", r"\? for shortcuts"]),
+        busy: v(&[r"(?m)^• Working \(", r"esc to interrupt"]),
+        dialogs: v(CODEX_DIALOGS),
+        settle_ms: 200,
+        late_dialog_ms: 1500,
+        reply: ReplySource::CodexRollout,
+    }
+}
+
+pub fn gemini() -> Adapter {
+    Adapter {
+        name: "gemini",
+        cli: "gemini".into(),
+        prefix: "tg",
+        modes: vec![
+            ("default", vec!["--approval-mode", "default"]),
+            ("auto_edit", vec!["--approval-mode", "auto_edit"]),
+            ("yolo", vec!["--approval-mode", "yolo"]),
+        ],
+        base_args: vec![],
+        session_id_flag: None,
+        exes: v(&["gemini", "node"]),
+        ready: v(&[r"Type your message"]),
+        busy: v(&[r"esc to cancel"]),
+        dialogs: v(&[
+            r"(?i)allow execution",
+            r"(?i)do you trust",
+            r"\[y/N\]",
+            r"(?m)^\s*● \d+\. ",
+        ]),
+        settle_ms: 150,
+        late_dialog_ms: 500,
+        reply: ReplySource::Pane,
+    }
+}
+
+/// A CLI we know only by its path and its ready pattern.
+pub fn custom(cli: &str, ready: &str) -> Adapter {
+    let exe = cli.rsplit('/').next().unwrap_or(cli).to_string();
+    Adapter {
+        name: "custom",
+        cli: cli.to_string(),
+        prefix: "tx",
+        modes: vec![("default", vec![])],
+        base_args: vec![],
+        session_id_flag: None,
+        exes: vec![exe],
+        ready: vec![ready.to_string()],
+        busy: vec![],
+        dialogs: v(&[r"\[y/N\]", r"(?i)do you want to proceed"]),
+        settle_ms: 150,
+        late_dialog_ms: 0,
+        reply: ReplySource::Pane,
+    }
+}
+
+pub const NAMES: &[&str] = &["claude", "codex", "gemini", "custom"];
+
+pub fn by_name(name: &str) -> Option<Adapter> {
+    match name {
+        "claude" => Some(claude()),
+        "codex" => Some(codex()),
+        "gemini" => Some(gemini()),
+        _ => None,
+    }
+}
+
+impl Adapter {
+    pub fn mode_args(&self, mode: &str) -> Option<&[&'static str]> {
+        self.modes
+            .iter()
+            .find(|(m, _)| *m == mode)
+            .map(|(_, a)| a.as_slice())
+    }
+    pub fn default_mode(&self) -> &'static str {
+        self.modes[0].0
+    }
+    pub fn mode_names(&self) -> String {
+        self.modes
+            .iter()
+            .map(|(m, _)| *m)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_compile() {
+        for a in [claude(), codex(), gemini(), custom("/x/y", "ok>")] {
+            for p in a.ready.iter().chain(&a.busy).chain(&a.dialogs) {
+                assert!(regex::Regex::new(p).is_ok(), "{}: {p}", a.name);
+            }
+            assert!(a.mode_args(a.default_mode()).is_some());
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The managed-session contract, kept in the session's own options.
+//!
+//! Owns: `@tmuxmate-managed`, `-adapter`, `-project`, `-permission-mode`, `-pane`,
+//! `-cli-session` (Claude's session id), `-rollout` (Codex's rollout path, pinned after the
+//! first prompt), `-cli` and `-last-send` (where the reply to the last message starts), and
+//! exact session lookup. Invariants: sessions are found by comparing names ourselves and
+//! then addressed by `$N` only (tmux's `-t name` prefix-matches); a read of a session that
+//! vanished is an error, never an empty contract (tmux answers `display -t $99` with rc 0).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::CliError;
+use crate::tmux::Tmux;
+use crate::tmux::format::{parse_records, record_format};
+
+pub const KEYS: &[&str] = &[
+    "session_id",
+    "session_name",
+    "@tmuxmate-managed",
+    "@tmuxmate-adapter",
+    "@tmuxmate-project",
+    "@tmuxmate-permission-mode",
+    "@tmuxmate-pane",
+    "@tmuxmate-cli-session",
+    "@tmuxmate-rollout",
+    "@tmuxmate-cli",
+    "@tmuxmate-last-send",
+];
+
+#[derive(Debug, Clone, Default)]
+pub struct Contract {
+    pub session_id: String,
+    pub name: String,
+    pub managed: bool,
+    pub adapter: String,
+    pub project: String,
+    pub mode: String,
+    pub pane: String,
+    pub cli_session: String,
+    pub rollout: String,
+    pub cli: String,
+    pub last_send: Option<SendMark>,
+}
+
+/// Where the reply to the last message starts.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMark {
+    pub at: u64,
+    /// Byte offset of the transcript/rollout when the message was sent (0 if none yet).
+    pub offset: u64,
+    /// The first characters of the message, to recognise its user record.
+    pub head: String,
+    /// Pane history size when the message was sent (pane fallback).
+    #[serde(default)]
+    pub history: u64,
+}
+
+/// `$N` of the session named exactly `name`, if any.
+pub fn find(tmux: &Tmux, name: &str) -> Result<Option<String>, CliError> {
+    crate::create::session_by_name(tmux, name)
+}
+
+pub fn read(tmux: &Tmux, session_id: &str) -> Result<Contract, CliError> {
+    let fmt = record_format(KEYS);
+    let out = tmux.run_bytes(
+        &["display-message", "-p", "-t", session_id, "-F", &fmt],
+        None,
+    )?;
+    let recs = parse_records(&out, KEYS.len())
+        .map_err(|d| CliError::new(format!("unreadable session options: {d}")))?;
+    let r = recs.into_iter().next().unwrap_or_default();
+    if r.first().is_none_or(|s| s != session_id) {
+        return Err(CliError::new(format!(
+            "session {session_id} disappeared while tmuxmate was working with it; nothing was done to any other session"
+        )));
+    }
+    let mut it = r.into_iter();
+    let mut n = || it.next().unwrap_or_default();
+    Ok(Contract {
+        session_id: n(),
+        name: n(),
+        managed: n() == "1",
+        adapter: n(),
+        project: n(),
+        mode: n(),
+        pane: n(),
+        cli_session: n(),
+        rollout: n(),
+        cli: n(),
+        last_send: serde_json::from_str(&n()).ok(),
+    })
+}
+
+pub fn set(tmux: &Tmux, session_id: &str, key: &str, value: &str) -> Result<(), CliError> {
+    tmux.run(&["set-option", "-t", session_id, "--", key, value])?;
+    Ok(())
+}

@@ -1,0 +1,260 @@
+//! The checked send: one message to a managed agent as one prompt, or a refusal.
+//!
+//! Owns: the checks, in order (exact name; managed by this adapter; project root and
+//! permission mode; pinned pane exists, alive, in the session; foreground is the CLI by
+//! real executable; not mid-turn; no dialog), the sanitized bracketed paste, the settle
+//! delay, exactly one Enter, and verifying that the prompt was submitted. Invariants:
+//! every refusal names the check that failed; nothing is typed after a failed check; no
+//! Enter is pressed while a dialog is visible, and there is no rescue Enter at all.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::adapters::{self, Adapter, ReplySource};
+use super::contract::{self, Contract, SendMark};
+use super::launch::attach_line;
+use super::transcript;
+use crate::error::CliError;
+use crate::tmux::Tmux;
+use crate::tmux::panes;
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sent {
+    pub name: String,
+    pub pane_id: String,
+    pub bytes: usize,
+    pub submitted: bool,
+    /// How submission was verified: `transcript` or `screen`.
+    pub verified_by: String,
+}
+
+/// The adapter of a managed session (custom sessions carry their CLI path).
+pub fn adapter_of(c: &Contract) -> Result<Adapter, CliError> {
+    if c.adapter == "custom" {
+        return Ok(adapters::custom(&c.cli, ".")); // ready pattern is only used at start
+    }
+    adapters::by_name(&c.adapter).ok_or_else(|| {
+        CliError::new(format!(
+            "refused: session {} is not managed by a known adapter ({:?})",
+            c.name, c.adapter
+        ))
+    })
+}
+
+/// Resolve a managed session by exact name.
+pub fn resolve(tmux: &Tmux, name: &str) -> Result<(Contract, Adapter), CliError> {
+    let Some(sid) = contract::find(tmux, name)? else {
+        return Err(CliError::new(format!(
+            "refused: no tmux session is named exactly {name:?} (see `tmuxmate agent list`)"
+        )));
+    };
+    let c = contract::read(tmux, &sid)?;
+    if !c.managed {
+        return Err(CliError::new(format!(
+            "refused: session {name} is not managed by tmuxmate; it was not started with `tmuxmate agent start`"
+        )));
+    }
+    let a = adapter_of(&c)?;
+    if !c.name.starts_with(&format!("{}-", a.prefix)) {
+        return Err(CliError::new(format!(
+            "refused: session {name} is outside the {} adapter's namespace ({}-*)",
+            a.name, a.prefix
+        )));
+    }
+    Ok((c, a))
+}
+
+/// The pinned pane exists, is alive, belongs to the session, and runs the CLI.
+pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(), CliError> {
+    let rows = panes::query(tmux, &["list-panes", "-s", "-t", &c.session_id])?;
+    let Some(p) = rows.iter().find(|p| p.pane_id == c.pane) else {
+        return Err(CliError::new(format!(
+            "refused: the pinned pane {} of session {} is gone (was it closed by hand?); stop the session with `tmuxmate agent stop {} --confirm` and start again",
+            c.pane, c.name, c.name
+        )));
+    };
+    if p.dead {
+        return Err(CliError::new(format!(
+            "refused: the {} CLI in pane {} of session {} has exited; inspect it ({}) and stop the session with `tmuxmate agent stop {} --confirm`",
+            a.name,
+            c.pane,
+            c.name,
+            attach_line(&c.name),
+            c.name
+        )));
+    }
+    let pid: i32 = p.pane_pid.parse().unwrap_or(0);
+    let fg = crate::procfs::stat(pid).map(|s| if s.tpgid > 0 { s.tpgid } else { pid });
+    let exes = fg.map(crate::procfs::group_exes).unwrap_or_default();
+    if !exes.iter().any(|e| a.exes.contains(e)) {
+        return Err(CliError::new(format!(
+            "refused: the foreground of pane {} is {:?}, not the {} CLI ({}); was the CLI restarted by hand? inspect: {}",
+            c.pane,
+            exes,
+            a.name,
+            a.exes.join("/"),
+            attach_line(&c.name)
+        )));
+    }
+    Ok(())
+}
+
+/// The file the reply is read from, if known now.
+pub fn reply_file(c: &Contract, a: &Adapter) -> Option<std::path::PathBuf> {
+    match a.reply {
+        ReplySource::ClaudeTranscript if !c.cli_session.is_empty() => {
+            transcript::claude_transcript(&c.project, &c.cli_session)
+        }
+        ReplySource::CodexRollout if !c.rollout.is_empty() => Some(c.rollout.clone().into()),
+        _ => None,
+    }
+}
+
+/// Is the turn that began with the last send still open, as far as the record shows?
+fn mid_turn(c: &Contract, a: &Adapter) -> bool {
+    let Some(m) = &c.last_send else { return false };
+    let Some(f) = reply_file(c, a) else {
+        return false;
+    };
+    let t = super::turns::read_turn(a, &f, m);
+    t.submitted && !t.complete
+}
+
+pub fn send(
+    tmux: &Tmux,
+    name: &str,
+    message: &str,
+    caller_project: &str,
+    mode: Option<&str>,
+) -> Result<Sent, CliError> {
+    if message.trim().is_empty() {
+        return Err(CliError::usage(
+            "refused: the message is empty; nothing was sent",
+        ));
+    }
+    let (c, a) = resolve(tmux, name)?;
+    super::launch::check_contract(&c, &a, caller_project, mode)?;
+    check_pane(tmux, &c, &a)?;
+    let scr = super::screen(tmux, &c.pane);
+    if mid_turn(&c, &a) {
+        return Err(CliError::new(format!(
+            "refused: {name} is mid-turn (its previous message has not finished); wait with `tmuxmate agent wait {name}`"
+        )));
+    }
+    if let Some(d) = super::any(&a.dialogs, &scr) {
+        return Err(CliError::new(format!(
+            "refused: {name} shows a dialog ({d:?}); tmuxmate never types into dialogs. Answer it yourself: {}",
+            attach_line(name)
+        )));
+    }
+    if let Some(b) = super::any(&a.busy, &scr) {
+        return Err(CliError::new(format!(
+            "refused: {name} is busy ({b:?}); wait with `tmuxmate agent wait {name}`"
+        )));
+    }
+    if !a.ready.is_empty() && !super::all(&a.ready, &scr) {
+        return Err(CliError::new(format!(
+            "refused: {name} is not at its prompt; inspect: {}",
+            attach_line(name)
+        )));
+    }
+    let (clean, _) = crate::input::sanitize_paste(message);
+    let head: String = clean
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(60)
+        .collect();
+    let file = reply_file(&c, &a);
+    let history = tmux
+        .run(&["display-message", "-p", "-t", &c.pane, "#{history_size}"])
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    let mark = SendMark {
+        at: crate::state::now_ms(),
+        offset: file.as_deref().map(transcript::size).unwrap_or(0),
+        head,
+        history,
+    };
+    crate::input::paste_bytes(tmux, &c.pane, clean.as_bytes(), true)?;
+    std::thread::sleep(Duration::from_millis(a.settle_ms));
+    let scr = super::screen(tmux, &c.pane);
+    if let Some(d) = super::any(&a.dialogs, &scr) {
+        return Err(CliError::new(format!(
+            "a dialog appeared after the message was pasted into {name} ({d:?}); Enter was NOT pressed, the text sits in the composer. Look: {}",
+            attach_line(name)
+        )));
+    }
+    // Record where the reply starts before the turn can begin.
+    contract::set(
+        tmux,
+        &c.session_id,
+        "@tmuxmate-last-send",
+        &serde_json::to_string(&mark).unwrap_or_default(),
+    )?;
+    tmux.run(&["send-keys", "-t", &c.pane, "Enter"])?;
+    let verified_by = verify(tmux, &c, &a, &mark, &clean)?;
+    Ok(Sent {
+        name: name.to_string(),
+        pane_id: c.pane.clone(),
+        bytes: clean.len(),
+        submitted: true,
+        verified_by,
+    })
+}
+
+/// Wait until the transcript records our prompt, or the composer emptied.
+fn verify(
+    tmux: &Tmux,
+    c: &Contract,
+    a: &Adapter,
+    mark: &SendMark,
+    clean: &str,
+) -> Result<String, CliError> {
+    let start = Instant::now();
+    let first_line: String = clean
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .chars()
+        .take(40)
+        .collect();
+    while start.elapsed() < Duration::from_secs(15) {
+        // Codex writes its rollout only with the first prompt: pin it when it appears.
+        let mut c2 = c.clone();
+        if a.reply == ReplySource::CodexRollout
+            && c2.rollout.is_empty()
+            && let Some(p) = transcript::find_rollout(&c.project, mark.at)
+        {
+            c2.rollout = p.to_string_lossy().into_owned();
+            contract::set(tmux, &c.session_id, "@tmuxmate-rollout", &c2.rollout)?;
+        }
+        if let Some(f) = reply_file(&c2, a) {
+            let t = super::turns::read_turn(a, &f, mark);
+            if t.submitted {
+                return Ok("transcript".into());
+            }
+        } else if a.reply == ReplySource::Pane {
+            let scr = super::screen(tmux, &c.pane);
+            let composer_holds = scr
+                .lines()
+                .rev()
+                .take(6)
+                .any(|l| !first_line.is_empty() && l.contains(&first_line));
+            if !composer_holds || super::any(&a.busy, &scr).is_some() {
+                return Ok("screen".into());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(CliError::new(format!(
+        "the message was pasted and Enter pressed once, but {} did not record it as a prompt within 15 s; no second Enter was pressed. Look: {}",
+        c.name,
+        attach_line(&c.name)
+    )))
+}

@@ -1,0 +1,393 @@
+//! Starting (or reusing) an agent CLI in its own managed session.
+//!
+//! Owns: resolving the CLI to an absolute path from the caller's PATH (a long-running
+//! tmux server keeps an old PATH), handing the caller's environment (minus `NO_COLOR`) to
+//! the CLI through a private spec file that `tmuxmate agent _exec` reads, deletes and
+//! execs (so nothing passes through a shell and secrets never sit in tmux's environment),
+//! and waiting for the ready screen. Invariants: a session is reused only when its whole
+//! contract matches; a start-up dialog is refused, never answered; the pane runs the CLI
+//! itself (exec), so the pane's process is the agent.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::adapters::Adapter;
+use super::contract::{self, Contract};
+use super::naming;
+use crate::error::CliError;
+use crate::policy::Caller;
+use crate::state;
+use crate::tmux::Tmux;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Spec {
+    pub argv: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Started {
+    pub name: String,
+    pub session_id: String,
+    pub pane_id: String,
+    pub adapter: String,
+    pub project: String,
+    pub permission_mode: String,
+    pub reused: bool,
+    pub cli_session: Option<String>,
+    pub attach: String,
+}
+
+/// A random RFC 4122 version 4 UUID from the kernel's generator.
+pub fn uuid_v4() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut b = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut b)?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    ))
+}
+
+pub fn which(cli: &str) -> Option<PathBuf> {
+    if cli.contains('/') {
+        let p = std::fs::canonicalize(cli).ok()?;
+        return is_exec(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(cli))
+        .find(|p| is_exec(p))
+}
+
+fn is_exec(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+pub fn attach_line(name: &str) -> String {
+    format!("tmux attach -t '={name}'")
+}
+
+/// Check an existing session's contract against what the caller asks for.
+pub fn check_contract(
+    c: &Contract,
+    adapter: &Adapter,
+    project: &str,
+    mode: Option<&str>,
+) -> Result<(), CliError> {
+    let name = &c.name;
+    if !c.managed {
+        return Err(CliError::new(format!(
+            "refused: a tmux session named {name} exists but tmuxmate does not manage it; rename or remove it yourself, or work from another project"
+        )));
+    }
+    if c.adapter != adapter.name {
+        return Err(CliError::new(format!(
+            "refused: session {name} is managed for the {} adapter, not {}",
+            c.adapter, adapter.name
+        )));
+    }
+    if !name.starts_with(&format!("{}-", adapter.prefix)) {
+        return Err(CliError::new(format!(
+            "refused: session {name} is outside the {} namespace ({}-*)",
+            adapter.name, adapter.prefix
+        )));
+    }
+    if c.project != project {
+        return Err(CliError::new(format!(
+            "refused: session {name} works on project {}, but you are in {project}",
+            c.project
+        )));
+    }
+    if let Some(m) = mode
+        && c.mode != m
+    {
+        return Err(CliError::new(format!(
+            "refused: session {name} runs with permission mode {}, you asked for {m}; stop it (`tmuxmate agent stop {name} --confirm`) to change the mode",
+            c.mode
+        )));
+    }
+    Ok(())
+}
+
+/// Start the agent for `project_dir`, or reuse a matching running one.
+pub fn start(
+    tmux: &Tmux,
+    caller: &Caller,
+    adapter: &Adapter,
+    project_dir: &Path,
+    mode: Option<&str>,
+    timeout: Duration,
+) -> Result<Started, CliError> {
+    let proj = naming::project(project_dir).map_err(|e| {
+        CliError::new(format!(
+            "cannot read project directory {}: {e}",
+            project_dir.display()
+        ))
+    })?;
+    let root = proj.root.to_string_lossy().into_owned();
+    let name = naming::name(adapter.prefix, &proj);
+    if let Some(m) = mode
+        && adapter.mode_args(m).is_none()
+    {
+        return Err(CliError::usage(format!(
+            "unknown permission mode {m:?} for {}: use one of {}",
+            adapter.name,
+            adapter.mode_names()
+        )));
+    }
+    if let Some(sid) = contract::find(tmux, &name)? {
+        let c = contract::read(tmux, &sid)?;
+        check_contract(&c, adapter, &root, mode)?;
+        super::deliver::check_pane(tmux, &c, adapter)?;
+        return Ok(Started {
+            attach: attach_line(&name),
+            name,
+            session_id: sid,
+            pane_id: c.pane,
+            adapter: adapter.name.into(),
+            project: root,
+            permission_mode: c.mode,
+            reused: true,
+            cli_session: (!c.cli_session.is_empty()).then_some(c.cli_session),
+        });
+    }
+    let mode = mode.unwrap_or(adapter.default_mode()).to_string();
+    let cli = which(&adapter.cli).ok_or_else(|| {
+        CliError::new(format!(
+            "the {} CLI ({}) is not on your PATH; install it or pass --cli",
+            adapter.name, adapter.cli
+        ))
+    })?;
+    let mut argv = vec![cli.to_string_lossy().into_owned()];
+    argv.extend(adapter.base_args.iter().map(|s| s.to_string()));
+    let cli_session = match adapter.session_id_flag {
+        Some(flag) => {
+            let id = uuid_v4()?;
+            argv.push(flag.into());
+            argv.push(id.clone());
+            Some(id)
+        }
+        None => None,
+    };
+    argv.extend(
+        adapter
+            .mode_args(&mode)
+            .unwrap_or_default()
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    let env: BTreeMap<String, String> = std::env::vars().filter(|(k, _)| k != "NO_COLOR").collect();
+    let spec = Spec {
+        argv,
+        env,
+        cwd: root.clone(),
+    };
+    let spec_path = state::state_dir().join("launch").join(format!(
+        "{}-{}.json",
+        naming::encode(&name).replace('/', "_"),
+        std::process::id()
+    ));
+    write_private(
+        &spec_path,
+        serde_json::to_string(&spec).unwrap_or_default().as_bytes(),
+    )?;
+    let bin = std::env::current_exe()?.to_string_lossy().into_owned();
+    // The session comes with a placeholder window; ours is created with history-limit in
+    // force, then the placeholder goes.
+    let out = tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        &name,
+        "-c",
+        &root,
+        "-P",
+        "-F",
+        "#{session_id} #{window_id}",
+        "cat",
+    ])?;
+    let mut it = out.split_whitespace();
+    let sid = it.next().unwrap_or_default().to_string();
+    let placeholder = it.next().unwrap_or_default().to_string();
+    let created = crate::create::new_window(
+        tmux,
+        caller,
+        &sid,
+        Some(adapter.name),
+        Some(&root),
+        // `exec`: tmux runs the command through `sh -c`, and the pane's process must be
+        // the CLI itself (its pid, its process group, its title).
+        &[
+            "exec".into(),
+            bin,
+            "agent".into(),
+            "_exec".into(),
+            spec_path.to_string_lossy().into_owned(),
+        ],
+    );
+    let _ = tmux.run(&["kill-window", "-t", &placeholder]);
+    let created = created?;
+    for (k, v) in [
+        ("@tmuxmate-managed", "1"),
+        ("@tmuxmate-adapter", adapter.name),
+        ("@tmuxmate-project", &root),
+        ("@tmuxmate-permission-mode", &mode),
+        ("@tmuxmate-pane", &created.pane_id),
+        (
+            "@tmuxmate-cli-session",
+            cli_session.as_deref().unwrap_or(""),
+        ),
+        ("@tmuxmate-cli", &spec.argv[0]),
+    ] {
+        contract::set(tmux, &sid, k, v)?;
+    }
+    // So that `remain-on-exit` shows why a CLI died instead of closing the window.
+    let _ = tmux.run(&[
+        "set-option",
+        "-p",
+        "-t",
+        &created.pane_id,
+        "remain-on-exit",
+        "on",
+    ]);
+    wait_ready(tmux, adapter, &created.pane_id, &name, timeout)?;
+    let _ = std::fs::remove_file(&spec_path);
+    Ok(Started {
+        attach: attach_line(&name),
+        name,
+        session_id: sid,
+        pane_id: created.pane_id,
+        adapter: adapter.name.into(),
+        project: root,
+        permission_mode: mode,
+        reused: false,
+        cli_session,
+    })
+}
+
+fn write_private(p: &Path, data: &[u8]) -> Result<(), CliError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d)?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(p)?;
+    f.write_all(data)?;
+    Ok(())
+}
+
+/// Wait for the ready screen; a dialog or a dead pane is an error that says what to do.
+pub fn wait_ready(
+    tmux: &Tmux,
+    a: &Adapter,
+    pane: &str,
+    name: &str,
+    timeout: Duration,
+) -> Result<(), CliError> {
+    let start = Instant::now();
+    loop {
+        let dead = tmux
+            .run(&["display-message", "-p", "-t", pane, "#{pane_dead}"])
+            .map(|s| s.trim() == "1")
+            .unwrap_or(true);
+        let scr = super::screen(tmux, pane);
+        if dead {
+            let tail: Vec<&str> = scr.trim_end().lines().rev().take(8).collect();
+            return Err(CliError::new(format!(
+                "the {} CLI exited during start-up in session {name}; its last lines:\n{}\ninspect: {}",
+                a.name,
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+                attach_line(name)
+            )));
+        }
+        if let Some(d) = super::any(&a.dialogs, &scr) {
+            return Err(CliError::new(format!(
+                "refused: the {} CLI in session {name} shows a start-up dialog ({d:?}); tmuxmate never answers dialogs. Answer it yourself: {}",
+                a.name,
+                attach_line(name)
+            )));
+        }
+        if super::all(&a.ready, &scr) {
+            // Some dialogs draw a moment after the prompt (Codex's model migration).
+            if a.late_dialog_ms > 0 {
+                std::thread::sleep(Duration::from_millis(a.late_dialog_ms));
+                let scr = super::screen(tmux, pane);
+                if let Some(d) = super::any(&a.dialogs, &scr) {
+                    return Err(CliError::new(format!(
+                        "refused: the {} CLI in session {name} opened a dialog after start-up ({d:?}); answer it yourself: {}",
+                        a.name,
+                        attach_line(name)
+                    )));
+                }
+            }
+            return Ok(());
+        }
+        if start.elapsed() > timeout {
+            return Err(CliError::new(format!(
+                "the {} CLI in session {name} did not show its prompt within {} s; inspect: {}",
+                a.name,
+                timeout.as_secs(),
+                attach_line(name)
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `tmuxmate agent _exec SPEC`: become the CLI described by SPEC (and delete SPEC).
+pub fn exec(spec_path: &Path) -> CliError {
+    let spec: Spec = match std::fs::read(spec_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+    {
+        Some(s) => s,
+        None => return CliError::new(format!("cannot read launch spec {}", spec_path.display())),
+    };
+    let _ = std::fs::remove_file(spec_path);
+    let Some(prog) = spec.argv.first() else {
+        return CliError::new("empty launch spec");
+    };
+    // The pane's own terminal facts win over the caller's (its TERM may be `dumb`).
+    let mut env = spec.env;
+    for k in ["TMUX", "TMUX_PANE", "TERM"] {
+        match std::env::var(k) {
+            Ok(v) => {
+                env.insert(k.into(), v);
+            }
+            Err(_) => {
+                env.remove(k);
+            }
+        }
+    }
+    for k in ["COLUMNS", "LINES", "NO_COLOR"] {
+        env.remove(k);
+    }
+    use std::os::unix::process::CommandExt;
+    #[allow(clippy::disallowed_methods)] // exec of the agent CLI itself, not tmux
+    let err = std::process::Command::new(prog)
+        .args(&spec.argv[1..])
+        .env_clear()
+        .envs(env)
+        .current_dir(&spec.cwd)
+        .exec();
+    CliError::new(format!("could not start {prog}: {err}"))
+}

@@ -1,0 +1,44 @@
+//! The agent bridge: another agent CLI in its own managed tmux session.
+//!
+//! `adapters` is the table of CLIs, `naming` the session names, `contract` the session
+//! options that make a session ours, `transcript` reply reading, `launch` starting a CLI,
+//! `deliver` the checked send, and `turns` waiting for and reading replies.
+
+pub mod adapters;
+pub mod contract;
+pub mod deliver;
+pub mod launch;
+pub mod naming;
+pub mod transcript;
+pub mod turns;
+
+use regex::Regex;
+
+use crate::tmux::Tmux;
+
+/// The visible screen of a pane (joined lines, no colours).
+pub fn screen(tmux: &Tmux, pane: &str) -> String {
+    tmux.run(&["capture-pane", "-p", "-J", "-t", pane])
+        .unwrap_or_default()
+}
+
+pub fn any(patterns: &[String], text: &str) -> Option<String> {
+    patterns.iter().find_map(|p| {
+        Regex::new(p)
+            .ok()
+            .and_then(|re| re.find(text).map(|m| line_of(text, m.start())))
+    })
+}
+
+pub fn all(patterns: &[String], text: &str) -> bool {
+    !patterns.is_empty()
+        && patterns
+            .iter()
+            .all(|p| Regex::new(p).is_ok_and(|re| re.is_match(text)))
+}
+
+fn line_of(text: &str, at: usize) -> String {
+    let start = text[..at].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let end = text[at..].find('\n').map(|i| at + i).unwrap_or(text.len());
+    text[start..end].trim().chars().take(120).collect()
+}

@@ -1,0 +1,492 @@
+//! The agent bridge against stand-in Claude and Codex CLIs (raw mode, bracketed paste,
+//! real transcript formats, Claude's version-number process title, dialogs on demand).
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use crate::server;
+use crate::util::*;
+use serde::Deserialize;
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct Started {
+    name: String,
+    session_id: String,
+    pane_id: String,
+    adapter: String,
+    project: String,
+    permission_mode: String,
+    reused: bool,
+    cli_session: Option<String>,
+    attach: String,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct Reply {
+    name: String,
+    complete: bool,
+    source: String,
+    text: String,
+    truncated: bool,
+    attach: String,
+}
+
+pub fn standin_bin() -> PathBuf {
+    let p = Path::new(BIN)
+        .parent()
+        .unwrap()
+        .join("examples/agent_standin");
+    if !p.exists() {
+        let st = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--example", "agent_standin"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    p
+}
+
+/// A project with stand-in CLIs on PATH; each CLI records into its own dir.
+pub struct Bridge {
+    pub proj: PathBuf,
+    pub bin: PathBuf,
+    pub sd: PathBuf,
+}
+
+impl Bridge {
+    pub fn new(s: &Server, project: &str, branch: &str) -> Bridge {
+        let proj = s.dir.join(project);
+        std::fs::create_dir_all(proj.join(".git")).unwrap();
+        std::fs::write(
+            proj.join(".git/HEAD"),
+            format!("ref: refs/heads/{branch}\n"),
+        )
+        .unwrap();
+        let bin = s.dir.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for n in ["claude", "codex", "myrepl"] {
+            let _ = std::fs::copy(standin_bin(), bin.join(n));
+        }
+        let sd = s.dir.join(format!("sd-{project}"));
+        std::fs::create_dir_all(&sd).unwrap();
+        Bridge { proj, bin, sd }
+    }
+
+    pub fn cmd(&self, s: &Server, args: &[&str]) -> Output {
+        let path = format!(
+            "{}:{}",
+            self.bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        s.tmuxmate()
+            .env("PATH", path)
+            .env("STANDIN_DIR", &self.sd)
+            .env("NO_COLOR", "1")
+            .current_dir(&self.proj)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    pub fn ok(&self, s: &Server, args: &[&str]) -> String {
+        let o = self.cmd(s, args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    pub fn refused(&self, s: &Server, args: &[&str], needle: &str) -> String {
+        let o = self.cmd(s, args);
+        let e = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(!o.status.success(), "{args:?} should be refused");
+        assert!(e.contains(needle), "{args:?}: expected {needle:?} in: {e}");
+        e
+    }
+
+    pub fn start(&self, s: &Server, adapter: &str) -> Started {
+        serde_json::from_str(&self.ok(s, &["agent", "start", adapter, "--json"])).unwrap()
+    }
+
+    pub fn received(&self) -> Vec<u8> {
+        std::fs::read(self.sd.join("received.bin")).unwrap_or_default()
+    }
+}
+
+#[test]
+fn hostile_multiline_message_arrives_as_one_prompt_and_reply_comes_back() {
+    let s = server!();
+    let b = Bridge::new(&s, "proj", "main");
+    let st = b.start(&s, "claude");
+    assert_eq!(st.name, "tc-proj-main");
+    assert!(!st.reused);
+    let never = s.dir.join("NEVER");
+    let msg = format!(
+        "review this:\n$(touch {n}) `touch {n}` 100% a:b 日本語 🚀\nend with semicolon;\nsneaky \x1b[201~ paste end",
+        n = never.display()
+    );
+    let r: Reply = serde_json::from_str(&b.ok(
+        &s,
+        &["agent", "ask", "tc-proj-main", "--message", &msg, "--json"],
+    ))
+    .unwrap();
+    assert!(r.complete, "{r:?}");
+    assert_eq!(r.source, "transcript");
+    assert_eq!(
+        r.text,
+        format!(
+            "stand-in reply to: {}",
+            msg.chars().take(40).collect::<String>()
+        )
+    );
+    let (clean, _) = (msg.replace('\x1b', "␛"), ());
+    let mut want = b"\x1b[200~".to_vec();
+    want.extend_from_slice(clean.as_bytes());
+    want.extend_from_slice(b"\x1b[201~\r");
+    assert_eq!(
+        String::from_utf8_lossy(&b.received()),
+        String::from_utf8_lossy(&want)
+    );
+    assert!(!never.exists());
+    // NO_COLOR was dropped, the CLI got the session id and the pane's own TMUX_PANE.
+    let argv: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(b.sd.join("argv.json")).unwrap()).unwrap();
+    assert_eq!(argv["no_color"], false);
+    assert_eq!(argv["tmux_pane"], st.pane_id.as_str());
+    assert!(
+        argv["argv"]
+            .to_string()
+            .contains(st.cli_session.as_deref().unwrap())
+    );
+    // Claude shows its version as the process name: identity still checks out.
+    assert_eq!(
+        s.tmux(&[
+            "display",
+            "-p",
+            "-t",
+            &st.pane_id,
+            "#{pane_current_command}"
+        ])
+        .trim(),
+        "2.1.332"
+    );
+    // Second start reuses; the reply command reads the same complete reply.
+    assert!(b.start(&s, "claude").reused);
+    let r2: Reply =
+        serde_json::from_str(&b.ok(&s, &["agent", "reply", "tc-proj-main", "--json"])).unwrap();
+    assert_eq!(r2.text, r.text);
+}
+
+#[test]
+fn codex_rollout_is_pinned_and_read() {
+    let s = server!();
+    let b = Bridge::new(&s, "cx", "main");
+    std::fs::write(b.sd.join("reply.txt"), "LGTM, two nits.\nSecond line.").unwrap();
+    let st = b.start(&s, "codex");
+    assert_eq!(st.name, "ta-codex-cx-main");
+    let out = b.ok(&s, &["agent", "ask", "codex", "--message", "review please"]);
+    assert_eq!(out, "LGTM, two nits.\nSecond line.\n");
+    let rollout = s.tmux(&["show", "-v", "-t", &st.session_id, "@tmuxmate-rollout"]);
+    assert!(rollout.contains("rollout-"), "{rollout}");
+    // A second turn on the same rollout reads only the new turn.
+    std::fs::write(b.sd.join("reply.txt"), "second answer").unwrap();
+    assert_eq!(
+        b.ok(&s, &["agent", "ask", "codex", "--message", "and now?"]),
+        "second answer\n"
+    );
+}
+
+#[test]
+fn ask_between_agents_in_panes() {
+    // Claude -> Codex and Codex -> Claude: the caller is a process in an agent's pane.
+    let s = server!();
+    let b = Bridge::new(&s, "both", "main");
+    let a = s.agent_pane("caller");
+    let path = format!("{}:$PATH", b.bin.display());
+    let script = |target: &str, msg: &str| {
+        format!(
+            "cd '{}' && PATH=\"{}\" STANDIN_DIR='{}' \"$TM\" agent ask {target} --message '{msg}'",
+            b.proj.display(),
+            path,
+            b.sd.display()
+        )
+    };
+    let r = a.sh(&script("codex", "from claude to codex"));
+    assert_eq!(r.rc, 0, "{}", r.out);
+    assert!(
+        r.out.contains("stand-in reply to: from claude to codex"),
+        "{}",
+        r.out
+    );
+    let r = a.sh(&script("claude", "from codex to claude"));
+    assert_eq!(r.rc, 0, "{}", r.out);
+    assert!(
+        r.out.contains("stand-in reply to: from codex to claude"),
+        "{}",
+        r.out
+    );
+}
+
+#[test]
+fn refusals_each_name_the_failed_check() {
+    let s = server!();
+    let b = Bridge::new(&s, "rf", "main");
+    b.refused(
+        &s,
+        &["agent", "send", "tc-rf-main", "--message", "x"],
+        "no tmux session is named exactly",
+    );
+    // An unmanaged session that happens to have the name.
+    s.tmux(&["new-session", "-d", "-s", "tc-rf-main", "sh"]);
+    b.refused(
+        &s,
+        &["agent", "send", "tc-rf-main", "--message", "x"],
+        "not managed by tmuxmate",
+    );
+    b.refused(&s, &["agent", "start", "claude"], "does not manage it");
+    s.tmux(&["kill-session", "-t", "=tc-rf-main"]);
+    let st = b.start(&s, "claude");
+    // Empty message; permission mode mismatch; unknown mode; project mismatch.
+    b.refused(&s, &["agent", "send", &st.name, "--message", "  "], "empty");
+    b.refused(
+        &s,
+        &[
+            "agent",
+            "send",
+            &st.name,
+            "--message",
+            "x",
+            "--permission-mode",
+            "plan",
+        ],
+        "permission mode",
+    );
+    b.refused(
+        &s,
+        &["agent", "start", "claude", "--permission-mode", "plan"],
+        "permission mode",
+    );
+    b.refused(
+        &s,
+        &["agent", "start", "claude", "--permission-mode", "nope"],
+        "unknown permission mode",
+    );
+    let other = Bridge::new(&s, "other", "main");
+    other.refused(
+        &s,
+        &["agent", "send", &st.name, "--message", "x"],
+        "works on project",
+    );
+    // Dialog visible: refused, and no Enter ever reaches the CLI.
+    std::fs::write(b.sd.join("dialog"), "").unwrap();
+    wait_until("dialog drawn", Duration::from_secs(5), || {
+        s.tmux(&["capture-pane", "-p", "-t", &st.pane_id])
+            .contains("Do you want to proceed")
+            .then_some(())
+    });
+    let before = b.received();
+    b.refused(
+        &s,
+        &["agent", "send", &st.name, "--message", "x"],
+        "shows a dialog",
+    );
+    assert_eq!(b.received(), before);
+    std::fs::remove_file(b.sd.join("dialog")).unwrap();
+    wait_until("dialog gone", Duration::from_secs(5), || {
+        (!s.tmux(&["capture-pane", "-p", "-t", &st.pane_id])
+            .contains("Do you want to proceed"))
+        .then_some(())
+    });
+    // Mid-turn: a turn that does not finish.
+    std::fs::write(b.sd.join("busy"), "").unwrap();
+    b.ok(&s, &["agent", "send", &st.name, "--message", "long task"]);
+    b.refused(
+        &s,
+        &["agent", "send", &st.name, "--message", "again"],
+        "mid-turn",
+    );
+    let o = b.cmd(&s, &["agent", "wait", &st.name, "--timeout-s", "1"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("[incomplete"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("tmux attach -t"));
+    std::fs::remove_file(b.sd.join("busy")).unwrap();
+    b.ok(&s, &["agent", "wait", &st.name, "--timeout-s", "10"]);
+    // Foreground is not the CLI any more (restarted by hand as a shell).
+    s.tmux(&["respawn-pane", "-k", "-t", &st.pane_id, "sh"]);
+    b.refused(
+        &s,
+        &["agent", "send", &st.name, "--message", "x"],
+        "not the claude CLI",
+    );
+    // Pinned pane gone.
+    s.tmux(&["split-window", "-d", "-t", &st.pane_id, "sh"]);
+    s.tmux(&["kill-pane", "-t", &st.pane_id]);
+    b.refused(
+        &s,
+        &["agent", "send", &st.name, "--message", "x"],
+        "is gone",
+    );
+    // Stop needs --confirm.
+    b.refused(&s, &["agent", "stop", &st.name], "--confirm");
+    b.ok(&s, &["agent", "stop", &st.name, "--confirm"]);
+    assert!(
+        !s.tmux(&["list-sessions", "-F", "#{session_name}"])
+            .contains("tc-rf-main")
+    );
+}
+
+#[test]
+fn dialog_visible_means_no_keystroke() {
+    let s = server!();
+    let b = Bridge::new(&s, "dlg", "main");
+    let st = b.start(&s, "codex");
+    std::fs::write(b.sd.join("dialog"), "").unwrap();
+    wait_until("dialog visible", Duration::from_secs(5), || {
+        s.tmux(&["capture-pane", "-p", "-t", &st.pane_id])
+            .contains("enter/esc confirm")
+            .then_some(())
+    });
+    let before = b.received();
+    b.refused(
+        &s,
+        &["agent", "send", &st.name, "--message", "x"],
+        "shows a dialog",
+    );
+    b.refused(
+        &s,
+        &["agent", "ask", &st.name, "--message", "x"],
+        "shows a dialog",
+    );
+    assert!(
+        !b.sd.join("dialog-enter").exists(),
+        "an Enter reached the dialog"
+    );
+    assert_eq!(
+        b.received(),
+        before,
+        "no byte may reach a CLI showing a dialog"
+    );
+}
+
+#[test]
+fn names_with_dots_colons_percent_round_trip() {
+    let s = server!();
+    let b = Bridge::new(&s, "my.proj%1", "feat:x.y");
+    let name = b.ok(&s, &["agent", "name", "claude"]);
+    assert_eq!(name.trim(), "tc-my%2Eproj%251-feat%3Ax%2Ey");
+    let st = b.start(&s, "claude");
+    assert_eq!(st.name, name.trim());
+    assert_eq!(
+        s.tmux(&["display", "-p", "-t", &st.session_id, "#{session_name}"])
+            .trim(),
+        name.trim()
+    );
+    let r = b.ok(&s, &["agent", "ask", name.trim(), "--message", "hi"]);
+    assert!(r.contains("stand-in reply to: hi"));
+    // A session whose name is a prefix of ours is never matched by tmux prefix rules.
+    s.tmux(&["new-session", "-d", "-s", "tc-my", "sh"]);
+    b.refused(
+        &s,
+        &["agent", "send", "tc-my%2Epr", "--message", "x"],
+        "no tmux session is named exactly",
+    );
+}
+
+#[test]
+fn session_killed_mid_send_never_touches_another_session() {
+    let s = server!();
+    let victim = Bridge::new(&s, "victim", "main");
+    let bystander = Bridge::new(&s, "bystander", "main");
+    let v = victim.start(&s, "claude");
+    bystander.start(&s, "claude");
+    // A tmux shim that kills the victim session right before the text is loaded.
+    let shim = s.dir.join("tmux-race");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\nif [ \"$3\" = load-buffer ]; then tmux -L {} kill-session -t '{}'; fi\nexec tmux \"$@\"\n",
+            s.name, v.session_id
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", shim.to_str().unwrap()])
+        .status()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        victim.bin.display(),
+        std::env::var("PATH").unwrap()
+    );
+    let o = s
+        .tmuxmate()
+        .env("PATH", path)
+        .env("TMUXMATE_TMUX", &shim)
+        .current_dir(&victim.proj)
+        .args(["agent", "send", &v.name, "--message", "for the victim only"])
+        .output()
+        .unwrap();
+    assert!(
+        !o.status.success(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(
+        bystander.received().is_empty(),
+        "the bystander got keystrokes"
+    );
+    assert!(
+        !s.tmux(&["list-sessions", "-F", "#{session_name}"])
+            .contains("victim")
+    );
+}
+
+#[test]
+fn pane_fallback_for_a_custom_cli() {
+    let s = server!();
+    let b = Bridge::new(&s, "cust", "main");
+    let cli = b.bin.join("myrepl");
+    let st: Started = serde_json::from_str(&b.ok(
+        &s,
+        &[
+            "agent",
+            "start",
+            "custom",
+            "--cli",
+            cli.to_str().unwrap(),
+            "--ready-regex",
+            "❯ ",
+            "--json",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(st.name, "tx-cust-main");
+    let r: Reply = serde_json::from_str(&b.ok(
+        &s,
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            "what is up",
+            "--json",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(r.source, "pane");
+    assert!(r.complete);
+    assert!(
+        r.text.contains("stand-in reply to: what is up"),
+        "{}",
+        r.text
+    );
+}
