@@ -87,7 +87,7 @@ pub fn claude() -> Adapter {
         base_args: vec![],
         session_id_flag: Some("--session-id"),
         exes: v(&["claude", "claude.exe"]),
-        ready: v(&[r"(?m)^❯ ", "────"]),
+        ready: v(&[r"(?m)^❯(\s|$)", "────"]),
         busy: v(&[r"(?m)^[✻✽✶✳✢·*] \S.*…", r"esc to interrupt\)"]),
         dialogs: v(CLAUDE_DIALOGS),
         settle_ms: 150,

@@ -23,6 +23,12 @@ pub enum TmuxError {
         socket: String,
         stderr: String,
     },
+    /// The socket exists but connecting is forbidden (permissions, or a sandbox).
+    SocketDenied {
+        argv: Vec<String>,
+        socket: String,
+        stderr: String,
+    },
     TargetNotFound {
         argv: Vec<String>,
         target: String,
@@ -111,6 +117,17 @@ impl fmt::Display for TmuxError {
             TmuxError::Spawn { argv, reason } => {
                 write!(f, "could not run `{}`: {reason}", show_argv(argv))
             }
+            TmuxError::SocketDenied {
+                argv,
+                socket,
+                stderr,
+            } => write!(
+                f,
+                "tmux server socket {socket} refused the connection ({stderr}); this process may not use it: \
+                 check the socket's owner and permissions, or whether a sandbox forbids sockets \
+                 (Codex's workspace-write sandbox does: give that agent full access to use tmuxmate) [argv: {}]",
+                show_argv(argv)
+            ),
             TmuxError::NoServer {
                 argv,
                 socket,
