@@ -54,7 +54,23 @@ fn dialog_on(s: &St) -> bool {
     s.dir.join("dialog").exists()
 }
 
+/// The composer as drawn: its last lines only, as real TUIs show a long paste.
+fn shown(composer: &str) -> String {
+    let lines: Vec<&str> = composer.split('\n').collect();
+    let tail = &lines[lines.len().saturating_sub(3)..];
+    let mut t: String = tail.join("\n");
+    if t.len() > 300 {
+        let mut cut = t.len() - 300;
+        while !t.is_char_boundary(cut) {
+            cut += 1;
+        }
+        t = t[cut..].to_string();
+    }
+    t
+}
+
 fn draw(s: &St) {
+    let composer = shown(&s.composer);
     let mut o = String::from("\x1b[2J\x1b[H");
     if s.kind == "claude" {
         o.push_str(" * Claude Code stand-in v2.1.332\r\n\r\n");
@@ -69,7 +85,7 @@ fn draw(s: &St) {
             }
             o.push_str(&"─".repeat(40));
             o.push_str("\r\n❯ ");
-            o.push_str(&s.composer.replace('\n', "\r\n  "));
+            o.push_str(&composer.replace('\n', "\r\n  "));
             o.push_str("\r\n");
             o.push_str(&"─".repeat(40));
             o.push_str("\r\n  ? for shortcuts\r\n");
@@ -85,10 +101,10 @@ fn draw(s: &St) {
             if s.busy {
                 o.push_str("• Working (0s • esc to interrupt)\r\n");
             }
-            if s.composer.is_empty() {
+            if composer.is_empty() {
                 o.push_str("\r\n› Ask Codex to do anything\r\n");
             } else {
-                o.push_str(&format!("\r\n› {}\r\n", s.composer.replace('\n', "\r\n  ")));
+                o.push_str(&format!("\r\n› {}\r\n", composer.replace('\n', "\r\n  ")));
             }
             o.push_str("\r\n  ? for shortcuts\r\n");
         }

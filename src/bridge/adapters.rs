@@ -36,8 +36,10 @@ pub struct Adapter {
     pub busy: Vec<String>,
     /// Any visible means a dialog that must never receive a keystroke.
     pub dialogs: Vec<String>,
-    /// Delay between the paste and Enter (Codex turns an Enter inside a paste burst
-    /// of 120 ms into a newline).
+    /// Delay between the paste and Enter. Codex turns an Enter within 120 ms of a burst of
+    /// *typed* characters into a newline; our text always arrives as one bracketed paste,
+    /// and both Claude 2.1.332 and Codex 0.171 submitted it even with Enter at 0 ms (rig).
+    /// Submission is verified afterwards either way.
     pub settle_ms: u64,
     /// After the ready screen, wait this long and look again (late start-up dialogs).
     pub late_dialog_ms: u64,
@@ -90,7 +92,7 @@ pub fn claude() -> Adapter {
         ready: v(&[r"(?m)^❯(\s|$)", "────"]),
         busy: v(&[r"(?m)^[✻✽✶✳✢·*] \S.*…", r"esc to interrupt\)"]),
         dialogs: v(CLAUDE_DIALOGS),
-        settle_ms: 150,
+        settle_ms: 30,
         late_dialog_ms: 300,
         reply: ReplySource::ClaudeTranscript,
     }
@@ -140,7 +142,7 @@ pub fn codex() -> Adapter {
         ready: v(&[r"(?m)^› ", r"\? for shortcuts"]),
         busy: v(&[r"(?m)^• Working \(", r"esc to interrupt"]),
         dialogs: v(CODEX_DIALOGS),
-        settle_ms: 200,
+        settle_ms: 60,
         late_dialog_ms: 1500,
         reply: ReplySource::CodexRollout,
     }

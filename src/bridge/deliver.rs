@@ -250,7 +250,7 @@ fn verify(
                 return Ok("screen".into());
             }
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(15));
     }
     Err(CliError::new(format!(
         "the message was pasted and Enter pressed once, but {} did not record it as a prompt within 15 s; no second Enter was pressed. Look: {}",

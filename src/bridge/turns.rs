@@ -121,7 +121,13 @@ pub fn wait(tmux: &Tmux, name: &str, timeout: Duration) -> Result<Reply, CliErro
         if progress {
             eprint!("\rwaiting for {name}: {} s ", start.elapsed().as_secs());
         }
-        std::thread::sleep(Duration::from_millis(100));
+        // Short turns are common: look often at first, then back off.
+        let ms = if start.elapsed() < Duration::from_secs(3) {
+            15
+        } else {
+            100
+        };
+        std::thread::sleep(Duration::from_millis(ms));
     }
 }
 
