@@ -60,6 +60,15 @@ impl TmuxError {
         stderr: String,
         socket: &Socket,
     ) -> TmuxError {
+        if stderr.starts_with("error connecting to")
+            && (stderr.contains("Operation not permitted") || stderr.contains("Permission denied"))
+        {
+            return TmuxError::SocketDenied {
+                argv,
+                socket: socket.describe(),
+                stderr,
+            };
+        }
         if stderr.starts_with("no server running on") || stderr.starts_with("error connecting to") {
             return TmuxError::NoServer {
                 argv,
@@ -183,3 +192,23 @@ impl fmt::Display for TmuxError {
 }
 
 impl std::error::Error for TmuxError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_stderr() {
+        let s = Socket::Name("x".into());
+        let c = |e: &str| TmuxError::classify(vec!["tmux".into()], Some(1), e.into(), &s);
+        assert!(c("no server running on /tmp/tmux-0/x").is_no_server());
+        assert!(c("error connecting to /tmp/x (No such file or directory)").is_no_server());
+        let d = c("error connecting to /tmp/x (Operation not permitted)");
+        assert!(matches!(d, TmuxError::SocketDenied { .. }));
+        assert!(d.to_string().contains("sandbox"));
+        assert!(matches!(c("can't find pane: %9"), TmuxError::TargetNotFound { .. }));
+        assert!(c("can't find pane: %9").to_string().contains("%9"));
+        let f = c("unknown command: nope");
+        assert!(f.to_string().contains("exit 1") && f.to_string().contains("argv"));
+    }
+}
