@@ -55,9 +55,44 @@ fn wait_file(p: &Path, deadline: Duration) -> Result<String, CliError> {
     )))
 }
 
+/// Poll `f` every 50 ms for up to 20 s (the demo's own waits, with a deadline).
+fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> Result<T, CliError> {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        if let Some(v) = f() {
+            return Ok(v);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(CliError::new("demo: a step did not complete within 20 s"))
+}
+
 impl Demo {
     fn t(&self, args: &[&str]) -> Result<String, CliError> {
         Ok(self.tmux.run(args)?)
+    }
+
+    /// Run tmuxmate itself against the demo server (as the agent would, from outside).
+    fn me(&self, args: &[&str]) -> Result<String, CliError> {
+        let sock = match &self.tmux.socket {
+            Socket::Path(p) => p.display().to_string(),
+            _ => String::new(),
+        };
+        #[allow(clippy::disallowed_methods)] // our own binary, not tmux
+        let out = std::process::Command::new(&self.bin)
+            .args(["-S", &sock])
+            .args(args)
+            .env("TMUXMATE_STATE_DIR", self.dir.join("state"))
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .output()?;
+        if !out.status.success() {
+            return Err(CliError::new(format!(
+                "demo: tmuxmate {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// One agent turn: the stand-in runs `tmuxmate turn` from its pane.
@@ -160,6 +195,44 @@ pub fn run(keep: bool) -> CliResult {
     d.t(&["break-pane", "-d", "-s", &agent])?;
     d.turn("after breaking the agent pane out into its own window")?;
     d.turn("and once more with nothing changed")?;
+
+    println!("\n== control: the agent drives the build pane {build} and reads it back");
+    let out = d.me(&[
+        "send",
+        "-t",
+        &build,
+        "--enter",
+        "echo 'hello from the agent; $(not run)'",
+    ])?;
+    print!("{out}");
+    let screen = wait_for(|| {
+        let t = d.me(&["capture", "-t", &build, "--json"]).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&t).ok()?;
+        let text = v["text"].as_str()?.to_string();
+        text.contains("hello from the agent; $(not run)\n")
+            .then_some(text)
+    })?;
+    for l in screen.lines().filter(|l| !l.trim().is_empty()) {
+        println!("    | {l}");
+    }
+
+    println!("\n== watch: a background job whose result arrives at the agent's next turn");
+    let started = d.me(&[
+        "watch",
+        "start",
+        "--notify",
+        "demo-agent",
+        "--",
+        "sleep 1; echo 'all 42 tests passed'",
+    ])?;
+    println!("    started {}", started.trim());
+    d.turn("right after starting the watch (still running)")?;
+    wait_for(|| {
+        let l = d.me(&["watch", "list"]).ok()?;
+        l.contains("finished").then_some(())
+    })?;
+    d.turn("after the job finished: the result is delivered once")?;
+    d.turn("and not again")?;
 
     if keep {
         println!(

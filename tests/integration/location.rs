@@ -347,4 +347,7 @@ fn demo_runs_on_its_own_server() {
     assert!(text.contains("tmux location (turn 1):"), "{text}");
     assert!(text.contains("(nothing injected"), "{text}");
     assert!(text.contains("layout {%0,%1}"), "{text}");
+    assert!(text.contains("hello from the agent; $(not run)"), "{text}");
+    assert_eq!(text.matches("finished (exit 0)").count(), 1, "{text}");
+    assert!(text.contains("all 42 tests passed"), "{text}");
 }
