@@ -90,6 +90,16 @@ pub enum Command {
         #[command(subcommand)]
         action: AgentAction,
     },
+    /// Live digest of an agent session's transcript: turns, todos, tools, errors.
+    Digest {
+        #[command(subcommand)]
+        action: DigestAction,
+    },
+    /// A read-only side conversation about a running agent session.
+    Side {
+        #[command(subcommand)]
+        action: SideAction,
+    },
     /// Run the demo on a private tmux server.
     Demo {
         /// Leave the demo server running and print how to attach.
@@ -445,4 +455,114 @@ pub enum AgentAction {
     /// Become the agent CLI described by a launch spec (used inside the new pane).
     #[command(hide = true, name = "_exec")]
     Exec { spec: PathBuf },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DigestFormat {
+    Claude,
+    Codex,
+    Dsh,
+    Events,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DigestAction {
+    /// Print the digest of a pane's agent session (-t) or of a transcript file.
+    Show(DigestShowArgs),
+    /// Record the transcript of the agent in a pane and make sure a follower keeps the
+    /// pane's @tmuxmate-status current (what the per-turn hook does).
+    Attach {
+        #[arg(short = 't', long = "target")]
+        target: String,
+        #[arg(long, value_name = "FILE")]
+        transcript: PathBuf,
+        #[arg(long)]
+        format: Option<DigestFormat>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The per-pane follower loop (started by tmuxmate through `tmux run-shell -b`).
+    #[command(hide = true)]
+    Follow {
+        #[arg(short = 't', long = "target")]
+        target: String,
+    },
+    /// Fold a transcript once and print the throughput (for scripts/bench-digest.sh).
+    #[command(hide = true)]
+    Bench {
+        #[arg(long, value_name = "FILE")]
+        transcript: PathBuf,
+        #[arg(long)]
+        format: Option<DigestFormat>,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct DigestShowArgs {
+    /// The pane whose agent's transcript to digest (its @tmuxmate-transcript option).
+    #[arg(short = 't', long = "target", conflicts_with = "transcript")]
+    pub target: Option<String>,
+    /// A transcript file to digest.
+    #[arg(long, value_name = "FILE")]
+    pub transcript: Option<PathBuf>,
+    /// The transcript's format (default: the pane option, else detected from its lines).
+    #[arg(long)]
+    pub format: Option<DigestFormat>,
+    /// Finished turns to show, 4-60 (default: @tmuxmate-digest-turns, else 12).
+    #[arg(long, value_name = "N")]
+    pub turns: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SideAction {
+    /// Open a side chat about the agent in pane -t (a popup; a split without a client).
+    Open {
+        #[arg(short = 't', long = "target")]
+        target: Option<String>,
+    },
+    /// The side agent itself, inside the popup (ends by deleting its session files).
+    #[command(hide = true)]
+    Run {
+        #[arg(short = 't', long = "target")]
+        target: String,
+    },
+    /// The main agent's live digest and whether it is running.
+    Status {
+        #[arg(short = 't', long = "target")]
+        target: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The main session's real transcript lines, summarised (bounded).
+    History {
+        #[arg(short = 't', long = "target")]
+        target: Option<String>,
+        /// Only this turn.
+        #[arg(long)]
+        turn: Option<u64>,
+        /// Only lines containing this text (case-insensitive).
+        #[arg(long)]
+        contains: Option<String>,
+        /// At most K lines, newest last (default 40, max 200).
+        #[arg(long, default_value_t = crate::side::HISTORY_DEFAULT)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Queue a note for the main agent's next turn (never typed into its pane).
+    Report {
+        #[arg(short = 't', long = "target")]
+        target: Option<String>,
+        #[arg(allow_hyphen_values = true)]
+        text: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// End the side chat of pane -t and delete its session files.
+    Close {
+        #[arg(short = 't', long = "target")]
+        target: Option<String>,
+    },
 }

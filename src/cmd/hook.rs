@@ -45,6 +45,17 @@ fn run_inner(tmux: &Tmux, harness: Harness, interval_ms: Option<u64>) -> Result<
     if event == Event::Other {
         return Ok(());
     }
+    // A side agent's own turn: it is given the main agent's digest, not a location.
+    if let Ok(main) = std::env::var(crate::side::ENV_MAIN) {
+        if event == Event::Turn {
+            let pane = crate::side::main_pane(tmux, Some(&main)).map_err(|e| e.msg)?;
+            super::out_line(&hook::answer(
+                harness,
+                &crate::side::turn_context(tmux, &pane),
+            ));
+        }
+        return Ok(());
+    }
     version::check(tmux).map_err(|e| e.to_string())?;
     let agent = match input.session_id.as_deref().filter(|s| !s.is_empty()) {
         Some(s) => s.to_string(),
@@ -68,6 +79,25 @@ fn run_inner(tmux: &Tmux, harness: Harness, interval_ms: Option<u64>) -> Result<
             max_chars: HOOK_MAX_CHARS,
         },
     )?;
+    // Keep a live digest of this agent's transcript for the status line and side chat.
+    if let (Some(r), Some(tp)) = (
+        &ans.location,
+        input.transcript_path.as_deref().filter(|p| !p.is_empty()),
+    ) && harness != Harness::Gemini
+    {
+        let fmt = match harness {
+            Harness::Claude => Some(crate::digest::Format::Claude),
+            Harness::Codex => Some(crate::digest::Format::Codex),
+            Harness::Gemini => None,
+        };
+        // By socket path: when the follower already runs, this costs no tmux call.
+        let t = crate::tmux::Tmux::new(crate::tmux::Socket::Path(r.socket_path.clone().into()));
+        if let Err(e) =
+            crate::digest::ensure_follower(&t, &r.pane_id, std::path::Path::new(tp), fmt)
+        {
+            crate::state::log(&format!("hook {harness:?}: digest follower: {e}"));
+        }
+    }
     if let Some(why) = &ans.no_location {
         crate::state::log(&format!(
             "hook {harness:?} agent {agent}: no location: {why}"

@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod capture;
 pub mod demo;
+pub mod digest;
 pub mod hook;
 pub mod init;
 pub mod keys;
@@ -14,6 +15,7 @@ pub mod list;
 pub mod paste;
 pub mod run;
 pub mod send;
+pub mod side;
 pub mod snapshots;
 pub mod split;
 pub mod swap;
@@ -81,6 +83,8 @@ pub fn dispatch(cli: Cli) -> CliResult {
         Command::Snapshots(a) => snapshots::run(&tmux, a),
         Command::Watch { action } => watch::run(&tmux, action),
         Command::Agent { action } => agent::run(&tmux, action),
+        Command::Side { action } => side::run(&tmux, action),
+        Command::Digest { action } => digest::run(&tmux, action),
         Command::Demo { keep } => demo::run(keep),
         Command::Init { what } => init::run(what),
     }

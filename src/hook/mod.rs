@@ -19,6 +19,8 @@ pub struct HookInput {
     pub session_id: Option<String>,
     #[serde(default)]
     pub source: Option<String>,
+    #[serde(default)]
+    pub transcript_path: Option<String>,
 }
 
 /// What a hook event asks of us.

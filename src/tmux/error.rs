@@ -206,7 +206,10 @@ mod tests {
         let d = c("error connecting to /tmp/x (Operation not permitted)");
         assert!(matches!(d, TmuxError::SocketDenied { .. }));
         assert!(d.to_string().contains("sandbox"));
-        assert!(matches!(c("can't find pane: %9"), TmuxError::TargetNotFound { .. }));
+        assert!(matches!(
+            c("can't find pane: %9"),
+            TmuxError::TargetNotFound { .. }
+        ));
         assert!(c("can't find pane: %9").to_string().contains("%9"));
         let f = c("unknown command: nope");
         assert!(f.to_string().contains("exit 1") && f.to_string().contains("argv"));

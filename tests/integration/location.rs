@@ -329,7 +329,10 @@ fn snippet_loads_into_a_real_server() {
         2,
         "{right}"
     );
-    assert!(s.tmux(&["list-keys", "-T", "prefix"]).contains("snapshots"));
+    assert!(right.matches("@tmuxmate-status").count() >= 2, "{right}");
+    let keys = s.tmux(&["list-keys", "-T", "prefix"]);
+    assert!(keys.contains("snapshots"), "{keys}");
+    assert!(keys.contains("side run -t #{pane_id}"), "{keys}");
     // The reattach hook really runs our binary: a client-attached hook fired by hand.
     s.tmux(&["set-hook", "-R", "client-attached"]);
 }

@@ -1,0 +1,323 @@
+//! `tmuxmate side open|status|history|report|close` (and the hidden `run`).
+//!
+//! Invariants: `open` shows the side agent in a popup on a client attached to the main
+//! pane's session (a split beside it when no client is attached); `run` ends by deleting
+//! the side agent's session files and says honestly whether that worked; no command here
+//! sends a byte to the main pane.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::bridge::launch::{uuid_v4, which};
+use crate::cli::SideAction;
+use crate::error::{CliError, CliResult};
+use crate::side;
+use crate::state;
+use crate::tmux::Tmux;
+use crate::tmux::format::{parse_records, record_format};
+
+/// What `run` records in the main pane's `@tmuxmate-side` while it lives.
+#[derive(Serialize, Deserialize)]
+struct SideRecord {
+    pid: u32,
+    adapter: String,
+    session: String,
+    started: u64,
+}
+
+fn result_path(pane: &str) -> std::path::PathBuf {
+    state::state_dir()
+        .join("side")
+        .join(format!("{}.result", pane.trim_start_matches('%')))
+}
+
+fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
+    let Some(t) = target else {
+        return Err(CliError::usage(
+            "which main agent? pass -t PANE (the snippet's key binding passes the current pane)",
+        ));
+    };
+    let pane = side::main_pane(tmux, Some(t))?;
+    let bin = std::env::current_exe()?.to_string_lossy().into_owned();
+    // Formats expand in the popup's command: our path ('#' doubled) and a pane id only.
+    let cmd =
+        format!("exec {} side run -t {pane}", crate::create::sh_quote(&bin)).replace('#', "##");
+    let fmt = record_format(&["client_name", "client_session", "client_control_mode"]);
+    let sess = tmux.run(&["display-message", "-p", "-t", &pane, "#{session_name}"])?;
+    let clients = tmux
+        .run_bytes(&["list-clients", "-F", &fmt], None)
+        .ok()
+        .and_then(|o| parse_records(&o, 3).ok())
+        .unwrap_or_default();
+    let client = clients
+        .iter()
+        .find(|c| c[1] == sess.trim_end_matches('\n') && c[2] != "1")
+        .map(|c| c[0].clone());
+    match client {
+        Some(c) => {
+            // display-popup holds this client until the popup closes: wait as long.
+            let mut long = tmux.clone();
+            long.timeout = Duration::from_secs(7 * 24 * 3600);
+            long.run(&[
+                "display-popup",
+                "-c",
+                &c,
+                "-E",
+                "-w",
+                "80%",
+                "-h",
+                "80%",
+                "-T",
+                " side chat ",
+                &cmd,
+            ])?;
+        }
+        None => {
+            tmux.run(&["split-window", "-h", "-d", "-t", &pane, "-l", "40%", &cmd])?;
+            super::out_line(&format!(
+                "no client is attached to the main pane's session: the side chat opened in a split beside {pane}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn side_agent(tmux: &Tmux) -> String {
+    let v = tmux
+        .run(&["show-options", "-gqv", "@tmuxmate-side-agent"])
+        .unwrap_or_default();
+    let v = v.trim();
+    if v.is_empty() {
+        "claude".into()
+    } else {
+        v.to_string()
+    }
+}
+
+/// Launch arguments for a read-only side agent of `adapter`.
+fn side_argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<String>, CliError> {
+    let hook = format!("{} hook {adapter}", crate::create::sh_quote(bin));
+    Ok(match adapter {
+        "claude" => {
+            let settings = serde_json::json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": hook}]}]}});
+            vec![
+                "--session-id".into(), session.into(),
+                "--permission-mode".into(), "plan".into(),
+                "--allowedTools".into(),
+                "Read,Grep,Glob,Bash(tmuxmate side status:*),Bash(tmuxmate side history:*),Bash(tmuxmate side report:*)".into(),
+                "--disallowedTools".into(), "Edit,Write,NotebookEdit,MultiEdit".into(),
+                "--append-system-prompt".into(), role.into(),
+                "--settings".into(), settings.to_string(),
+            ]
+        }
+        "codex" => vec![
+            "--no-alt-screen".into(),
+            "--sandbox".into(),
+            "read-only".into(),
+            "--ask-for-approval".into(),
+            "never".into(),
+            "-c".into(),
+            format!(
+                "developer_instructions={}",
+                serde_json::to_string(role).unwrap_or_default()
+            ),
+        ],
+        "gemini" => vec!["--approval-mode".into(), "default".into()],
+        other => {
+            return Err(CliError::usage(format!(
+                "@tmuxmate-side-agent is {other:?}: use claude, codex or gemini"
+            )));
+        }
+    })
+}
+
+/// The side agent, inside its popup: launch, wait, then delete its session files.
+fn run_side(tmux: &Tmux, target: &str) -> CliResult {
+    let pane = side::main_pane(tmux, Some(target))?;
+    let m = side::main_facts(tmux, &pane)?;
+    let adapter = side_agent(tmux);
+    let cli = which(&adapter)
+        .ok_or_else(|| CliError::new(format!("the {adapter} CLI is not on PATH")))?;
+    let bin = std::env::current_exe()?;
+    let session = uuid_v4()?;
+    let role = side::ROLE.replace("{MAIN}", &pane);
+    let argv = side_argv(&adapter, &session, &role, &bin.to_string_lossy())?;
+    let started = state::now_ms();
+    let rec = SideRecord {
+        pid: std::process::id(),
+        adapter: adapter.clone(),
+        session: session.clone(),
+        started,
+    };
+    tmux.run(&[
+        "set-option",
+        "-p",
+        "-t",
+        &pane,
+        "--",
+        side::OPT_SIDE,
+        &serde_json::to_string(&rec).unwrap_or_default(),
+    ])?;
+    let _ = std::fs::remove_file(result_path(&pane));
+    // Closing the popup hangs up on us: stay to clean up; pass TERM on to the agent.
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+        signal_hook::consts::SIGINT,
+    ] {
+        let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
+    }
+    let path = match (bin.parent(), std::env::var_os("PATH")) {
+        (Some(d), Some(p)) => {
+            let mut v = vec![d.to_path_buf()];
+            v.extend(std::env::split_paths(&p));
+            std::env::join_paths(v).unwrap_or(p)
+        }
+        (_, p) => p.unwrap_or_default(),
+    };
+    let cwd = if m.cwd.is_empty() {
+        ".".to_string()
+    } else {
+        m.cwd.clone()
+    };
+    #[allow(clippy::disallowed_methods)] // the side agent CLI runs in this popup's terminal
+    let child = std::process::Command::new(&cli)
+        .args(&argv)
+        .env(side::ENV_MAIN, &pane)
+        .env("PATH", path)
+        .env_remove("NO_COLOR")
+        .current_dir(&cwd)
+        .spawn();
+    let mut child =
+        child.map_err(|e| CliError::new(format!("could not start {}: {e}", cli.display())))?;
+    let mut signalled = false;
+    loop {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        if stop.load(Ordering::Relaxed) && !signalled {
+            signalled = true;
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(child.id() as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let main_transcript = tmux
+        .run(&["show-options", "-pqv", "-t", &pane, "@tmuxmate-transcript"])
+        .ok()
+        .map(|s| s.trim_end().to_string());
+    let files = side::side_files(
+        &adapter,
+        &cwd,
+        &session,
+        started,
+        main_transcript.as_deref(),
+    );
+    let (ok, line) = side::delete_and_verify(&files);
+    state::log(&format!("side chat of {pane}: {line}"));
+    let _ = state::write_atomic(&result_path(&pane), line.as_bytes());
+    let _ = tmux.run(&["set-option", "-p", "-u", "-t", &pane, side::OPT_SIDE]);
+    if !stop.load(Ordering::Relaxed) {
+        super::out_line(&line);
+    }
+    if ok { Ok(()) } else { Err(CliError::new(line)) }
+}
+
+fn close(tmux: &Tmux, target: Option<&str>) -> CliResult {
+    let pane = side::main_pane(tmux, target)?;
+    let raw = tmux.run(&["show-options", "-pqv", "-t", &pane, side::OPT_SIDE])?;
+    let Ok(rec) = serde_json::from_str::<SideRecord>(raw.trim_end()) else {
+        return Err(CliError::new(format!(
+            "no side chat is open for pane {pane}"
+        )));
+    };
+    let pid = nix::unistd::Pid::from_raw(rec.pid as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).map_err(|e| {
+        CliError::new(format!(
+            "could not end the side chat (pid {}): {e}",
+            rec.pid
+        ))
+    })?;
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        if let Ok(line) = std::fs::read_to_string(result_path(&pane)) {
+            super::out_line(&line);
+            return if line.contains("could NOT") {
+                Err(CliError::new(line))
+            } else {
+                Ok(())
+            };
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(CliError::new(format!(
+        "the side chat of {pane} (pid {}) did not finish within 20 s; its session files may remain",
+        rec.pid
+    )))
+}
+
+pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
+    match action {
+        SideAction::Open { target } => open(tmux, target.as_deref()),
+        SideAction::Run { target } => run_side(tmux, &target),
+        SideAction::Status { target, json } => {
+            let pane = side::main_pane(tmux, target.as_deref())?;
+            let st = side::status(tmux, &pane)?;
+            if json {
+                super::out_json(&st);
+            } else {
+                super::out_line(&format!(
+                    "main agent in {}: {}\n{}",
+                    st.main_pane, st.state, st.text
+                ));
+            }
+            Ok(())
+        }
+        SideAction::History {
+            target,
+            turn,
+            contains,
+            limit,
+            json,
+        } => {
+            if limit == 0 || limit > side::HISTORY_MAX {
+                return Err(CliError::usage(format!(
+                    "--limit must be 1 to {}",
+                    side::HISTORY_MAX
+                )));
+            }
+            let pane = side::main_pane(tmux, target.as_deref())?;
+            let pd = crate::digest::pane::load(tmux, &pane, None)?;
+            let lines = side::history(&pd.transcript, turn, contains.as_deref(), limit)?;
+            if json {
+                super::out_json(&lines);
+            } else if lines.is_empty() {
+                super::out_line("(no matching lines in the main session's transcript)");
+            } else {
+                let text: String = lines
+                    .iter()
+                    .map(|l| format!("[turn {}] {}\n", l.turn, l.text))
+                    .collect();
+                super::out(&text);
+            }
+            Ok(())
+        }
+        SideAction::Report { target, text, json } => {
+            let pane = side::main_pane(tmux, target.as_deref())?;
+            let (agent, key) = side::report(tmux, &pane, &text)?;
+            if json {
+                super::out_json(&serde_json::json!({"queued": true, "agent": agent, "key": key}));
+            } else {
+                super::out_line(&format!("queued for the main agent's next turn ({agent})"));
+            }
+            Ok(())
+        }
+        SideAction::Close { target } => close(tmux, target.as_deref()),
+    }
+}

@@ -1,0 +1,624 @@
+//! The per-pane follower: keeps a pane's `@tmuxmate-status` current from its agent's
+//! transcript, and the cache that lets a restart resume without re-reading.
+//!
+//! Owns: `ensure_follower` (record the transcript in the pane's options and make sure a
+//! follower runs), the follower loop (`tmuxmate digest follow -t %N`), its lock, cache,
+//! heartbeat and status pushes. Invariants:
+//! - at most one follower per pane: it holds an exclusive `flock` on
+//!   `<state>/digest/<socket:pane>.lock` for its whole life; "is one running?" is a
+//!   non-blocking attempt on the same lock (immune to pid reuse);
+//! - it is started with `tmux run-shell -b` and `exec`, so the tmux server owns it;
+//! - no polling while the transcript is idle: it sleeps on file notifications (inotify
+//!   through `notify`, on the transcript's directory so a replaced file is seen too) and
+//!   a slow heartbeat timer (one tmux call every `HEARTBEAT`, which also notices that its
+//!   pane is gone); signals arrive on the same channel;
+//! - it folds only appended bytes (`Fold::update`), and the cache (fold + transcript
+//!   path) is written atomically, at most once a second and at exit, so it always holds a
+//!   digest together with the offset it was folded to;
+//! - `@tmuxmate-status` is set only when the text changes, at most once per `MIN_PUSH`,
+//!   in the same tmux invocation as the `@tmuxmate-follower` record (pid, heartbeat,
+//!   lines read by this process, pushes), so tests and tools can count pushes; `#` in the
+//!   status is doubled because tmux's status drawing reads `#[` as style markup;
+//! - a follower whose pane (or server) is gone exits and removes its cache; one stopped
+//!   by a signal saves it first.
+//!
+//! `TMUXMATE_FOLLOWER_HEARTBEAT_MS` (50 ms to 10 min) shortens the heartbeat for tests.
+
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::fold::{Fold, Format};
+use super::render::status_line;
+use crate::state;
+use crate::tmux::format::{parse_records, record_format};
+use crate::tmux::{Socket, Tmux, TmuxError};
+
+/// How often the follower proves it is alive and checks that its pane still exists.
+const HEARTBEAT: Duration = Duration::from_secs(5);
+/// At most this often a status push (every set redraws every client).
+const MIN_PUSH: Duration = Duration::from_millis(250);
+/// At most this often a cache write.
+const CACHE_EVERY: Duration = Duration::from_secs(1);
+
+pub const OPT_TRANSCRIPT: &str = "@tmuxmate-transcript";
+pub const OPT_FORMAT: &str = "@tmuxmate-transcript-format";
+pub const OPT_STATUS: &str = "@tmuxmate-status";
+pub const OPT_FOLLOWER: &str = "@tmuxmate-follower";
+pub const OPT_TURNS: &str = "@tmuxmate-digest-turns";
+
+fn key(socket: &str, pane: &str) -> String {
+    crate::ledger::file_name(&format!("{socket}:{pane}"))
+}
+
+pub fn dir() -> PathBuf {
+    state::state_dir().join("digest")
+}
+
+pub fn lock_path(socket: &str, pane: &str) -> PathBuf {
+    dir().join(format!("{}.lock", key(socket, pane)))
+}
+
+pub fn cache_path(socket: &str, pane: &str) -> PathBuf {
+    dir().join(format!("{}.cache.json", key(socket, pane)))
+}
+
+/// The latest request from `ensure_follower`; a running follower watches it.
+pub fn want_path(socket: &str, pane: &str) -> PathBuf {
+    dir().join(format!("{}.want.json", key(socket, pane)))
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Want {
+    pub transcript: String,
+    pub format: Option<Format>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct Cache {
+    pub v: u32,
+    pub transcript: String,
+    pub fold: Fold,
+}
+
+/// The `@tmuxmate-follower` record.
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct FollowerInfo {
+    pub v: u32,
+    pub pid: u32,
+    pub started: u64,
+    pub heartbeat: u64,
+    pub transcript: String,
+    pub offset: u64,
+    /// Lines in the digest (all folds since the transcript began, cache included).
+    pub lines: u64,
+    /// Lines this process folded (a restart from the cache starts at 0).
+    pub read: u64,
+    /// Status pushes by this process.
+    pub pushes: u64,
+}
+
+/// Read a cache for `transcript`, if one matches.
+pub fn load_cache(
+    socket: &str,
+    pane: &str,
+    transcript: &str,
+    format: Option<Format>,
+) -> Option<Fold> {
+    let data = std::fs::read(cache_path(socket, pane)).ok()?;
+    let c: Cache = serde_json::from_slice(&data).ok()?;
+    (c.v == 1 && c.transcript == transcript && c.fold.format == format).then_some(c.fold)
+}
+
+fn save_cache(socket: &str, pane: &str, transcript: &str, fold: &Fold) {
+    let c = Cache {
+        v: 1,
+        transcript: transcript.to_string(),
+        fold: fold.clone(),
+    };
+    // A state directory removed under us (a test's, a user's reset) is not re-created.
+    if !dir().is_dir() {
+        return;
+    }
+    if let Ok(data) = serde_json::to_vec(&c)
+        && let Err(e) = state::write_atomic(&cache_path(socket, pane), &data)
+    {
+        state::log(&format!("digest follower {pane}: cannot write cache: {e}"));
+    }
+}
+
+/// True if a follower holds the lock for this pane.
+pub fn is_running(socket: &str, pane: &str) -> bool {
+    let Ok(f) = OpenOptions::new().read(true).open(lock_path(socket, pane)) else {
+        return false;
+    };
+    nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock).is_err()
+}
+
+/// `%12` and nothing else: the follower's target is an id we recorded, never a name.
+pub fn valid_pane_id(p: &str) -> bool {
+    p.len() > 1 && p.starts_with('%') && p[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The server's socket path: from the client's `-S`, else one tmux call.
+pub fn socket_path(tmux: &Tmux) -> Result<String, TmuxError> {
+    if let Socket::Path(p) = &tmux.socket {
+        return Ok(p.to_string_lossy().into_owned());
+    }
+    Ok(tmux
+        .run(&["display-message", "-p", "#{socket_path}"])?
+        .trim_end_matches('\n')
+        .to_string())
+}
+
+/// Record `transcript` (and its format) in the pane's options and make sure a follower
+/// runs for the pane. Returns true when a follower was started. When nothing changed and
+/// a follower runs, no tmux call is made (given a `-S` socket).
+pub fn ensure_follower(
+    tmux: &Tmux,
+    pane_id: &str,
+    transcript: &Path,
+    format: Option<Format>,
+) -> Result<bool, String> {
+    if !valid_pane_id(pane_id) {
+        return Err(format!("refused: {pane_id:?} is not a pane id like %3"));
+    }
+    let abs = if transcript.is_absolute() {
+        transcript.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|e| format!("cannot resolve {}: {e}", transcript.display()))?
+            .join(transcript)
+    };
+    let path = abs.to_string_lossy().into_owned();
+    if path.ends_with(';') || path.contains('\n') {
+        return Err(format!(
+            "refused: transcript path {path:?} ends with ';' or holds a newline"
+        ));
+    }
+    let socket = socket_path(tmux).map_err(|e| e.to_string())?;
+    let want = Want {
+        transcript: path.clone(),
+        format,
+    };
+    let wp = want_path(&socket, pane_id);
+    let known = std::fs::read(&wp)
+        .ok()
+        .and_then(|d| serde_json::from_slice::<Want>(&d).ok());
+    let running = is_running(&socket, pane_id);
+    // A running follower proves the options were recorded on this server's pane; without
+    // one they are set again (a restarted server reuses pane ids and socket paths).
+    if running && known.as_ref() == Some(&want) {
+        return Ok(false);
+    }
+    let mut args: Vec<&str> = vec![
+        "set-option",
+        "-p",
+        "-t",
+        pane_id,
+        "--",
+        OPT_TRANSCRIPT,
+        &path,
+        ";",
+    ];
+    match format.map(Format::name) {
+        Some(f) => args.extend(["set-option", "-p", "-t", pane_id, "--", OPT_FORMAT, f]),
+        None => args.extend(["set-option", "-pu", "-t", pane_id, "--", OPT_FORMAT]),
+    }
+    tmux.run(&args).map_err(|e| e.to_string())?;
+    if known.as_ref() != Some(&want) {
+        let data = serde_json::to_vec(&want).map_err(|e| e.to_string())?;
+        state::write_atomic(&wp, &data)
+            .map_err(|e| format!("cannot write {}: {e}", wp.display()))?;
+    }
+    if running {
+        return Ok(false);
+    }
+    start(&socket, pane_id).map_err(|e| e.to_string())?;
+    Ok(true)
+}
+
+/// Start a follower through tmux (the server owns it).
+pub fn start(socket: &str, pane_id: &str) -> Result<(), TmuxError> {
+    let tmux = Tmux::new(Socket::Path(PathBuf::from(socket)));
+    let bin = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "tmuxmate".into());
+    let q = crate::create::sh_quote;
+    let mut env = format!(
+        "TMUXMATE_STATE_DIR={}",
+        q(&state::state_dir().to_string_lossy())
+    );
+    if let Ok(ms) = std::env::var("TMUXMATE_FOLLOWER_HEARTBEAT_MS") {
+        env.push_str(&format!(" TMUXMATE_FOLLOWER_HEARTBEAT_MS={}", q(&ms)));
+    }
+    // run-shell expands formats: ids and our own paths only, with '#' doubled.
+    let cmd = format!(
+        "exec env {env} {} -S {} digest follow -t {} >/dev/null 2>&1",
+        q(&bin),
+        q(socket),
+        q(pane_id)
+    )
+    .replace('#', "##");
+    tmux.run(&["run-shell", "-b", &cmd])?;
+    Ok(())
+}
+
+enum Msg {
+    Fs(notify::Result<notify::Event>),
+    Stop,
+}
+
+fn heartbeat_every() -> Duration {
+    std::env::var("TMUXMATE_FOLLOWER_HEARTBEAT_MS")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .filter(|&ms| (50..=600_000).contains(&ms))
+        .map(Duration::from_millis)
+        .unwrap_or(HEARTBEAT)
+}
+
+/// Status text as stored in the option: `#` doubled for tmux's status drawing.
+pub fn option_text(status: &str) -> String {
+    status.replace('#', "##")
+}
+
+struct Follower<'a> {
+    tmux: &'a Tmux,
+    socket: String,
+    pane: String,
+    transcript: String,
+    fold: Fold,
+    info: FollowerInfo,
+    /// The status text now in the option (undoubled).
+    shown: Option<String>,
+    last_push: Option<Instant>,
+    cache_dirty: bool,
+    last_cache: Instant,
+}
+
+impl Follower<'_> {
+    fn info_json(&mut self) -> String {
+        self.info.heartbeat = state::now_ms();
+        self.info.transcript = self.transcript.clone();
+        self.info.offset = self.fold.offset;
+        self.info.lines = self.fold.digest.counts.lines;
+        serde_json::to_string(&self.info).unwrap_or_default()
+    }
+
+    /// Fold what was appended; true if anything changed.
+    fn fold(&mut self) -> bool {
+        match self.fold.update(Path::new(&self.transcript)) {
+            Ok(p) => {
+                self.info.read += p.lines;
+                if p.lines > 0 || p.reset {
+                    self.cache_dirty = true;
+                    return true;
+                }
+                false
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => {
+                state::log(&format!(
+                    "digest follower {}: cannot read {}: {e}",
+                    self.pane, self.transcript
+                ));
+                false
+            }
+        }
+    }
+
+    /// Push the status if it changed. `Err` when the pane or server is gone.
+    fn push(&mut self) -> Result<(), TmuxError> {
+        let status = status_line(&self.fold.digest);
+        if self.shown.as_deref() == Some(status.as_str()) {
+            return Ok(());
+        }
+        self.info.pushes += 1;
+        let info = self.info_json();
+        let text = option_text(&status);
+        let pane = self.pane.clone();
+        self.tmux.run(&[
+            "set-option",
+            "-p",
+            "-t",
+            &pane,
+            "--",
+            OPT_STATUS,
+            &text,
+            ";",
+            "set-option",
+            "-p",
+            "-t",
+            &pane,
+            "--",
+            OPT_FOLLOWER,
+            &info,
+        ])?;
+        self.shown = Some(status);
+        self.last_push = Some(Instant::now());
+        Ok(())
+    }
+
+    fn heartbeat(&mut self) -> Result<(), TmuxError> {
+        let info = self.info_json();
+        let pane = self.pane.clone();
+        self.tmux
+            .run(&["set-option", "-p", "-t", &pane, "--", OPT_FOLLOWER, &info])
+            .map(|_| ())
+    }
+
+    fn save(&mut self) {
+        if self.cache_dirty {
+            save_cache(&self.socket, &self.pane, &self.transcript, &self.fold);
+            self.cache_dirty = false;
+        }
+        self.last_cache = Instant::now();
+    }
+
+    /// Switch to another transcript (a new session in the same pane).
+    fn retarget(&mut self, want: Want) {
+        self.save();
+        self.transcript = want.transcript;
+        self.fold = load_cache(&self.socket, &self.pane, &self.transcript, want.format)
+            .unwrap_or_else(|| Fold::new(want.format));
+        self.cache_dirty = true;
+    }
+}
+
+/// Watch the transcript's directory (not the file: a replaced file must be seen too), or,
+/// while it does not exist yet (Claude creates it at the first prompt), its nearest
+/// existing ancestor, so its creation wakes us. After a watch is placed the search runs
+/// again: a directory created between the look and the watch would otherwise never
+/// produce an event.
+fn rewatch(w: &mut notify::RecommendedWatcher, transcript: &str, watched: &mut Option<PathBuf>) {
+    for _ in 0..16 {
+        let mut dir = Path::new(transcript).parent().map(Path::to_path_buf);
+        while let Some(d) = &dir {
+            if d.is_dir() {
+                break;
+            }
+            dir = d.parent().map(Path::to_path_buf);
+        }
+        if dir == *watched {
+            return;
+        }
+        if let Some(old) = watched.take() {
+            let _ = notify::Watcher::unwatch(w, &old);
+        }
+        match dir {
+            Some(p)
+                if notify::Watcher::watch(w, &p, notify::RecursiveMode::NonRecursive).is_ok() =>
+            {
+                *watched = Some(p);
+            }
+            _ => return,
+        }
+    }
+}
+
+/// The pane (or its whole server) no longer exists, as opposed to a failed call.
+fn pane_is_gone(e: &TmuxError) -> bool {
+    match e {
+        TmuxError::TargetNotFound { .. } | TmuxError::NoServer { .. } => true,
+        TmuxError::Failed { stderr, .. } => {
+            stderr.contains("no such pane") || stderr.contains("can't find pane")
+        }
+        _ => false,
+    }
+}
+
+fn gone(e: &TmuxError) -> bool {
+    !matches!(e, TmuxError::Timeout { .. })
+}
+
+/// Read the pane's transcript, format and current status with one tmux call.
+fn pane_options(tmux: &Tmux, pane: &str) -> Result<(String, Option<Format>, String), TmuxError> {
+    let fmt = record_format(&[OPT_TRANSCRIPT, OPT_FORMAT, OPT_STATUS]);
+    let out = tmux.run_bytes(&["display-message", "-p", "-t", pane, &fmt], None)?;
+    let rows = parse_records(&out, 3).map_err(|detail| TmuxError::BadOutput {
+        argv: vec!["display-message".into()],
+        detail,
+    })?;
+    let row = rows.into_iter().next().unwrap_or_default();
+    let mut it = row.into_iter();
+    let transcript = it.next().unwrap_or_default();
+    let format = Format::parse(&it.next().unwrap_or_default());
+    let status = it.next().unwrap_or_default();
+    Ok((transcript, format, status))
+}
+
+/// The follower loop (`tmuxmate digest follow -t %N`).
+pub fn run(tmux: &Tmux, pane: &str) -> Result<(), String> {
+    if !valid_pane_id(pane) {
+        return Err(format!("refused: {pane:?} is not a pane id like %3"));
+    }
+    let socket = socket_path(tmux).map_err(|e| e.to_string())?;
+    let lp = lock_path(&socket, pane);
+    std::fs::create_dir_all(dir()).map_err(|e| e.to_string())?;
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lp)
+        .map_err(|e| e.to_string())?;
+    let _lock = match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(l) => l,
+        Err(_) => return Ok(()), // another follower serves this pane
+    };
+    let (transcript, format, shown) = match pane_options(tmux, pane) {
+        Ok(v) => v,
+        Err(e) => {
+            state::log(&format!(
+                "digest follower {pane}: pane unreadable, exiting: {e}"
+            ));
+            return Ok(());
+        }
+    };
+    if transcript.is_empty() {
+        state::log(&format!(
+            "digest follower {pane}: no {OPT_TRANSCRIPT}, exiting"
+        ));
+        return Ok(());
+    }
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let stx = tx.clone();
+    let mut signals = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ])
+    .map_err(|e| e.to_string())?;
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            let _ = stx.send(Msg::Stop);
+        }
+    });
+    let ftx = tx.clone();
+    let mut watcher = notify::recommended_watcher(move |r| {
+        let _ = ftx.send(Msg::Fs(r));
+    })
+    .map_err(|e| e.to_string())?;
+    let wp = want_path(&socket, pane);
+    let _ = notify::Watcher::watch(&mut watcher, &dir(), notify::RecursiveMode::NonRecursive);
+
+    let fold = load_cache(&socket, pane, &transcript, format).unwrap_or_else(|| Fold::new(format));
+    let mut fl = Follower {
+        tmux,
+        socket: socket.clone(),
+        pane: pane.to_string(),
+        transcript,
+        fold,
+        info: FollowerInfo {
+            v: 1,
+            pid: std::process::id(),
+            started: state::now_ms(),
+            ..FollowerInfo::default()
+        },
+        shown: Some(shown.replace("##", "#")),
+        last_push: None,
+        cache_dirty: false,
+        last_cache: Instant::now(),
+    };
+    state::log(&format!(
+        "digest follower {pane} started for {} at offset {}",
+        fl.transcript, fl.fold.offset
+    ));
+    let mut watched: Option<PathBuf> = None;
+    rewatch(&mut watcher, &fl.transcript, &mut watched);
+    fl.fold();
+    let beat = heartbeat_every();
+    let first = if fl.shown.as_deref() == Some(status_line(&fl.fold.digest).as_str()) {
+        fl.heartbeat()
+    } else {
+        fl.push()
+    };
+    if let Err(e) = first {
+        state::log(&format!("digest follower {pane}: {e}; exiting"));
+        fl.save();
+        return Ok(());
+    }
+    let mut next_beat = Instant::now() + beat;
+    let mut push_at: Option<Instant> = None;
+    let mut pane_gone = false;
+    loop {
+        let now = Instant::now();
+        let mut due = next_beat;
+        if let Some(p) = push_at {
+            due = due.min(p);
+        }
+        if fl.cache_dirty {
+            due = due.min(fl.last_cache + CACHE_EVERY);
+        }
+        let mut changed = false;
+        let mut stop = false;
+        let mut msg = rx.recv_timeout(due.saturating_duration_since(now));
+        loop {
+            match msg {
+                Ok(Msg::Stop) => stop = true,
+                Ok(Msg::Fs(Ok(ev))) => {
+                    if ev.paths.iter().any(|p| p == &wp)
+                        && let Some(w) = std::fs::read(&wp)
+                            .ok()
+                            .and_then(|d| serde_json::from_slice::<Want>(&d).ok())
+                            .filter(|w| w.transcript != fl.transcript || w.format != fl.fold.format)
+                    {
+                        fl.retarget(w);
+                        rewatch(&mut watcher, &fl.transcript, &mut watched);
+                        changed = true;
+                    }
+                    let name = Path::new(&fl.transcript).file_name();
+                    if ev.paths.iter().any(|p| p != &wp && p.file_name() == name) {
+                        changed = true;
+                    }
+                    if watched.as_deref() != Path::new(&fl.transcript).parent() {
+                        // Watching an ancestor: a directory on the way may have appeared.
+                        rewatch(&mut watcher, &fl.transcript, &mut watched);
+                        changed = true;
+                    }
+                }
+                Ok(Msg::Fs(Err(_))) => changed = true,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => stop = true,
+            }
+            // Drain what else is queued: one fold for a burst of writes.
+            msg = match rx.try_recv() {
+                Ok(m) => Ok(m),
+                Err(_) => break,
+            };
+        }
+        if stop {
+            break;
+        }
+        if changed
+            && fl.fold()
+            && status_line(&fl.fold.digest) != fl.shown.clone().unwrap_or_default()
+        {
+            let earliest = fl.last_push.map_or(Instant::now(), |t| t + MIN_PUSH);
+            push_at.get_or_insert(earliest);
+        }
+        let now = Instant::now();
+        if push_at.is_some_and(|p| p <= now) {
+            push_at = None;
+            if let Err(e) = fl.push()
+                && gone(&e)
+            {
+                state::log(&format!("digest follower {pane}: {e}; exiting"));
+                pane_gone = pane_is_gone(&e);
+                break;
+            }
+        }
+        if now >= next_beat {
+            next_beat = now + beat;
+            // A missed notification (the directory appeared later) is caught here.
+            rewatch(&mut watcher, &fl.transcript, &mut watched);
+            if fl.fold() {
+                let earliest = fl.last_push.map_or(now, |t| t + MIN_PUSH);
+                push_at.get_or_insert(earliest);
+            }
+            if let Err(e) = fl.heartbeat()
+                && gone(&e)
+            {
+                state::log(&format!("digest follower {pane}: {e}; exiting"));
+                pane_gone = pane_is_gone(&e);
+                break;
+            }
+        }
+        if fl.cache_dirty && fl.last_cache.elapsed() >= CACHE_EVERY {
+            fl.save();
+        }
+    }
+    if pane_gone {
+        // The pane (or its server) is gone for good: nothing will resume from these.
+        let _ = std::fs::remove_file(cache_path(&socket, pane));
+        let _ = std::fs::remove_file(&wp);
+    } else {
+        fl.save();
+    }
+    state::log(&format!("digest follower {pane} exiting"));
+    Ok(())
+}

@@ -1,0 +1,411 @@
+//! The side chat: a read-only agent that talks about a running main agent session
+//! without interrupting it.
+//!
+//! Owns: resolving the main pane (`-t`, or `TMUXMATE_SIDE_MAIN` inside a side agent), the
+//! text a side turn is given (the main's live digest behind a "partial, verify" header),
+//! `history` (the main session's real transcript lines, summarised one per line and
+//! bounded), `report` (a note queued in the main agent's ledger, delivered at its next turn
+//! and never typed into its pane), launching the side agent and deleting its session files
+//! when it ends. Invariants: the side agent gets no copy of the main history; nothing here
+//! sends a byte to the main pane; every output is bounded.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::digest::{self, render};
+use crate::error::CliError;
+use crate::ledger::Ledger;
+use crate::tmux::Tmux;
+use crate::tmux::format::{parse_records, record_format};
+use crate::tmux::target::Target;
+
+pub const ENV_MAIN: &str = "TMUXMATE_SIDE_MAIN";
+pub const OPT_SIDE: &str = "@tmuxmate-side";
+pub const HISTORY_DEFAULT: usize = 40;
+pub const HISTORY_MAX: usize = 200;
+const LINE_MAX: usize = 400;
+const REPORT_MAX: usize = 4000;
+/// The harness cap is 10,000 characters; stay below it.
+const CONTEXT_MAX: usize = 9000;
+
+pub const ROLE: &str = "You are a read-only side conversation about another agent's ongoing session \
+(the main agent, in tmux pane {MAIN}). You cannot change anything. You can run exactly these commands: \
+`tmuxmate side status` (its live digest and whether it is running now), \
+`tmuxmate side history [--turn N] [--contains TEXT] [--limit K]` (the main session's real transcript lines), \
+and `tmuxmate side report TEXT` (queue a note that the main agent reads at the start of its next turn; it never \
+interrupts it). Each of your turns begins with a digest of the main session: it is partial and can be stale, so \
+check details with `tmuxmate side history` before asserting them, and say \"I don't know\" rather than guess.";
+
+/// The main pane of a side command: `-t` (validated) or the side agent's environment.
+pub fn main_pane(tmux: &Tmux, target: Option<&str>) -> Result<String, CliError> {
+    let t = match target {
+        Some(t) => t.to_string(),
+        None => std::env::var(ENV_MAIN).map_err(|_| {
+            CliError::usage(format!(
+                "which main agent? pass -t PANE (e.g. -t %3), or run this inside a side chat ({ENV_MAIN} is not set)"
+            ))
+        })?,
+    };
+    let rows = crate::tmux::panes::list_all(tmux)?;
+    let p = Target::parse(&t)
+        .map_err(CliError::usage)?
+        .resolve(&rows, &t)
+        .map_err(CliError::new)?;
+    Ok(p.pane_id.clone())
+}
+
+/// Facts about the main pane in one tmux call.
+pub struct Main {
+    pub pane: String,
+    pub agent: String,
+    pub cwd: String,
+    pub socket: String,
+}
+
+pub fn main_facts(tmux: &Tmux, pane: &str) -> Result<Main, CliError> {
+    let fmt = record_format(&[
+        "pane_id",
+        "@tmuxmate-agent",
+        "pane_current_path",
+        "socket_path",
+    ]);
+    let out = tmux.run_bytes(&["display-message", "-p", "-t", pane, "-F", &fmt], None)?;
+    let r = parse_records(&out, 4)
+        .map_err(CliError::new)?
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    if r.first().is_none_or(|p| p != pane) {
+        return Err(CliError::new(format!("the main pane {pane} is gone")));
+    }
+    Ok(Main {
+        pane: pane.to_string(),
+        agent: r[1].clone(),
+        cwd: r[2].clone(),
+        socket: r[3].clone(),
+    })
+}
+
+/// The main agent's ledger address: what its per-turn hook recorded, else the pane's.
+pub fn main_address(m: &Main) -> String {
+    if m.agent.is_empty() {
+        format!("pane:{}:{}", m.socket, m.pane)
+    } else {
+        m.agent.clone()
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub main_pane: String,
+    /// running | idle | unknown
+    pub state: String,
+    pub transcript: Option<String>,
+    pub text: String,
+}
+
+pub fn status(tmux: &Tmux, pane: &str) -> Result<Status, CliError> {
+    match digest::pane::load(tmux, pane, None) {
+        Ok(pd) => {
+            let turns =
+                digest::turns_limit(pd.turns_option.as_deref()).unwrap_or(digest::DEFAULT_TURNS);
+            let state = if pd.fold.digest.is_open() {
+                "running"
+            } else {
+                "idle"
+            };
+            Ok(Status {
+                main_pane: pane.to_string(),
+                state: state.into(),
+                transcript: Some(pd.transcript.to_string_lossy().into_owned()),
+                text: render::render(&pd.fold.digest, turns),
+            })
+        }
+        Err(e) => Ok(Status {
+            main_pane: pane.to_string(),
+            state: "unknown".into(),
+            transcript: None,
+            text: format!("(no digest: {})", e.msg),
+        }),
+    }
+}
+
+/// What a side turn is given: the digest behind a header that says what it is.
+pub fn turn_context(tmux: &Tmux, pane: &str) -> String {
+    let st = match status(tmux, pane) {
+        Ok(s) => s,
+        Err(e) => {
+            return format!(
+                "Side chat: the main agent's digest is unavailable ({}).",
+                e.msg
+            );
+        }
+    };
+    let mut s = format!(
+        "Live digest of the main agent session in tmux pane {pane} (partial, possibly stale: verify \
+         details with `tmuxmate side history` before asserting them; say \"I don't know\" rather than guess).\n\
+         main agent: {}\n{}",
+        st.state, st.text
+    );
+    if s.chars().count() > CONTEXT_MAX {
+        s = s.chars().take(CONTEXT_MAX).collect::<String>() + "\n[... digest truncated ...]";
+    }
+    s
+}
+
+fn clip(s: &str, max: usize) -> String {
+    let flat: String = s
+        .chars()
+        .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
+        .filter(|c| !c.is_control())
+        .collect();
+    if flat.chars().count() > max {
+        format!("{}…", flat.chars().take(max).collect::<String>())
+    } else {
+        flat
+    }
+}
+
+fn text_of(c: &Value) -> String {
+    match c {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a
+            .iter()
+            .filter_map(|b| b["text"].as_str().or_else(|| b["content"].as_str()))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// One transcript line as "(turn, summary)", or None for bookkeeping records.
+fn summarize(v: &Value, turn: &mut u64) -> Option<(u64, String)> {
+    // Claude Code
+    if let Some(t) = v["type"].as_str() {
+        match t {
+            "user" if v["isMeta"] != true => {
+                let c = &v["message"]["content"];
+                let tool_result = c
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|b| b["type"] == "tool_result"));
+                if tool_result {
+                    let r = c
+                        .as_array()
+                        .and_then(|a| a.iter().find(|b| b["type"] == "tool_result"))?;
+                    let err = if r["is_error"] == true {
+                        " (error)"
+                    } else {
+                        ""
+                    };
+                    return Some((
+                        *turn,
+                        format!(
+                            "tool result{err}: {}",
+                            clip(&text_of(&r["content"]), LINE_MAX)
+                        ),
+                    ));
+                }
+                *turn += 1;
+                return Some((*turn, format!("user: {}", clip(&text_of(c), LINE_MAX))));
+            }
+            "assistant" => {
+                let a = v["message"]["content"].as_array()?;
+                let mut parts = Vec::new();
+                for b in a {
+                    match b["type"].as_str() {
+                        Some("text") => {
+                            parts.push(format!("assistant: {}", b["text"].as_str().unwrap_or("")))
+                        }
+                        Some("tool_use") => parts.push(format!(
+                            "tool call {}({})",
+                            b["name"].as_str().unwrap_or("?"),
+                            b["input"]
+                        )),
+                        _ => {}
+                    }
+                }
+                return (!parts.is_empty()).then(|| (*turn, clip(&parts.join(" "), LINE_MAX)));
+            }
+            "system" if v["subtype"] == "turn_duration" => {
+                return Some((*turn, format!("turn {} ended", *turn)));
+            }
+            "system" if v["subtype"] == "compact_boundary" => {
+                return Some((*turn, "conversation compacted".into()));
+            }
+            _ => {}
+        }
+    }
+    // Codex rollout
+    let p = &v["payload"];
+    match (v["type"].as_str(), p["type"].as_str()) {
+        (Some("response_item"), Some("message")) => {
+            let text = text_of(&p["content"]);
+            match p["role"].as_str() {
+                Some("user") if !text.trim_start().starts_with('<') => {
+                    *turn += 1;
+                    Some((*turn, format!("user: {}", clip(&text, LINE_MAX))))
+                }
+                Some("assistant") => Some((*turn, format!("assistant: {}", clip(&text, LINE_MAX)))),
+                _ => None,
+            }
+        }
+        (Some("response_item"), Some("function_call")) => Some((
+            *turn,
+            clip(
+                &format!(
+                    "tool call {}({})",
+                    p["name"].as_str().unwrap_or("?"),
+                    p["arguments"].as_str().unwrap_or("")
+                ),
+                LINE_MAX,
+            ),
+        )),
+        (Some("response_item"), Some("function_call_output")) => Some((
+            *turn,
+            format!("tool result: {}", clip(&text_of(&p["output"]), LINE_MAX)),
+        )),
+        (Some("event_msg"), Some("task_complete")) => {
+            Some((*turn, format!("turn {} ended", *turn)))
+        }
+        (Some("event_msg"), Some("turn_aborted")) => {
+            Some((*turn, format!("turn {} aborted", *turn)))
+        }
+        _ => None,
+    }
+}
+
+#[derive(Serialize, Deserialize, Debug)]
+pub struct HistoryLine {
+    pub turn: u64,
+    pub text: String,
+}
+
+/// The main session's transcript lines, summarised, filtered and bounded (newest last).
+pub fn history(
+    transcript: &Path,
+    turn: Option<u64>,
+    contains: Option<&str>,
+    limit: usize,
+) -> Result<Vec<HistoryLine>, CliError> {
+    let data = std::fs::read(transcript).map_err(|e| {
+        CliError::new(format!(
+            "cannot read the main transcript {}: {e}",
+            transcript.display()
+        ))
+    })?;
+    let needle = contains.map(str::to_lowercase);
+    let mut t = 0u64;
+    let mut out: std::collections::VecDeque<HistoryLine> = Default::default();
+    for line in data.split(|b| *b == b'\n') {
+        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        let Some((n, text)) = summarize(&v, &mut t) else {
+            continue;
+        };
+        if turn.is_some_and(|w| w != n) {
+            continue;
+        }
+        if needle
+            .as_ref()
+            .is_some_and(|nd| !text.to_lowercase().contains(nd))
+        {
+            continue;
+        }
+        out.push_back(HistoryLine { turn: n, text });
+        if out.len() > limit {
+            out.pop_front();
+        }
+    }
+    Ok(out.into())
+}
+
+/// Queue a note for the main agent's next turn. Returns the ledger key.
+pub fn report(tmux: &Tmux, pane: &str, text: &str) -> Result<(String, String), CliError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(CliError::usage("refused: the report is empty"));
+    }
+    if text.chars().count() > REPORT_MAX {
+        return Err(CliError::usage(format!(
+            "refused: the report is longer than {REPORT_MAX} characters; summarise it"
+        )));
+    }
+    let m = main_facts(tmux, pane)?;
+    let agent = main_address(&m);
+    let key = format!("side:{}-{}", crate::state::now_ms(), std::process::id());
+    let note = format!(
+        "tmux side chat note (from a side conversation about this session, not from the user):\n{text}"
+    );
+    Ledger::for_agent(&agent)
+        .queue(&key, &note)
+        .map_err(|e| CliError::new(format!("could not queue the note for {agent}: {e}")))?;
+    Ok((agent, key))
+}
+
+/// The side agent's own session files, to delete when it ends.
+pub fn side_files(
+    adapter: &str,
+    cwd: &str,
+    session: &str,
+    started_ms: u64,
+    main_transcript: Option<&str>,
+) -> Vec<PathBuf> {
+    match adapter {
+        "claude" => {
+            let base = crate::bridge::transcript::claude_dir()
+                .join("projects")
+                .join(crate::bridge::transcript::claude_project(cwd));
+            vec![base.join(format!("{session}.jsonl")), base.join(session)]
+        }
+        "codex" => crate::bridge::transcript::find_rollout(cwd, started_ms)
+            .filter(|p| Some(p.to_string_lossy().as_ref()) != main_transcript)
+            .filter(|p| rollout_started_after(p, started_ms))
+            .into_iter()
+            .collect(),
+        _ => vec![],
+    }
+}
+
+fn rollout_started_after(p: &Path, ms: u64) -> bool {
+    std::fs::metadata(p)
+        .and_then(|m| m.created().or_else(|_| m.modified()))
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .is_some_and(|d| d.as_millis() as u64 + 1000 >= ms)
+}
+
+/// Delete the files and check that they are gone. Returns a line saying honestly what happened.
+pub fn delete_and_verify(files: &[PathBuf]) -> (bool, String) {
+    let mut left = Vec::new();
+    for f in files {
+        let _ = if f.is_dir() {
+            std::fs::remove_dir_all(f)
+        } else {
+            std::fs::remove_file(f)
+        };
+        if f.exists() {
+            left.push(f.display().to_string());
+        }
+    }
+    if left.is_empty() {
+        (
+            true,
+            format!(
+                "side chat closed; its session files are deleted ({} checked)",
+                files.len()
+            ),
+        )
+    } else {
+        (
+            false,
+            format!(
+                "side chat closed, but these session files could NOT be deleted: {}",
+                left.join(", ")
+            ),
+        )
+    }
+}

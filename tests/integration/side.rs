@@ -1,0 +1,255 @@
+//! The side chat: status, history, report (delivered once at the main's next turn, never a
+//! keystroke), the side agent's per-turn digest, and destroy-on-close.
+
+use std::time::Duration;
+
+use crate::server;
+use crate::util::*;
+
+fn ok(o: std::process::Output) -> String {
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn fixture(name: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A main agent pane (a raw-mode recorder, so any byte sent to it would show) whose
+/// transcript is the real Claude sample.
+fn main_pane(s: &Server) -> (Recorder, String) {
+    let rec = s.recorder_pane("main");
+    let t = s.dir.join("main.jsonl");
+    std::fs::copy(fixture("claude-transcript.jsonl"), &t).unwrap();
+    ok(s.run(&[
+        "digest",
+        "attach",
+        "-t",
+        &rec.pane,
+        "--transcript",
+        t.to_str().unwrap(),
+        "--format",
+        "claude",
+    ]));
+    (rec, t.display().to_string())
+}
+
+#[test]
+fn status_and_history_are_bounded_views_of_the_main_session() {
+    let s = server!();
+    let (main, _) = main_pane(&s);
+    let st = ok(s.run(&["side", "status", "-t", &main.pane]));
+    assert!(st.contains("idle"), "{st}");
+    assert!(st.contains("please run the slow thing"), "{st}");
+    let h = ok(s.run(&["side", "history", "-t", &main.pane]));
+    assert!(
+        h.contains("[turn 1] user: please run the slow thing"),
+        "{h}"
+    );
+    assert!(h.contains("tool call Bash("), "{h}");
+    assert!(h.contains("tool result: done"), "{h}");
+    assert!(h.contains("turn 1 ended"), "{h}");
+    assert!(!h.contains("thinking"), "{h}");
+    let h2 = ok(s.run(&[
+        "side",
+        "history",
+        "-t",
+        &main.pane,
+        "--contains",
+        "DONE",
+        "--limit",
+        "1",
+    ]));
+    assert_eq!(h2.lines().count(), 1, "{h2}");
+    let none = ok(s.run(&["side", "history", "-t", &main.pane, "--turn", "7"]));
+    assert!(none.contains("no matching lines"));
+    for bad in ["0", "201"] {
+        let o = s.run(&["side", "history", "-t", &main.pane, "--limit", bad]);
+        assert_eq!(o.status.code(), Some(2));
+    }
+    // Inside a side agent the main pane comes from the environment.
+    let o = s
+        .tmuxmate()
+        .env("TMUXMATE_SIDE_MAIN", &main.pane)
+        .args(["side", "status", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["state"], "idle");
+    // Without either: refused, never "the current pane".
+    assert_eq!(s.run(&["side", "status"]).status.code(), Some(2));
+    assert!(main.bytes().is_empty(), "nothing may reach the main pane");
+}
+
+#[test]
+fn report_is_delivered_once_at_the_main_agents_next_turn() {
+    let s = server!();
+    let (main, _) = main_pane(&s);
+    // The main agent's hook recorded its session id on its pane.
+    s.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &main.pane,
+        "@tmuxmate-agent",
+        "main-sid",
+    ]);
+    ok(s.run(&[
+        "side",
+        "report",
+        "-t",
+        &main.pane,
+        "The test in step 3 failed twice; consider the flaky fixture.",
+    ]));
+    let t1 = ok(s.run(&["turn", "--agent", "main-sid"]));
+    assert!(t1.contains("tmux side chat note"), "{t1}");
+    assert!(t1.contains("flaky fixture"), "{t1}");
+    assert_eq!(ok(s.run(&["turn", "--agent", "main-sid"])), "");
+    assert!(
+        main.bytes().is_empty(),
+        "a report is never a keystroke into the main pane"
+    );
+    let o = s.run(&["side", "report", "-t", &main.pane, "   "]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn side_agent_turns_get_the_digest_with_a_verify_header() {
+    let s = server!();
+    let (main, _) = main_pane(&s);
+    let o = s
+        .tmuxmate()
+        .env("TMUXMATE_SIDE_MAIN", &main.pane)
+        .args(["hook", "claude"])
+        .stdin(std::fs::File::open(fixture("hook-claude-UserPromptSubmit.json")).unwrap())
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        ctx.starts_with("Live digest of the main agent session"),
+        "{ctx}"
+    );
+    assert!(
+        ctx.contains("verify") && ctx.contains("I don't know"),
+        "{ctx}"
+    );
+    assert!(ctx.contains("please run the slow thing"), "{ctx}");
+    assert!(ctx.chars().count() < 10_000);
+}
+
+#[test]
+fn side_chat_works_before_the_main_agent_has_a_transcript() {
+    let s = server!();
+    let rec = s.recorder_pane("main");
+    let missing = s.dir.join("not-yet.jsonl");
+    ok(s.run(&[
+        "digest",
+        "attach",
+        "-t",
+        &rec.pane,
+        "--transcript",
+        missing.to_str().unwrap(),
+        "--format",
+        "claude",
+    ]));
+    let st = ok(s.run(&["side", "status", "-t", &rec.pane]));
+    assert!(st.contains("main agent in"), "{st}");
+}
+
+#[test]
+fn open_runs_a_read_only_side_agent_and_close_deletes_its_files() {
+    let s = server!();
+    let (main, _) = main_pane(&s);
+    let bin = s.dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(crate::bridge::standin_bin(), bin.join("claude")).unwrap();
+    let sd = s.dir.join("side-sd");
+    std::fs::create_dir_all(&sd).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    s.tmux(&["set-environment", "-g", "STANDIN_DIR", sd.to_str().unwrap()]);
+    // No client is attached: the side chat opens in a split beside the main pane. New panes
+    // take PATH from the client that creates them, so the side agent is found on ours.
+    let out = ok(s
+        .tmuxmate()
+        .env("PATH", &path)
+        .args(["side", "open", "-t", &main.pane])
+        .output()
+        .unwrap());
+    assert!(out.contains("split"), "{out}");
+    let argv: serde_json::Value = wait_until("the side agent", Duration::from_secs(10), || {
+        serde_json::from_str(&std::fs::read_to_string(sd.join("argv.json")).ok()?).ok()
+    });
+    let a = argv["argv"].to_string();
+    assert!(
+        a.contains("\"plan\"")
+            && a.contains("Bash(tmuxmate side report:*)")
+            && a.contains("Edit,Write"),
+        "{a}"
+    );
+    assert!(a.contains("I don't know"), "{a}");
+    let rec: serde_json::Value = serde_json::from_str(
+        s.tmux(&["show", "-pv", "-t", &main.pane, "@tmuxmate-side"])
+            .trim(),
+    )
+    .unwrap();
+    let session = rec["session"].as_str().unwrap().to_string();
+    // One side turn, so the side agent writes its own transcript.
+    let side_pane = s
+        .tmux(&[
+            "list-panes",
+            "-t",
+            &main.pane,
+            "-F",
+            "#{pane_id} #{pane_current_command}",
+        ])
+        .lines()
+        .find(|l| !l.starts_with(&main.pane))
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    ok(s.run(&[
+        "paste",
+        "-t",
+        &side_pane,
+        "--enter",
+        "--settle-ms",
+        "20",
+        "where is it now?",
+    ]));
+    let files: Vec<std::path::PathBuf> =
+        wait_until("the side transcript", Duration::from_secs(10), || {
+            let root = s.home.join(".claude/projects");
+            let found: Vec<_> = std::fs::read_dir(&root)
+                .ok()?
+                .flatten()
+                .map(|d| d.path().join(format!("{session}.jsonl")))
+                .filter(|p| p.exists())
+                .collect();
+            (!found.is_empty()).then_some(found)
+        });
+    let closed = ok(s.run(&["side", "close", "-t", &main.pane]));
+    assert!(closed.contains("deleted"), "{closed}");
+    for f in files {
+        assert!(!f.exists(), "{} survived the close", f.display());
+    }
+    assert!(
+        s.tmux(&["show", "-pqv", "-t", &main.pane, "@tmuxmate-side"])
+            .trim()
+            .is_empty()
+    );
+    assert!(main.bytes().is_empty(), "nothing may reach the main pane");
+}
