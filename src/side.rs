@@ -356,10 +356,25 @@ pub fn side_files(
 ) -> Vec<PathBuf> {
     match adapter {
         "claude" => {
-            let base = crate::bridge::transcript::claude_dir()
-                .join("projects")
-                .join(crate::bridge::transcript::claude_project(cwd));
-            vec![base.join(format!("{session}.jsonl")), base.join(session)]
+            // The transcript and its side directory, plus what Claude Code 2.1.332 was seen
+            // to keep per session (rig): session-env, file history, todos, temp notes.
+            let home = crate::bridge::transcript::claude_dir();
+            let enc = crate::bridge::transcript::claude_project(cwd);
+            let base = home.join("projects").join(&enc);
+            let tmp = std::env::var_os("TMPDIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| "/tmp".into());
+            vec![
+                base.join(format!("{session}.jsonl")),
+                base.join(session),
+                home.join("session-env").join(session),
+                home.join("file-history").join(session),
+                home.join("todos")
+                    .join(format!("{session}-agent-{session}.json")),
+                tmp.join(format!("claude-{}", nix::unistd::getuid()))
+                    .join(&enc)
+                    .join(session),
+            ]
         }
         "codex" => crate::bridge::transcript::find_rollout(cwd, started_ms)
             .filter(|p| Some(p.to_string_lossy().as_ref()) != main_transcript)
@@ -381,7 +396,11 @@ fn rollout_started_after(p: &Path, ms: u64) -> bool {
 /// Delete the files and check that they are gone. Returns a line saying honestly what happened.
 pub fn delete_and_verify(files: &[PathBuf]) -> (bool, String) {
     let mut left = Vec::new();
+    let mut deleted = 0;
     for f in files {
+        if !f.exists() {
+            continue;
+        }
         let _ = if f.is_dir() {
             std::fs::remove_dir_all(f)
         } else {
@@ -389,13 +408,15 @@ pub fn delete_and_verify(files: &[PathBuf]) -> (bool, String) {
         };
         if f.exists() {
             left.push(f.display().to_string());
+        } else {
+            deleted += 1;
         }
     }
     if left.is_empty() {
         (
             true,
             format!(
-                "side chat closed; its session files are deleted ({} checked)",
+                "side chat closed; deleted {deleted} session file(s), none remain ({} places checked)",
                 files.len()
             ),
         )

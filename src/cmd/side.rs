@@ -108,7 +108,7 @@ fn side_argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<
                 "--permission-mode".into(), "plan".into(),
                 "--allowedTools".into(),
                 "Read,Grep,Glob,Bash(tmuxmate side status:*),Bash(tmuxmate side history:*),Bash(tmuxmate side report:*)".into(),
-                "--disallowedTools".into(), "Edit,Write,NotebookEdit,MultiEdit".into(),
+                "--disallowedTools".into(), "Edit,Write,NotebookEdit".into(),
                 "--append-system-prompt".into(), role.into(),
                 "--settings".into(), settings.to_string(),
             ]
