@@ -22,6 +22,9 @@ use crate::tmux::format::{parse_records, record_format};
 use crate::tmux::target::Target;
 
 pub const ENV_MAIN: &str = "TMUXMATE_SIDE_MAIN";
+/// The main transcript, for side agents whose sandbox forbids the tmux socket (Codex's
+/// read-only sandbox does): status and history then read the file directly.
+pub const ENV_TRANSCRIPT: &str = "TMUXMATE_SIDE_TRANSCRIPT";
 pub const OPT_SIDE: &str = "@tmuxmate-side";
 pub const HISTORY_DEFAULT: usize = 40;
 pub const HISTORY_MAX: usize = 200;
@@ -130,6 +133,29 @@ pub fn status(tmux: &Tmux, pane: &str) -> Result<Status, CliError> {
             transcript: None,
             text: format!("(no digest: {})", e.msg),
         }),
+    }
+}
+
+/// `status` from the transcript file alone (no tmux), for sandboxed side agents.
+pub fn status_offline(transcript: &str) -> Status {
+    let mut fold = digest::Fold::new(None);
+    let path = Path::new(transcript);
+    let readable = fold.update(path).is_ok();
+    Status {
+        main_pane: std::env::var(ENV_MAIN).unwrap_or_default(),
+        state: if !readable {
+            "unknown".into()
+        } else if fold.digest.is_open() {
+            "running".into()
+        } else {
+            "idle".into()
+        },
+        transcript: Some(transcript.to_string()),
+        text: if readable {
+            render::render(&fold.digest, digest::DEFAULT_TURNS)
+        } else {
+            "(no digest yet: the main transcript does not exist)".into()
+        },
     }
 }
 

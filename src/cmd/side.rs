@@ -85,6 +85,13 @@ fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
     Ok(())
 }
 
+/// Inside a side agent that cannot reach tmux: the main transcript it was given.
+fn offline_transcript() -> Option<String> {
+    std::env::var(side::ENV_TRANSCRIPT)
+        .ok()
+        .filter(|s| !s.is_empty())
+}
+
 fn side_agent(tmux: &Tmux) -> String {
     let v = tmux
         .run(&["show-options", "-gqv", "@tmuxmate-side-agent"])
@@ -179,6 +186,11 @@ fn run_side(tmux: &Tmux, target: &str) -> CliResult {
         }
         (_, p) => p.unwrap_or_default(),
     };
+    let main_transcript = tmux
+        .run(&["show-options", "-pqv", "-t", &pane, "@tmuxmate-transcript"])
+        .ok()
+        .map(|s| s.trim_end().to_string())
+        .filter(|s| !s.is_empty());
     let cwd = if m.cwd.is_empty() {
         ".".to_string()
     } else {
@@ -188,6 +200,10 @@ fn run_side(tmux: &Tmux, target: &str) -> CliResult {
     let child = std::process::Command::new(&cli)
         .args(&argv)
         .env(side::ENV_MAIN, &pane)
+        .env(
+            side::ENV_TRANSCRIPT,
+            main_transcript.as_deref().unwrap_or(""),
+        )
         .env("PATH", path)
         .env_remove("NO_COLOR")
         .current_dir(&cwd)
@@ -208,10 +224,6 @@ fn run_side(tmux: &Tmux, target: &str) -> CliResult {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let main_transcript = tmux
-        .run(&["show-options", "-pqv", "-t", &pane, "@tmuxmate-transcript"])
-        .ok()
-        .map(|s| s.trim_end().to_string());
     let files = side::side_files(
         &adapter,
         &cwd,
@@ -267,8 +279,13 @@ pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
         SideAction::Open { target } => open(tmux, target.as_deref()),
         SideAction::Run { target } => run_side(tmux, &target),
         SideAction::Status { target, json } => {
-            let pane = side::main_pane(tmux, target.as_deref())?;
-            let st = side::status(tmux, &pane)?;
+            let st = match side::main_pane(tmux, target.as_deref()) {
+                Ok(pane) => side::status(tmux, &pane)?,
+                Err(e) => match (target.is_none(), offline_transcript()) {
+                    (true, Some(t)) => side::status_offline(&t),
+                    _ => return Err(e),
+                },
+            };
             if json {
                 super::out_json(&st);
             } else {
@@ -292,9 +309,14 @@ pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
                     side::HISTORY_MAX
                 )));
             }
-            let pane = side::main_pane(tmux, target.as_deref())?;
-            let pd = crate::digest::pane::load(tmux, &pane, None)?;
-            let lines = side::history(&pd.transcript, turn, contains.as_deref(), limit)?;
+            let transcript = match side::main_pane(tmux, target.as_deref()) {
+                Ok(pane) => crate::digest::pane::load(tmux, &pane, None)?.transcript,
+                Err(e) => match (target.is_none(), offline_transcript()) {
+                    (true, Some(t)) => t.into(),
+                    _ => return Err(e),
+                },
+            };
+            let lines = side::history(&transcript, turn, contains.as_deref(), limit)?;
             if json {
                 super::out_json(&lines);
             } else if lines.is_empty() {

@@ -253,3 +253,29 @@ fn open_runs_a_read_only_side_agent_and_close_deletes_its_files() {
     );
     assert!(main.bytes().is_empty(), "nothing may reach the main pane");
 }
+
+#[test]
+fn a_sandboxed_side_agent_reads_the_transcript_without_tmux() {
+    let s = server!();
+    let (main, t) = main_pane(&s);
+    // As inside Codex's read-only sandbox: the tmux socket is unusable.
+    let o = s
+        .tmuxmate()
+        .env("TMUXMATE_TMUX", "/nonexistent/tmux")
+        .env("TMUXMATE_SIDE_MAIN", &main.pane)
+        .env("TMUXMATE_SIDE_TRANSCRIPT", &t)
+        .args(["side", "history", "--contains", "done"])
+        .output()
+        .unwrap();
+    let h = ok(o);
+    assert!(h.contains("tool result: done"), "{h}");
+    let o = s
+        .tmuxmate()
+        .env("TMUXMATE_TMUX", "/nonexistent/tmux")
+        .env("TMUXMATE_SIDE_MAIN", &main.pane)
+        .env("TMUXMATE_SIDE_TRANSCRIPT", &t)
+        .args(["side", "status"])
+        .output()
+        .unwrap();
+    assert!(ok(o).contains("idle"));
+}
