@@ -6,6 +6,8 @@
 #            against bare `tmux capture-pane -p -S -` (target: within 1.3x, medians)
 #   run      `tmuxmate run -- true` end to end: new window, wrapper, wait-for,
 #            result, snapshot (target: median under 100 ms)
+#   list     `tmuxmate list --json` on a server with 500 panes against
+#            `tmux list-panes -a -F` with the same fields (target: within 1.5x)
 #
 # Usage: scripts/bench-control.sh [--strict]
 #   Environment (set by scripts/bench.sh when it calls this file; all optional):
@@ -52,7 +54,11 @@ unset TMUX TMUX_PANE
 SOCK="bc"
 T() { tmux -L "$SOCK" "$@"; }
 # shellcheck disable=SC2317 # cleanup runs from the EXIT trap
-cleanup() { T kill-server >/dev/null 2>&1 || true; rm -rf "$W"; }
+cleanup() {
+    tmux -L bl kill-server >/dev/null 2>&1 || true
+    tmux -L bc kill-server >/dev/null 2>&1 || true
+    rm -rf "$W"
+}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -114,6 +120,26 @@ hf run-true -n "tmuxmate run -- true" "$BIN -L $SOCK run -- true"
 rt=$(median_ms "$W/run-true.json")
 printf '\nrun: a new window per run in session "tmuxmate"\n'
 verdict "tmuxmate run -- true (median)" "$rt" "<=" 100 " ms"
+
+# --- list: 500 panes ---------------------------------------------------------------------
+SOCK="bl"
+T -f /dev/null new-session -d -s big -x 200 -y 60 sh
+n=$(T list-panes -a | wc -l)
+while [ "$n" -lt 500 ]; do
+    T new-window -d -t big: sh
+    for _ in 1 2 3 4; do T split-window -d -t big: sh 2>/dev/null || true; done
+    n=$(T list-panes -a | wc -l)
+done
+F='#{session_id}#{session_name}#{session_attached}#{window_id}#{window_index}#{window_name}#{window_active}#{window_layout}#{pane_id}#{pane_index}#{pane_active}#{pane_tty}#{pane_pid}#{pane_width}#{pane_height}#{pane_current_command}#{pane_current_path}#{pane_dead}#{pane_in_mode}#{pane_mode}#{@tmuxmate-created}#{@tmuxmate-job}'
+hf list-tmux -n "tmux list-panes -a -F (same fields)" "tmux -L $SOCK list-panes -a -F $F"
+hf list-tmuxmate -n "tmuxmate list --json" "$BIN -L $SOCK list --json"
+lt=$(median_ms "$W/list-tmux.json")
+lm=$(median_ms "$W/list-tmuxmate.json")
+printf '\nlist: %s panes\n' "$n"
+printf '  %-46s %s ms\n' "tmux list-panes -a -F (median)" "$lt" "tmuxmate list --json (median)" "$lm"
+verdict "ratio tmuxmate / tmux" "$(awk -v a="$lm" -v b="$lt" 'BEGIN { printf "%.2f", a / b }')" "<=" 1.5 "x"
+T kill-server >/dev/null 2>&1 || true
+SOCK="bc"
 
 if [ "$MISSES" -gt 0 ]; then
     printf '\n%s control target(s) missed\n' "$MISSES"

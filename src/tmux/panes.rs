@@ -2,7 +2,9 @@
 //!
 //! Owns: the field list for `list-panes -a`, and the typed `PaneInfo` rows. Invariant: one
 //! tmux invocation per snapshot whatever the number of panes; every field is read back
-//! through the length-prefixed record format, so hostile names never mis-split.
+//! through the length-prefixed record format, so hostile names never mis-split. The
+//! prefix makes tmux expand each field twice, so fields that make the server read
+//! `/proc` (`pane_current_path`) stay out unless a caller needs them.
 
 use super::client::Tmux;
 use super::error::TmuxError;
@@ -26,7 +28,6 @@ pub struct PaneInfo {
     pub width: String,
     pub height: String,
     pub current_command: String,
-    pub current_path: String,
     pub dead: bool,
     pub in_mode: bool,
     pub mode: String,
@@ -51,7 +52,6 @@ pub const FIELDS: &[&str] = &[
     "pane_width",
     "pane_height",
     "pane_current_command",
-    "pane_current_path",
     "pane_dead",
     "pane_in_mode",
     "pane_mode",
@@ -81,7 +81,6 @@ impl PaneInfo {
             width: next(),
             height: next(),
             current_command: next(),
-            current_path: next(),
             dead: flag(next()),
             in_mode: flag(next()),
             mode: next(),
