@@ -18,6 +18,9 @@ use super::transcript::{self, Turn};
 use crate::error::CliError;
 use crate::tmux::Tmux;
 
+/// How long a pane reply must stay unchanged before it counts as complete.
+const PANE_STABLE: Duration = Duration::from_millis(500);
+
 /// Bound on a reply handed back to a model.
 pub const MAX_REPLY_BYTES: usize = 200_000;
 
@@ -99,14 +102,26 @@ pub fn wait(tmux: &Tmux, name: &str, timeout: Duration) -> Result<Reply, CliErro
     let (c, a) = super::deliver::resolve(tmux, name)?;
     let start = Instant::now();
     let progress = std::io::stderr().is_terminal();
-    let mut settled = 0;
+    // The pane fallback has no end marker: the prompt must be back, nothing busy shown,
+    // and the text unchanged for PANE_STABLE (a CLI may draw its prompt before its reply).
+    let mut stable_since: Option<(String, Instant)> = None;
     loop {
         // Re-read the contract: the session could vanish under us.
         let c = super::contract::read(tmux, &c.session_id)?;
         let (t, source) = current(tmux, &c, &a)?;
         let done = if source == "pane" {
-            settled = if t.complete { settled + 1 } else { 0 };
-            settled >= 3
+            if !t.complete {
+                stable_since = None;
+                false
+            } else {
+                match &stable_since {
+                    Some((text, since)) if *text == t.text => since.elapsed() >= PANE_STABLE,
+                    _ => {
+                        stable_since = Some((t.text.clone(), Instant::now()));
+                        false
+                    }
+                }
+            }
         } else {
             t.complete
         };

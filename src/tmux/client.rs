@@ -6,7 +6,7 @@
 //! argument is passed as one argv element (never through a shell), and user text never
 //! appears in argv where tmux's command parser would read it (callers pass it on stdin).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -70,6 +70,40 @@ pub fn tmux_env_socket() -> Option<PathBuf> {
     }
 }
 
+/// tmux's socket directory: `$TMUX_TMPDIR` (else /tmp) + `tmux-<uid>`.
+fn socket_dir() -> PathBuf {
+    let base = std::env::var_os("TMUX_TMPDIR")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    base.join(format!("tmux-{}", nix::unistd::getuid()))
+}
+
+/// `program` as an absolute path when PATH has it (cached per process), else as given.
+fn resolve_program(program: &str) -> PathBuf {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<Vec<(String, PathBuf)>>> =
+        std::sync::OnceLock::new();
+    if program.contains('/') {
+        return PathBuf::from(program);
+    }
+    let cache = CACHE.get_or_init(Default::default);
+    if let Ok(c) = cache.lock()
+        && let Some((_, p)) = c.iter().find(|(n, _)| n == program)
+    {
+        return p.clone();
+    }
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    });
+    let p = found.unwrap_or_else(|| PathBuf::from(program));
+    if let Ok(mut c) = cache.lock() {
+        c.push((program.to_string(), p.clone()));
+    }
+    p
+}
+
 /// Default timeout for one tmux call; generous because a loaded machine can take 100 ms.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -81,15 +115,18 @@ pub struct Tmux {
     pub program: String,
     /// Drop `TMUX`/`TMUX_PANE` from the child's environment (starting a private server).
     pub isolate_env: bool,
+    /// `TMUXMATE_TMUX` named the program: always run it (tests count or fake it).
+    pub explicit_program: bool,
 }
 
 impl Tmux {
     pub fn new(socket: Socket) -> Tmux {
-        let program = std::env::var("TMUXMATE_TMUX").unwrap_or_else(|_| "tmux".into());
+        let explicit = std::env::var("TMUXMATE_TMUX").ok();
         Tmux {
             socket,
             timeout: DEFAULT_TIMEOUT,
-            program,
+            explicit_program: explicit.is_some(),
+            program: explicit.unwrap_or_else(|| "tmux".into()),
             isolate_env: false,
         }
     }
@@ -117,11 +154,44 @@ impl Tmux {
         cmd.args(&argv[1..]).exec()
     }
 
+    /// The socket file this client talks to, when it can be known without tmux.
+    pub fn socket_file(&self) -> Option<PathBuf> {
+        match &self.socket {
+            Socket::Path(p) => Some(p.clone()),
+            Socket::Name(n) => Some(socket_dir().join(n)),
+            Socket::Default => {
+                Some(tmux_env_socket().unwrap_or_else(|| socket_dir().join("default")))
+            }
+        }
+    }
+
     /// Run and return raw stdout bytes.
     pub fn run_bytes(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+        // Read-only queries go straight to the server's socket when they can (no client
+        // process); any surprise falls through to the real tmux client below.
+        if input.is_none()
+            && !self.explicit_program
+            && super::direct::eligible(args)
+            && let Some(sock) = self.socket_file()
+            && let Some(r) = super::direct::run(&sock, args, self.timeout)
+        {
+            if r.status == 0 {
+                return Ok(r.stdout);
+            }
+            let stderr = String::from_utf8_lossy(&r.stderr).trim_end().to_string();
+            return Err(TmuxError::classify(
+                self.argv(args),
+                Some(r.status),
+                stderr,
+                &self.socket,
+            ));
+        }
         let argv = self.argv(args);
+        // The absolute path, found once: the child then makes one execve, not one per PATH
+        // entry (this is on the per-turn hot path).
+        let program = resolve_program(&argv[0]);
         #[allow(clippy::disallowed_methods)] // the one sanctioned spawn site for this binary
-        let mut cmd = Command::new(&argv[0]);
+        let mut cmd = Command::new(&program);
         cmd.args(&argv[1..])
             .stdin(if input.is_some() {
                 Stdio::piped()
@@ -158,14 +228,6 @@ impl Tmux {
             }
             _ => None,
         };
-        let mut stderr_pipe = child.stderr.take();
-        let err_thread = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(p) = stderr_pipe.as_mut() {
-                let _ = p.read_to_end(&mut buf);
-            }
-            buf
-        });
         let (tx, rx) = mpsc::channel::<()>();
         let timeout = self.timeout;
         let watchdog = std::thread::spawn(move || {
@@ -178,36 +240,30 @@ impl Tmux {
             }
             false
         });
-        let mut stdout = Vec::new();
-        if let Some(mut p) = child.stdout.take() {
-            let _ = p.read_to_end(&mut stdout);
-        }
-        let status = child.wait();
+        // Reads stdout and stderr together (poll), then reaps the child.
+        let out = child.wait_with_output();
         let _ = tx.send(());
         let timed_out = watchdog.join().unwrap_or(false);
         if let Some(w) = writer {
             let _ = w.join();
         }
-        let stderr_bytes = err_thread.join().unwrap_or_default();
-        let stderr = String::from_utf8_lossy(&stderr_bytes)
-            .trim_end()
-            .to_string();
         if timed_out {
             return Err(TmuxError::Timeout {
                 argv,
                 after: timeout,
             });
         }
-        let status = status.map_err(|e| TmuxError::Spawn {
+        let out = out.map_err(|e| TmuxError::Spawn {
             argv: argv.clone(),
             reason: e.to_string(),
         })?;
-        if status.success() {
-            return Ok(stdout);
+        if out.status.success() {
+            return Ok(out.stdout);
         }
+        let stderr = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
         Err(TmuxError::classify(
             argv,
-            status.code(),
+            out.status.code(),
             stderr,
             &self.socket,
         ))

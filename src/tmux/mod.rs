@@ -1,6 +1,7 @@
 //! Everything that talks to tmux. No other module spawns the tmux binary.
 
 pub mod client;
+pub mod direct;
 pub mod error;
 pub mod format;
 pub mod layout;

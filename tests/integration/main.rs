@@ -13,4 +13,5 @@ mod location;
 mod run;
 mod safety;
 mod side;
+mod tmux_layer;
 mod watch;

@@ -1,0 +1,206 @@
+//! Talking to the tmux server over its socket without spawning the tmux client.
+//!
+//! Owns: the client side of tmux's imsg protocol (version 8, verified against tmux 3.3a by
+//! tracing the real client) for one read-only command: identify, send the command, answer
+//! the server's write requests, collect stdout/stderr and the exit status. Why: the
+//! per-turn call is one process start plus one tmux query; spawning the tmux client is
+//! most of that cost. Invariants: it is only an accelerator - any surprise (no socket, a
+//! protocol version or message it does not know, EOF, a timeout) returns `None` and the
+//! caller runs the real tmux client instead, which also produces every error message;
+//! only commands that read state use it (they need no client environment); model text is
+//! never part of these commands.
+
+use std::io::{IoSlice, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+const PROTOCOL_VERSION: u32 = 8;
+const HEADER: usize = 16;
+const IMSGF_HASFD: u16 = 1;
+
+const MSG_VERSION: u32 = 12;
+const MSG_IDENTIFY_FLAGS: u32 = 100;
+const MSG_IDENTIFY_TERM: u32 = 101;
+const MSG_IDENTIFY_TTYNAME: u32 = 102;
+const MSG_IDENTIFY_STDIN: u32 = 104;
+const MSG_IDENTIFY_DONE: u32 = 106;
+const MSG_IDENTIFY_CLIENTPID: u32 = 107;
+const MSG_IDENTIFY_CWD: u32 = 108;
+const MSG_IDENTIFY_FEATURES: u32 = 109;
+const MSG_IDENTIFY_STDOUT: u32 = 110;
+const MSG_IDENTIFY_LONGFLAGS: u32 = 111;
+const MSG_COMMAND: u32 = 200;
+const MSG_EXIT: u32 = 203;
+const MSG_WRITE_OPEN: u32 = 303;
+const MSG_WRITE: u32 = 304;
+const MSG_WRITE_READY: u32 = 305;
+const MSG_WRITE_CLOSE: u32 = 306;
+
+/// The identify flags the tmux 3.3a client sends for a non-interactive command.
+const IDENTIFY_FLAGS: u32 = 0x0801_0000;
+
+/// Commands that only read state and need nothing from the client's environment.
+pub fn eligible(args: &[&str]) -> bool {
+    matches!(
+        args.first().copied(),
+        Some(
+            "display-message"
+                | "list-panes"
+                | "list-sessions"
+                | "list-windows"
+                | "show-options"
+                | "list-clients"
+        )
+    )
+}
+
+pub struct Reply {
+    pub status: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+fn msg(kind: u32, data: &[u8], has_fd: bool) -> Vec<u8> {
+    let mut m = Vec::with_capacity(HEADER + data.len());
+    m.extend_from_slice(&kind.to_le_bytes());
+    m.extend_from_slice(&((HEADER + data.len()) as u16).to_le_bytes());
+    m.extend_from_slice(&(if has_fd { IMSGF_HASFD } else { 0 }).to_le_bytes());
+    m.extend_from_slice(&PROTOCOL_VERSION.to_le_bytes());
+    m.extend_from_slice(&u32::MAX.to_le_bytes());
+    m.extend_from_slice(data);
+    m
+}
+
+fn cstr(s: &str) -> Vec<u8> {
+    let mut v = s.as_bytes().to_vec();
+    v.push(0);
+    v
+}
+
+fn send_fd(sock: &UnixStream, m: &[u8], fd: i32) -> Option<()> {
+    use nix::sys::socket::{ControlMessage, MsgFlags, sendmsg};
+    let iov = [IoSlice::new(m)];
+    let fds = [fd];
+    let cmsg = [ControlMessage::ScmRights(&fds)];
+    let n = sendmsg::<()>(sock.as_raw_fd(), &iov, &cmsg, MsgFlags::empty(), None).ok()?;
+    (n == m.len()).then_some(())
+}
+
+/// Run one eligible command over the socket at `path`; `None` means "use the tmux client".
+pub fn run(path: &Path, args: &[&str], timeout: Duration) -> Option<Reply> {
+    if args.iter().any(|a| a.contains('\0')) {
+        return None;
+    }
+    let mut sock = UnixStream::connect(path).ok()?;
+    sock.set_read_timeout(Some(timeout)).ok()?;
+    sock.set_write_timeout(Some(timeout)).ok()?;
+    let devnull = std::fs::File::open("/dev/null").ok()?;
+    let cwd = std::env::current_dir()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "/".into());
+    let mut head = Vec::new();
+    head.extend(msg(
+        MSG_IDENTIFY_FLAGS,
+        &IDENTIFY_FLAGS.to_le_bytes(),
+        false,
+    ));
+    head.extend(msg(
+        MSG_IDENTIFY_LONGFLAGS,
+        &(IDENTIFY_FLAGS as u64).to_le_bytes(),
+        false,
+    ));
+    head.extend(msg(
+        MSG_IDENTIFY_TERM,
+        &cstr(&std::env::var("TERM").unwrap_or_default()),
+        false,
+    ));
+    head.extend(msg(MSG_IDENTIFY_FEATURES, &0u32.to_le_bytes(), false));
+    head.extend(msg(MSG_IDENTIFY_TTYNAME, &cstr(""), false));
+    head.extend(msg(MSG_IDENTIFY_CWD, &cstr(&cwd), false));
+    sock.write_all(&head).ok()?;
+    send_fd(
+        &sock,
+        &msg(MSG_IDENTIFY_STDIN, &[], true),
+        devnull.as_raw_fd(),
+    )?;
+    send_fd(
+        &sock,
+        &msg(MSG_IDENTIFY_STDOUT, &[], true),
+        devnull.as_raw_fd(),
+    )?;
+    let mut tail = Vec::new();
+    tail.extend(msg(
+        MSG_IDENTIFY_CLIENTPID,
+        &(std::process::id() as i32).to_le_bytes(),
+        false,
+    ));
+    tail.extend(msg(MSG_IDENTIFY_DONE, &[], false));
+    let mut cmd = (args.len() as i32).to_le_bytes().to_vec();
+    for a in args {
+        cmd.extend(cstr(a));
+    }
+    if HEADER + cmd.len() > 16384 {
+        return None; // the client's message size limit; let tmux say so
+    }
+    tail.extend(msg(MSG_COMMAND, &cmd, false));
+    sock.write_all(&tail).ok()?;
+
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 65536];
+    let mut out = Reply {
+        status: 0,
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+    };
+    loop {
+        // Handle every complete message in the buffer.
+        while buf.len() >= HEADER {
+            let kind = u32::from_le_bytes(buf[0..4].try_into().ok()?);
+            let len = u16::from_le_bytes(buf[4..6].try_into().ok()?) as usize;
+            if len < HEADER {
+                return None;
+            }
+            if buf.len() < len {
+                break;
+            }
+            let data = buf[HEADER..len].to_vec();
+            buf.drain(..len);
+            let int = |i: usize| -> Option<i32> {
+                Some(i32::from_le_bytes(
+                    data.get(i * 4..i * 4 + 4)?.try_into().ok()?,
+                ))
+            };
+            match kind {
+                MSG_WRITE_OPEN => {
+                    let stream = int(0)?;
+                    if stream != 1 && stream != 2 {
+                        return None;
+                    }
+                    let mut ready = stream.to_le_bytes().to_vec();
+                    ready.extend(0i32.to_le_bytes());
+                    sock.write_all(&msg(MSG_WRITE_READY, &ready, false)).ok()?;
+                }
+                MSG_WRITE => match int(0)? {
+                    1 => out.stdout.extend_from_slice(&data[4..]),
+                    2 => out.stderr.extend_from_slice(&data[4..]),
+                    _ => return None,
+                },
+                MSG_WRITE_CLOSE => {}
+                MSG_EXIT => {
+                    out.status = int(0).unwrap_or(0);
+                    return Some(out);
+                }
+                // A protocol version or a message we do not know: the real client knows.
+                MSG_VERSION => return None,
+                _ => return None,
+            }
+        }
+        let n = sock.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
