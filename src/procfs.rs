@@ -99,6 +99,30 @@ pub fn group_exes(pgrp: i32) -> Vec<String> {
     v
 }
 
+/// What tmux calls `pane_current_command` (argv[0] of the terminal's foreground process
+/// group leader, base name, leading `-` stripped) and that leader's real executable, for a
+/// pane whose process is `pane_pid`. Read here rather than asked of tmux: `list` needs the
+/// executable anyway, and tmux would read the same `/proc` files.
+pub fn foreground_of(pane_pid: i32) -> Option<(String, Option<String>)> {
+    let st = stat(pane_pid)?;
+    let fg = if st.tpgid > 0 { st.tpgid } else { pane_pid };
+    let cmdline = std::fs::read(format!("/proc/{fg}/cmdline")).unwrap_or_default();
+    let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+    let argv0 = String::from_utf8_lossy(argv0);
+    let base = argv0
+        .rsplit('/')
+        .next()
+        .unwrap_or("")
+        .trim_start_matches('-')
+        .to_string();
+    let cmd = if base.is_empty() {
+        stat(fg).map(|s| s.comm).unwrap_or_default()
+    } else {
+        base
+    };
+    Some((cmd, exe_name(fg)))
+}
+
 /// Launchers a tty may be borrowed across: they run one command for one caller.
 const LAUNCHERS: &[&str] = &[
     "sh", "dash", "bash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "busybox", "env", "timeout",

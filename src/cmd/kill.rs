@@ -164,7 +164,16 @@ fn pick(
             session_id: Some(p.session_id.clone()),
             description: format!(
                 "kill pane {} running {:?} in window {} {:?} of session {:?}",
-                p.pane_id, p.current_command, p.window_id, p.window_name, p.session_name
+                p.pane_id,
+                p.pane_pid
+                    .parse()
+                    .ok()
+                    .and_then(crate::procfs::foreground_of)
+                    .map(|f| f.0)
+                    .unwrap_or_default(),
+                p.window_id,
+                p.window_name,
+                p.session_name
             ),
         },
         KillScope::Window => {

@@ -58,16 +58,47 @@ pub struct ListJson {
 /// The real executable of a pane's foreground process group leader.
 pub fn foreground_exe(pane_pid: &str) -> Option<String> {
     let pid: i32 = pane_pid.parse().ok()?;
-    let st = procfs::stat(pid)?;
-    let fg = if st.tpgid > 0 { st.tpgid } else { pid };
-    procfs::exe_name(fg).or_else(|| procfs::exe_name(pid))
+    procfs::foreground_of(pid).and_then(|(_, exe)| exe)
+}
+
+/// `(current command, executable)` for every live pane. Reading `/proc` dominates a big
+/// listing, so it is split across the available cores.
+fn foregrounds(rows: &[PaneInfo]) -> Vec<(String, Option<String>)> {
+    let one = |p: &PaneInfo| {
+        if p.dead {
+            (String::new(), None)
+        } else {
+            p.pane_pid
+                .parse()
+                .ok()
+                .and_then(procfs::foreground_of)
+                .unwrap_or_default()
+        }
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4);
+    if rows.len() < 64 || threads < 2 {
+        return rows.iter().map(one).collect();
+    }
+    let chunk = rows.len().div_ceil(threads);
+    std::thread::scope(|sc| {
+        let hs: Vec<_> = rows
+            .chunks(chunk)
+            .map(|c| sc.spawn(move || c.iter().map(one).collect::<Vec<_>>()))
+            .collect();
+        hs.into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
 }
 
 pub fn build(rows: &[PaneInfo]) -> ListJson {
+    let fg = foregrounds(rows);
     let mut sessions: Vec<SessionJson> = Vec::new();
     let mut windows: Vec<WindowJson> = Vec::new();
     let mut panes = Vec::with_capacity(rows.len());
-    for p in rows {
+    for (p, (current_command, executable)) in rows.iter().zip(fg) {
         if !sessions.iter().any(|s| s.id == p.session_id) {
             sessions.push(SessionJson {
                 id: p.session_id.clone(),
@@ -95,12 +126,8 @@ pub fn build(rows: &[PaneInfo]) -> ListJson {
             window_id: p.window_id.clone(),
             width: p.width.parse().unwrap_or(0),
             height: p.height.parse().unwrap_or(0),
-            current_command: p.current_command.clone(),
-            executable: if p.dead {
-                None
-            } else {
-                foreground_exe(&p.pane_pid)
-            },
+            current_command,
+            executable,
             active: p.pane_active,
             dead: p.dead,
             in_mode: p.in_mode,

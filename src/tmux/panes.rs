@@ -27,6 +27,8 @@ pub struct PaneInfo {
     pub pane_pid: String,
     pub width: String,
     pub height: String,
+    /// Not asked of tmux (it would read `/proc` twice through the length prefix): filled
+    /// from `/proc` by the callers that show it (`procfs::foreground_of`).
     pub current_command: String,
     pub dead: bool,
     pub in_mode: bool,
@@ -51,7 +53,6 @@ pub const FIELDS: &[&str] = &[
     "pane_pid",
     "pane_width",
     "pane_height",
-    "pane_current_command",
     "pane_dead",
     "pane_in_mode",
     "pane_mode",
@@ -80,7 +81,7 @@ impl PaneInfo {
             pane_pid: next(),
             width: next(),
             height: next(),
-            current_command: next(),
+            current_command: String::new(),
             dead: flag(next()),
             in_mode: flag(next()),
             mode: next(),
