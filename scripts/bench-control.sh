@@ -130,8 +130,9 @@ while [ "$n" -lt 500 ]; do
     for _ in 1 2 3 4; do T split-window -d -t big: sh 2>/dev/null || true; done
     n=$(T list-panes -a | wc -l)
 done
+# Quoted inside the hyperfine command: unquoted, its word splitting reads '#' as a comment.
 F='#{session_id}#{session_name}#{session_attached}#{window_id}#{window_index}#{window_name}#{window_active}#{window_layout}#{pane_id}#{pane_index}#{pane_active}#{pane_tty}#{pane_pid}#{pane_width}#{pane_height}#{pane_current_command}#{pane_current_path}#{pane_dead}#{pane_in_mode}#{pane_mode}#{@tmuxmate-created}#{@tmuxmate-job}'
-hf list-tmux -n "tmux list-panes -a -F (same fields)" "tmux -L $SOCK list-panes -a -F $F"
+hf list-tmux -n "tmux list-panes -a -F (same fields)" "tmux -L $SOCK list-panes -a -F '$F'"
 hf list-tmuxmate -n "tmuxmate list --json" "$BIN -L $SOCK list --json"
 lt=$(median_ms "$W/list-tmux.json")
 lm=$(median_ms "$W/list-tmuxmate.json")

@@ -106,6 +106,12 @@ pub fn group_exes(pgrp: i32) -> Vec<String> {
 pub fn foreground_of(pane_pid: i32) -> Option<(String, Option<String>)> {
     let st = stat(pane_pid)?;
     let fg = if st.tpgid > 0 { st.tpgid } else { pane_pid };
+    if fg == pane_pid && !st.comm.is_empty() {
+        // The common case (an idle shell, or a program the pane runs directly): `comm`,
+        // already read, is that name; a second /proc read per pane is what a 500-pane
+        // `list` would spend its time on.
+        return Some((st.comm.clone(), exe_name(fg)));
+    }
     let cmdline = std::fs::read(format!("/proc/{fg}/cmdline")).unwrap_or_default();
     let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
     let argv0 = String::from_utf8_lossy(argv0);

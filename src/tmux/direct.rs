@@ -148,6 +148,9 @@ pub fn run(path: &Path, args: &[&str], timeout: Duration) -> Option<Reply> {
     sock.write_all(&tail).ok()?;
 
     let mut buf: Vec<u8> = Vec::new();
+    // Messages are consumed from `at`; the buffer is compacted only before a read, so a
+    // multi-megabyte capture is not copied once per message.
+    let mut at = 0usize;
     let mut chunk = [0u8; 65536];
     let mut out = Reply {
         status: 0,
@@ -156,17 +159,18 @@ pub fn run(path: &Path, args: &[&str], timeout: Duration) -> Option<Reply> {
     };
     loop {
         // Handle every complete message in the buffer.
-        while buf.len() >= HEADER {
-            let kind = u32::from_le_bytes(buf[0..4].try_into().ok()?);
-            let len = u16::from_le_bytes(buf[4..6].try_into().ok()?) as usize;
+        while buf.len() - at >= HEADER {
+            let m = &buf[at..];
+            let kind = u32::from_le_bytes(m[0..4].try_into().ok()?);
+            let len = u16::from_le_bytes(m[4..6].try_into().ok()?) as usize;
             if len < HEADER {
                 return None;
             }
-            if buf.len() < len {
+            if m.len() < len {
                 break;
             }
-            let data = buf[HEADER..len].to_vec();
-            buf.drain(..len);
+            let data = &m[HEADER..len];
+            at += len;
             let int = |i: usize| -> Option<i32> {
                 Some(i32::from_le_bytes(
                     data.get(i * 4..i * 4 + 4)?.try_into().ok()?,
@@ -197,6 +201,8 @@ pub fn run(path: &Path, args: &[&str], timeout: Duration) -> Option<Reply> {
                 _ => return None,
             }
         }
+        buf.drain(..at);
+        at = 0;
         let n = sock.read(&mut chunk).ok()?;
         if n == 0 {
             return None;

@@ -5,10 +5,41 @@
 //! separator, quotes, `#{`), and is either read back intact or the whole record is
 //! refused as `BadOutput`; nothing is ever mis-split.
 
-/// A format that prints each field as `<bytelen>:<value>`, and the record ends with `\n`.
+/// Fields tmux itself generates from a fixed alphabet (ids, numbers, flags, tty paths, the
+/// layout string, mode names): none can hold `;`. They are framed as `=<value>;` so tmux
+/// expands them once; the length prefix makes tmux expand a field twice, which on a
+/// 500-pane server is most of a listing's cost.
+const SAFE: &[&str] = &[
+    "session_id",
+    "session_attached",
+    "window_id",
+    "window_index",
+    "window_active",
+    "window_layout",
+    "pane_id",
+    "pane_index",
+    "pane_active",
+    "pane_tty",
+    "pane_pid",
+    "pane_width",
+    "pane_height",
+    "pane_dead",
+    "pane_in_mode",
+    "pane_mode",
+    "history_size",
+];
+
+/// A format that prints each field as `<bytelen>:<value>` (or `=<value>;` for the fields
+/// in `SAFE`); the record ends with `\n`.
 pub fn record_format(fields: &[&str]) -> String {
     let mut s = String::new();
     for f in fields {
+        if SAFE.contains(f) {
+            s.push_str("=#{");
+            s.push_str(f);
+            s.push_str("};");
+            continue;
+        }
         s.push_str("#{n:");
         s.push_str(f);
         s.push_str("}:#{");
@@ -25,6 +56,17 @@ pub fn parse_records(out: &[u8], n: usize) -> Result<Vec<Vec<String>>, String> {
     while i < out.len() {
         let mut rec = Vec::with_capacity(n);
         for _ in 0..n {
+            if out.get(i) == Some(&b'=') {
+                let end = out[i + 1..]
+                    .iter()
+                    .position(|&b| b == b';' || b == b'\n')
+                    .map(|p| p + i + 1)
+                    .filter(|&e| out[e] == b';')
+                    .ok_or_else(|| format!("record {}: unterminated field", records.len()))?;
+                rec.push(String::from_utf8_lossy(&out[i + 1..end]).into_owned());
+                i = end + 1;
+                continue;
+            }
             let start = i;
             while i < out.len() && out[i].is_ascii_digit() {
                 i += 1;
@@ -71,7 +113,15 @@ mod tests {
     fn builds_format() {
         assert_eq!(
             record_format(&["pane_id", "@x"]),
-            "#{n:pane_id}:#{pane_id}#{n:@x}:#{@x}"
+            "=#{pane_id};#{n:@x}:#{@x}"
         );
+    }
+
+    #[test]
+    fn mixed_framing() {
+        let r = parse_records(b"=%3;5:a;b\nc=80x24,0,0,1;\n", 3).unwrap();
+        assert_eq!(r[0], vec!["%3", "a;b\nc", "80x24,0,0,1"]);
+        assert!(parse_records(b"=%3\n", 1).is_err());
+        assert!(parse_records(b"=%3", 1).is_err());
     }
 }
