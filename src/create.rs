@@ -78,19 +78,33 @@ pub fn work_session(tmux: &Tmux, caller: &Caller) -> Result<(String, Option<Stri
     if let Some(id) = session_by_name(tmux, OWN_SESSION)? {
         return Ok((id, None));
     }
-    let out = tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        OWN_SESSION,
-        "-P",
-        "-F",
-        "#{session_id} #{window_id}",
-        "cat",
-    ])?;
+    let (sid, placeholder) = new_session(tmux, OWN_SESSION, None)?;
+    Ok((sid, Some(placeholder)))
+}
+
+/// A detached session named exactly `name` with a placeholder window (`cat`): the caller
+/// creates its own window with `history-limit` in force, then kills the placeholder.
+/// Returns `($N, @placeholder)`.
+pub fn new_session(
+    tmux: &Tmux,
+    name: &str,
+    cwd: Option<&str>,
+) -> Result<(String, String), CliError> {
+    let mut args = vec!["new-session", "-d", "-s", name];
+    if let Some(c) = cwd {
+        args.extend(["-c", c]);
+    }
+    args.extend(["-P", "-F", "#{session_id} #{window_id}", "cat"]);
+    let out = tmux.run(&args)?;
     let mut it = out.split_whitespace();
     let sid = it.next().unwrap_or_default().to_string();
-    Ok((sid, it.next().map(str::to_string)))
+    let placeholder = it.next().unwrap_or_default().to_string();
+    if !sid.starts_with('$') || !placeholder.starts_with('@') {
+        return Err(CliError::new(format!(
+            "tmux created session {name} but did not report its ids (got {out:?})"
+        )));
+    }
+    Ok((sid, placeholder))
 }
 
 /// A new window for new work: in the caller's session, else in the `tmuxmate` session.

@@ -122,3 +122,23 @@ pub fn resolve(tmux: &Tmux, target: Option<&str>, agent: &str) -> Result<PaneInf
     let rows = panes::list_all(tmux)?;
     resolve_in(tmux, &rows, target, agent).cloned()
 }
+
+/// The pane an input command (`send`, `paste`, `keys`) acts on: resolved by rules 1-2,
+/// then passed through the approval policy as `<verb>:%N`, described by `what`
+/// (e.g. "type 12 bytes of text").
+pub fn input_target(
+    tmux: &Tmux,
+    target: Option<&str>,
+    verb: &str,
+    what: &str,
+) -> Result<PaneInfo, CliError> {
+    let caller = caller(tmux);
+    let p = resolve(tmux, target, &caller.agent)?;
+    crate::approval::approve(
+        tmux,
+        &format!("{verb}:{}", p.pane_id),
+        Some(&p.session_id),
+        &format!("{what} in pane {} ({})", p.pane_id, p.target()),
+    )?;
+    Ok(p)
+}

@@ -208,21 +208,7 @@ pub fn start(
     let bin = std::env::current_exe()?.to_string_lossy().into_owned();
     // The session comes with a placeholder window; ours is created with history-limit in
     // force, then the placeholder goes.
-    let out = tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        &name,
-        "-c",
-        &root,
-        "-P",
-        "-F",
-        "#{session_id} #{window_id}",
-        "cat",
-    ])?;
-    let mut it = out.split_whitespace();
-    let sid = it.next().unwrap_or_default().to_string();
-    let placeholder = it.next().unwrap_or_default().to_string();
+    let (sid, placeholder) = crate::create::new_session(tmux, &name, Some(&root))?;
     let created = crate::create::new_window(
         tmux,
         caller,

@@ -27,18 +27,11 @@ pub fn run(tmux: &Tmux, a: KeysArgs) -> CliResult {
              Home End PageUp PageDown BSpace C-a..C-z F1..F12. To type text use `tmuxmate send` or `paste`"
         )));
     }
-    let caller = policy::caller(tmux);
-    let p = policy::resolve(tmux, a.target.as_deref(), &caller.agent)?;
-    crate::approval::approve(
+    let p = policy::input_target(
         tmux,
-        &format!("keys:{}", p.pane_id),
-        Some(&p.session_id),
-        &format!(
-            "press {} in pane {} ({})",
-            a.keys.join(" "),
-            p.pane_id,
-            p.target()
-        ),
+        a.target.as_deref(),
+        "keys",
+        &format!("press {}", a.keys.join(" ")),
     )?;
     let mut args: Vec<&str> = vec!["send-keys", "-t", &p.pane_id, "--"];
     args.extend(a.keys.iter().map(String::as_str));

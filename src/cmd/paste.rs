@@ -66,18 +66,11 @@ pub fn run(tmux: &Tmux, a: PasteArgs) -> CliResult {
         ));
     }
     let (clean, sanitized) = input::sanitize_paste(&text);
-    let caller = policy::caller(tmux);
-    let p = policy::resolve(tmux, a.target.as_deref(), &caller.agent)?;
-    crate::approval::approve(
+    let p = policy::input_target(
         tmux,
-        &format!("paste:{}", p.pane_id),
-        Some(&p.session_id),
-        &format!(
-            "paste {} bytes into pane {} ({})",
-            clean.len(),
-            p.pane_id,
-            p.target()
-        ),
+        a.target.as_deref(),
+        "paste",
+        &format!("paste {} bytes", clean.len()),
     )?;
     if p.dead {
         return Err(CliError::new(format!(

@@ -41,18 +41,11 @@ pub fn ensure_not_in_mode(tmux: &Tmux, p: &PaneInfo, cancel: bool) -> CliResult 
 
 pub fn run(tmux: &Tmux, a: SendArgs) -> CliResult {
     input::validate_line(&a.text)?;
-    let caller = policy::caller(tmux);
-    let p = policy::resolve(tmux, a.target.as_deref(), &caller.agent)?;
-    crate::approval::approve(
+    let p = policy::input_target(
         tmux,
-        &format!("send:{}", p.pane_id),
-        Some(&p.session_id),
-        &format!(
-            "type {} bytes of text into pane {} ({})",
-            a.text.len(),
-            p.pane_id,
-            p.target()
-        ),
+        a.target.as_deref(),
+        "send",
+        &format!("type {} bytes of text", a.text.len()),
     )?;
     if p.dead {
         return Err(CliError::new(format!(

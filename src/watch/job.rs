@@ -247,35 +247,26 @@ pub fn capture_tail(tmux: &Tmux, pane_id: &str, lines: u32) -> Option<String> {
     Some(bound_tail(&out, lines))
 }
 
-/// Every job in the mirror's active directory.
-pub fn active_jobs() -> Vec<Job> {
-    let mut v = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(jobs_dir().join("active")) {
-        for e in rd.flatten() {
-            if let Ok(t) = std::fs::read_to_string(e.path())
-                && let Ok(j) = serde_json::from_str::<Job>(&t)
-            {
-                v.push(j);
-            }
-        }
-    }
+/// Every job in one of the mirror's directories (`active` or `done`), oldest first.
+fn jobs_in(sub: &str) -> Vec<Job> {
+    let mut v: Vec<Job> = std::fs::read_dir(jobs_dir().join(sub))
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                .filter_map(|t| serde_json::from_str(&t).ok())
+                .collect()
+        })
+        .unwrap_or_default();
     v.sort_by_key(|j| j.start);
     v
 }
 
+pub fn active_jobs() -> Vec<Job> {
+    jobs_in("active")
+}
+
 pub fn done_jobs() -> Vec<Job> {
-    let mut v = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(jobs_dir().join("done")) {
-        for e in rd.flatten() {
-            if let Ok(t) = std::fs::read_to_string(e.path())
-                && let Ok(j) = serde_json::from_str::<Job>(&t)
-            {
-                v.push(j);
-            }
-        }
-    }
-    v.sort_by_key(|j| j.start);
-    v
+    jobs_in("done")
 }
 
 pub fn load(id: &str) -> Option<Job> {

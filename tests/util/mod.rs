@@ -178,6 +178,24 @@ impl Server {
         self.tmuxmate().args(args).output().expect("spawn tmuxmate")
     }
 
+    /// A new window of session `main` named `name` running `cmd`; its pane id.
+    pub fn window(&self, name: &str, cmd: &str) -> String {
+        self.tmux(&[
+            "new-window",
+            "-d",
+            "-t",
+            "main:",
+            "-n",
+            name,
+            "-P",
+            "-F",
+            "#{pane_id}",
+            cmd,
+        ])
+        .trim()
+        .to_string()
+    }
+
     /// A new window running the stand-in agent loop; its pane id and request dir.
     pub fn agent_pane(&self, window_name: &str) -> Agent {
         let n = SEQ.fetch_add(1, Ordering::SeqCst);
@@ -188,21 +206,7 @@ impl Server {
             self.dir.join("agent.sh").display(),
             adir.display()
         );
-        let pane = self
-            .tmux(&[
-                "new-window",
-                "-d",
-                "-t",
-                "main:",
-                "-n",
-                window_name,
-                "-P",
-                "-F",
-                "#{pane_id}",
-                &cmd,
-            ])
-            .trim()
-            .to_string();
+        let pane = self.window(window_name, &cmd);
         Agent {
             pane,
             dir: adir,
@@ -313,21 +317,7 @@ impl Server {
         std::fs::write(&script, RECORDER).unwrap();
         let file = self.dir.join(format!("rec{n}.bin"));
         let cmd = format!("sh '{}' '{}'", script.display(), file.display());
-        let pane = self
-            .tmux(&[
-                "new-window",
-                "-d",
-                "-t",
-                "main:",
-                "-n",
-                window_name,
-                "-P",
-                "-F",
-                "#{pane_id}",
-                &cmd,
-            ])
-            .trim()
-            .to_string();
+        let pane = self.window(window_name, &cmd);
         wait_until("the recorder to be ready", Duration::from_secs(10), || {
             let s = self.tmux(&["capture-pane", "-p", "-t", &pane]);
             s.contains("stand-in ready").then_some(())
