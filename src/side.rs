@@ -26,6 +26,8 @@ pub const ENV_MAIN: &str = "TMUXMATE_SIDE_MAIN";
 /// read-only sandbox does): status and history then read the file directly.
 pub const ENV_TRANSCRIPT: &str = "TMUXMATE_SIDE_TRANSCRIPT";
 pub const OPT_SIDE: &str = "@tmuxmate-side";
+/// Set on the main pane by the side agent's own hook: the side session's transcript.
+pub const OPT_SIDE_TRANSCRIPT: &str = "@tmuxmate-side-transcript";
 pub const HISTORY_DEFAULT: usize = 40;
 pub const HISTORY_MAX: usize = 200;
 const LINE_MAX: usize = 400;
@@ -379,6 +381,7 @@ pub fn side_files(
     session: &str,
     started_ms: u64,
     main_transcript: Option<&str>,
+    own_transcript: Option<&str>,
 ) -> Vec<PathBuf> {
     match adapter {
         "claude" => {
@@ -402,21 +405,78 @@ pub fn side_files(
                     .join(session),
             ]
         }
-        "codex" => crate::bridge::transcript::find_rollout(cwd, started_ms)
-            .filter(|p| Some(p.to_string_lossy().as_ref()) != main_transcript)
-            .filter(|p| rollout_started_after(p, started_ms))
-            .into_iter()
-            .collect(),
+        // The side agent's own hook recorded its rollout (OPT_SIDE_TRANSCRIPT); without
+        // that, only a rollout of this directory whose session began after ours, and not
+        // the main's: one such file, or none deleted (never a guess between several).
+        "codex" => match own_transcript {
+            Some(t) if Some(t) != main_transcript => vec![PathBuf::from(t)],
+            _ => {
+                let c = codex_rollouts_since(cwd, started_ms, main_transcript);
+                if c.len() == 1 { c } else { vec![] }
+            }
+        },
         _ => vec![],
     }
 }
 
+/// Codex rollouts of `cwd` whose session began after `ms`, the main's excluded.
+fn codex_rollouts_since(cwd: &str, ms: u64, main: Option<&str>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![crate::bridge::transcript::codex_dir().join("sessions")];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+                && Some(p.to_string_lossy().as_ref()) != main
+                && rollout_started_after(&p, ms)
+                && rollout_cwd(&p).as_deref() == Some(cwd)
+            {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+fn rollout_cwd(p: &Path) -> Option<String> {
+    use std::io::BufRead;
+    let mut first = String::new();
+    std::io::BufReader::new(std::fs::File::open(p).ok()?)
+        .read_line(&mut first)
+        .ok()?;
+    let v: Value = serde_json::from_str(&first).ok()?;
+    v["payload"]["cwd"].as_str().map(str::to_string)
+}
+
+/// Whether the rollout's own session began after `ms`: by its `session_meta` timestamp,
+/// not the file's mtime (another Codex in the same directory writes to its own rollout
+/// all the time, and must never lose it to our cleanup).
 fn rollout_started_after(p: &Path, ms: u64) -> bool {
-    std::fs::metadata(p)
-        .and_then(|m| m.created().or_else(|_| m.modified()))
+    use std::io::BufRead;
+    let Ok(f) = std::fs::File::open(p) else {
+        return false;
+    };
+    let mut first = String::new();
+    if std::io::BufReader::new(f).read_line(&mut first).is_err() {
+        return false;
+    }
+    serde_json::from_str::<Value>(&first)
         .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .is_some_and(|d| d.as_millis() as u64 + 1000 >= ms)
+        .filter(|v| v["type"] == "session_meta")
+        .and_then(|v| {
+            v["payload"]["timestamp"]
+                .as_str()
+                .or(v["timestamp"].as_str())
+                .and_then(digest::time::parse_rfc3339)
+        })
+        .is_some_and(|t| t + 1000 >= ms)
 }
 
 /// Delete the files and check that they are gone. Returns a line saying honestly what happened.

@@ -49,6 +49,18 @@ fn run_inner(tmux: &Tmux, harness: Harness, interval_ms: Option<u64>) -> Result<
     if let Ok(main) = std::env::var(crate::side::ENV_MAIN) {
         if event == Event::Turn {
             let pane = crate::side::main_pane(tmux, Some(&main)).map_err(|e| e.msg)?;
+            // Remember the side session's own transcript, so closing deletes exactly it.
+            if let Some(t) = input.transcript_path.as_deref().filter(|t| !t.is_empty()) {
+                let _ = tmux.run(&[
+                    "set-option",
+                    "-p",
+                    "-t",
+                    &pane,
+                    "--",
+                    crate::side::OPT_SIDE_TRANSCRIPT,
+                    t,
+                ]);
+            }
             super::out_line(&hook::answer(
                 harness,
                 &crate::side::turn_context(tmux, &pane),

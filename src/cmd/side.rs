@@ -120,12 +120,20 @@ fn side_argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<
                 "--settings".into(), settings.to_string(),
             ]
         }
+        // Hooks from `-c` are not trusted yet: bypassing trust for this one throwaway
+        // session (which also keeps it off the shared daemon) lets its per-turn hook run.
         "codex" => vec![
             "--no-alt-screen".into(),
             "--sandbox".into(),
             "read-only".into(),
             "--ask-for-approval".into(),
             "never".into(),
+            "--dangerously-bypass-hook-trust".into(),
+            "-c".into(),
+            format!(
+                "hooks.UserPromptSubmit=[{{hooks=[{{type=\"command\",command={}}}]}}]",
+                serde_json::to_string(&hook).unwrap_or_default()
+            ),
             "-c".into(),
             format!(
                 "developer_instructions={}",
@@ -224,17 +232,37 @@ fn run_side(tmux: &Tmux, target: &str) -> CliResult {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    let own = tmux
+        .run(&[
+            "show-options",
+            "-pqv",
+            "-t",
+            &pane,
+            side::OPT_SIDE_TRANSCRIPT,
+        ])
+        .ok()
+        .map(|s| s.trim_end().to_string())
+        .filter(|s| !s.is_empty());
     let files = side::side_files(
         &adapter,
         &cwd,
         &session,
         started,
         main_transcript.as_deref(),
+        own.as_deref(),
     );
     let (ok, line) = side::delete_and_verify(&files);
     state::log(&format!("side chat of {pane}: {line}"));
     let _ = state::write_atomic(&result_path(&pane), line.as_bytes());
     let _ = tmux.run(&["set-option", "-p", "-u", "-t", &pane, side::OPT_SIDE]);
+    let _ = tmux.run(&[
+        "set-option",
+        "-p",
+        "-u",
+        "-t",
+        &pane,
+        side::OPT_SIDE_TRANSCRIPT,
+    ]);
     if !stop.load(Ordering::Relaxed) {
         super::out_line(&line);
     }

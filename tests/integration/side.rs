@@ -147,6 +147,11 @@ fn side_agent_turns_get_the_digest_with_a_verify_header() {
     );
     assert!(ctx.contains("please run the slow thing"), "{ctx}");
     assert!(ctx.chars().count() < 10_000);
+    // The side session's own transcript is remembered, so closing deletes exactly it.
+    assert!(
+        s.tmux(&["show", "-pv", "-t", &main.pane, "@tmuxmate-side-transcript"])
+            .contains("5eed0000-0000-4000-8000-00000000c1a1.jsonl")
+    );
 }
 
 #[test]
