@@ -44,16 +44,6 @@ struct SnapshotFull {
     text: String,
 }
 
-fn ok(out: &std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// A new window whose pane runs `script` (from a file, so nothing is parsed twice) and
 /// then stays open; returns once the pane shows `last`.
 fn pane_showing(s: &Server, name: &str, script: &str, last: &str) -> String {
@@ -89,14 +79,14 @@ fn pane_showing(s: &Server, name: &str, script: &str, last: &str) -> String {
 fn capture_json(s: &Server, args: &[&str]) -> CaptureJson {
     let mut v = vec!["capture", "--json"];
     v.extend_from_slice(args);
-    serde_json::from_str(&ok(&s.run(&v))).expect("capture --json is one CaptureJson")
+    serde_json::from_str(&ok(s.run(&v))).expect("capture --json is one CaptureJson")
 }
 
 #[test]
 fn captures_visible_screen_without_blank_bottom() {
     let s = server!();
     let p = pane_showing(&s, "screen", "printf 'one\\ntwo  \\nthree\\n'", "three");
-    assert_eq!(ok(&s.run(&["capture", "-t", &p])), "one\ntwo\nthree\n");
+    assert_eq!(ok(s.run(&["capture", "-t", &p])), "one\ntwo\nthree\n");
     let j = capture_json(&s, &["-t", &p]);
     assert_eq!(j.text, "one\ntwo\nthree");
     assert_eq!(j.pane_id, p);
@@ -174,7 +164,7 @@ fn check_cuts(s: &Server, pane: &str, extra: &[&str], full: &str) {
         }
         let mut targs = vec!["capture"];
         targs.extend_from_slice(&args);
-        let text = ok(&s.run(&targs));
+        let text = ok(s.run(&targs));
         if j.truncated {
             assert_eq!(
                 text,
@@ -276,7 +266,7 @@ fn snapshots_keep_the_text_after_the_pane_is_gone() {
     );
     let j = capture_json(&s, &["-t", &p]);
     let rows: Vec<SnapshotRow> =
-        serde_json::from_str(&ok(&s.run(&["snapshots", "--json", "--limit", "1"]))).unwrap();
+        serde_json::from_str(&ok(s.run(&["snapshots", "--json", "--limit", "1"]))).unwrap();
     assert_eq!(rows.len(), 1);
     let id = rows[0].id.clone();
     assert_eq!(rows[0].pane_id, p);
@@ -285,14 +275,14 @@ fn snapshots_keep_the_text_after_the_pane_is_gone() {
 
     s.tmux(&["kill-pane", "-t", &p]);
     assert_eq!(
-        ok(&s.run(&["snapshots", "show", &id])),
+        ok(s.run(&["snapshots", "show", &id])),
         format!("{}\n", j.text)
     );
     let full: SnapshotFull =
-        serde_json::from_str(&ok(&s.run(&["snapshots", "--json", "show", &id]))).unwrap();
+        serde_json::from_str(&ok(s.run(&["snapshots", "--json", "show", &id]))).unwrap();
     assert_eq!(full.text, j.text);
 
-    let list = ok(&s.run(&["snapshots"]));
+    let list = ok(s.run(&["snapshots"]));
     let mut lines = list.lines();
     let header = lines.next().unwrap();
     assert!(header.starts_with(&id) && header.contains(&p), "{list}");
@@ -305,7 +295,7 @@ fn snapshots_keep_the_text_after_the_pane_is_gone() {
     // Newest first.
     capture_json(&s, &["-t", "main:0"]);
     let rows: Vec<SnapshotRow> =
-        serde_json::from_str(&ok(&s.run(&["snapshots", "--json"]))).unwrap();
+        serde_json::from_str(&ok(s.run(&["snapshots", "--json"]))).unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[1].id, id);
 

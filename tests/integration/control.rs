@@ -56,16 +56,6 @@ struct CreatedJson {
     target: String,
 }
 
-fn ok(out: &std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn send_is_byte_exact_for_hostile_text() {
     let s = server!();
@@ -84,11 +74,11 @@ fn send_is_byte_exact_for_hostile_text() {
     ];
     let mut want = Vec::new();
     for t in &cases {
-        ok(&s.run(&["send", "-t", &r.pane, t]));
+        ok(s.run(&["send", "-t", &r.pane, t]));
         want.extend_from_slice(t.as_bytes());
         r.expect(&want);
     }
-    ok(&s.run(&["send", "-t", &r.pane, "--enter", "x"]));
+    ok(s.run(&["send", "-t", &r.pane, "--enter", "x"]));
     want.extend_from_slice(b"x\r");
     r.expect(&want);
     assert!(!never.exists(), "a command hidden in text ran");
@@ -107,7 +97,7 @@ fn send_refuses_control_characters_and_newlines() {
             assert!(e.contains("paste") && e.contains("keys"), "{e}");
         }
     }
-    ok(&s.run(&["send", "-t", &r.pane, "still alive"]));
+    ok(s.run(&["send", "-t", &r.pane, "still alive"]));
     r.expect(b"still alive");
 }
 
@@ -115,7 +105,7 @@ fn send_refuses_control_characters_and_newlines() {
 fn paste_is_one_bracketed_paste_and_cannot_be_escaped() {
     let s = server!();
     let r = s.recorder_pane("rec");
-    ok(&s.run(&[
+    ok(s.run(&[
         "paste",
         "-t",
         &r.pane,
@@ -125,14 +115,14 @@ fn paste_is_one_bracketed_paste_and_cannot_be_escaped() {
     r.expect(&want);
     // An injection attempt: the payload tries to end the paste and type a command.
     let evil = "safe\x1b[201~\rrm -rf /tmp/x\r\x1b[200~more\x03";
-    ok(&s.run(&["paste", "-t", &r.pane, evil]));
+    ok(s.run(&["paste", "-t", &r.pane, evil]));
     let (clean, _) = ("safe␛[201~\nrm -rf /tmp/x\n␛[200~more␃", ());
     want.extend_from_slice(b"\x1b[200~");
     want.extend_from_slice(clean.as_bytes());
     want.extend_from_slice(b"\x1b[201~");
     r.expect(&want);
     // --enter: exactly one Enter after the paste.
-    ok(&s.run(&[
+    ok(s.run(&[
         "paste",
         "-t",
         &r.pane,
@@ -157,7 +147,7 @@ fn paste_one_mib_from_stdin_and_file_arrives_intact() {
     }
     let f = s.dir.join("big.txt");
     std::fs::write(&f, &payload).unwrap();
-    ok(&s.run(&["paste", "-t", &r.pane, "--file", f.to_str().unwrap()]));
+    ok(s.run(&["paste", "-t", &r.pane, "--file", f.to_str().unwrap()]));
     let mut want = b"\x1b[200~".to_vec();
     want.extend_from_slice(payload.as_bytes());
     want.extend_from_slice(b"\x1b[201~");
@@ -191,7 +181,7 @@ fn paste_one_mib_from_stdin_and_file_arrives_intact() {
 fn keys_only_from_the_list() {
     let s = server!();
     let r = s.recorder_pane("rec");
-    ok(&s.run(&[
+    ok(s.run(&[
         "keys", "-t", &r.pane, "Enter", "Escape", "Up", "C-a", "BSpace", "Tab", "BTab", "F1",
     ]));
     r.expect(b"\r\x1b\x1b[A\x01\x7f\t\x1b[Z\x1bOP");
@@ -220,7 +210,7 @@ fn copy_mode_is_refused_unless_cancelled() {
             .trim(),
         "1"
     );
-    ok(&s.run(&["send", "-t", &r.pane, "--cancel-mode", "abcq"]));
+    ok(s.run(&["send", "-t", &r.pane, "--cancel-mode", "abcq"]));
     r.expect(b"abcq");
 }
 
@@ -263,7 +253,7 @@ fn missing_target_with_explicit_off_means_our_newest_pane_only() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let c: CreatedJson = serde_json::from_str(&ok(&s
+    let c: CreatedJson = serde_json::from_str(&ok(s
         .tmuxmate()
         .env("TMUXMATE_AGENT", "ag")
         .args([
@@ -287,8 +277,7 @@ fn missing_target_with_explicit_off_means_our_newest_pane_only() {
     wait_until("cat to start", std::time::Duration::from_secs(10), || {
         s.dir.join("nw.bin").exists().then_some(())
     });
-    ok(&s
-        .tmuxmate()
+    ok(s.tmuxmate()
         .env("TMUXMATE_AGENT", "ag")
         .args(["send", "hi"])
         .output()
@@ -322,7 +311,7 @@ fn split_new_window_swap_and_list() {
         .tmux(&["list-windows", "-a", "-F", "#{window_id}"])
         .lines()
         .count();
-    let c: CreatedJson = serde_json::from_str(&ok(&s.run(&["split", "--json"]))).unwrap();
+    let c: CreatedJson = serde_json::from_str(&ok(s.run(&["split", "--json"]))).unwrap();
     assert_eq!(
         s.tmux(&["list-windows", "-a", "-F", "#{window_id}"])
             .lines()
@@ -334,7 +323,7 @@ fn split_new_window_swap_and_list() {
             .trim(),
         "12345"
     );
-    let d: CreatedJson = serde_json::from_str(&ok(&s.run(&[
+    let d: CreatedJson = serde_json::from_str(&ok(s.run(&[
         "split",
         "-t",
         &c.pane_id,
@@ -346,7 +335,7 @@ fn split_new_window_swap_and_list() {
         "sh",
     ])))
     .unwrap();
-    let l: ListJson = serde_json::from_str(&ok(&s.run(&["list", "--json"]))).unwrap();
+    let l: ListJson = serde_json::from_str(&ok(s.run(&["list", "--json"]))).unwrap();
     assert_eq!(l.sessions.len(), 2);
     assert!(l.sessions.iter().any(|x| x.name == name));
     assert!(c.target.starts_with("tmuxmate:"), "{}", c.target);
@@ -374,22 +363,22 @@ fn split_new_window_swap_and_list() {
             .created_by_us
     );
     // swap is structural
-    ok(&s.run(&["swap", &c.pane_id, &d.pane_id]));
-    let l: ListJson = serde_json::from_str(&ok(&s.run(&["list", "--json"]))).unwrap();
+    ok(s.run(&["swap", &c.pane_id, &d.pane_id]));
+    let l: ListJson = serde_json::from_str(&ok(s.run(&["list", "--json"]))).unwrap();
     let win = l.windows.iter().find(|w| w.id == win.id).unwrap();
     assert_eq!(win.layout, format!("{{{},{}}}", d.pane_id, c.pane_id));
     let out = s.run(&["swap", &c.pane_id, &c.pane_id]);
     assert_eq!(out.status.code(), Some(2));
     // a hostile window name round-trips in list
     s.tmux(&["rename-window", "-t", &c.pane_id, "a.b:c d\t🚀"]);
-    let l: ListJson = serde_json::from_str(&ok(&s.run(&["list", "--json"]))).unwrap();
+    let l: ListJson = serde_json::from_str(&ok(s.run(&["list", "--json"]))).unwrap();
     let stored = s.tmux(&["display", "-p", "-t", &c.pane_id, "#{window_name}"]);
     assert!(
         l.windows
             .iter()
             .any(|w| w.name == stored.trim_end_matches('\n'))
     );
-    assert!(ok(&s.run(&["list"])).contains(&c.pane_id));
+    assert!(ok(s.run(&["list"])).contains(&c.pane_id));
     // createdByUs survives every tmuxmate restart: it lives in tmux.
     assert!(
         s.tmux(&["show", "-pv", "-t", &c.pane_id, "@tmuxmate-created"])

@@ -19,20 +19,10 @@ struct RunJson {
     stabilized: bool,
 }
 
-fn ok(out: &std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 fn run_json(s: &Server, args: &[&str]) -> RunJson {
     let mut v = vec!["run", "--json"];
     v.extend_from_slice(args);
-    serde_json::from_str(&ok(&s.run(&v))).expect("run --json is one RunJson")
+    serde_json::from_str(&ok(s.run(&v))).expect("run --json is one RunJson")
 }
 
 fn pane_fields(s: &Server, pane: &str, fmt: &str) -> String {
@@ -67,10 +57,10 @@ fn exit_statuses_and_output() {
 fn text_mode_prints_output_then_status_and_exits_zero() {
     let s = server!();
     assert_eq!(
-        ok(&s.run(&["run", "--", "sh", "-c", "echo a; echo b; exit 3"])),
+        ok(s.run(&["run", "--", "sh", "-c", "echo a; echo b; exit 3"])),
         "a\nb\n[exit 3]\n"
     );
-    assert_eq!(ok(&s.run(&["run", "--", "true"])), "[exit 0]\n");
+    assert_eq!(ok(s.run(&["run", "--", "true"])), "[exit 0]\n");
 }
 
 #[test]
@@ -223,7 +213,7 @@ fn new_pane_is_a_marked_new_window_that_stays_alive() {
     assert_eq!(pane_fields(&s, &r2.pane_id, "#{session_name}"), "tmuxmate");
     // Every result was stored.
     let snaps: Vec<serde_json::Value> =
-        serde_json::from_str(&ok(&s.run(&["snapshots", "--json"]))).unwrap();
+        serde_json::from_str(&ok(s.run(&["snapshots", "--json"]))).unwrap();
     assert_eq!(snaps.len(), 3);
     assert_eq!(snaps[1]["paneId"], r.pane_id.as_str());
 }
@@ -289,7 +279,7 @@ fn output_is_bounded_by_the_budget() {
         "cut on a line start: {:?}",
         r.text
     );
-    let text = ok(&s.run(&["run", "--max-bytes", "20", "--", "seq", "1", "100"]));
+    let text = ok(s.run(&["run", "--max-bytes", "20", "--", "seq", "1", "100"]));
     assert!(text.starts_with("[... "), "{text}");
     assert!(text.ends_with("99\n100\n[exit 0]\n"), "{text}");
 }

@@ -27,6 +27,19 @@ while :; do
 done
 "#;
 
+/// The stdout of a command that must have succeeded (else the test fails with its stderr).
+pub fn ok(out: impl std::borrow::Borrow<Output>) -> String {
+    let out = out.borrow();
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 pub fn tmux_available() -> bool {
     Command::new("tmux")
         .arg("-V")
