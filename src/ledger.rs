@@ -19,7 +19,10 @@ use serde::{Deserialize, Serialize};
 use crate::state;
 
 const COMPACT_BYTES: u64 = 64 * 1024;
-const KEEP_DELIVERED: usize = 1000;
+/// Delivered keys kept after compaction, so a late duplicate `queue` of a recent key is
+/// still refused (keys are unique per job or note; duplicates come only from crash repair
+/// seconds later). Small enough that a compacted ledger stays well under COMPACT_BYTES.
+const KEEP_DELIVERED: usize = 200;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "t", rename_all = "camelCase")]
@@ -169,8 +172,8 @@ impl Ledger {
 
     /// Read without locking (for cheap pre-checks; decisions are re-made under the lock).
     pub fn peek(&self) -> LedgerState {
-        std::fs::read_to_string(&self.path)
-            .map(|t| LedgerState::parse(&t))
+        std::fs::read(&self.path)
+            .map(|b| LedgerState::parse(&String::from_utf8_lossy(&b)))
             .unwrap_or_default()
     }
 
@@ -192,14 +195,17 @@ impl Ledger {
             .read(true)
             .append(true)
             .open(&self.path)?;
-        let mut text = String::new();
-        file.read_to_string(&mut text)?;
+        // Bytes, not a String: a torn write can split a UTF-8 character, and that must
+        // cost one corrupt line, not the whole ledger.
+        let mut raw = Vec::new();
+        file.read_to_end(&mut raw)?;
+        let text = String::from_utf8_lossy(&raw).into_owned();
         let mut txn = Txn {
             state: LedgerState::parse(&text),
             new: Vec::new(),
         };
         let out = f(&mut txn);
-        if txn.new.is_empty() && (text.len() as u64) < COMPACT_BYTES {
+        if txn.new.is_empty() {
             return Ok(out);
         }
         if text.len() as u64 + 256 > COMPACT_BYTES {
@@ -208,8 +214,12 @@ impl Ledger {
                 body.push_str(&serde_json::to_string(&r).unwrap_or_default());
                 body.push('\n');
             }
-            state::write_atomic(&self.path, body.as_bytes())?;
-            return Ok(out);
+            // Rewrite only when it pays: large pending notes would otherwise make every
+            // call rewrite (and fsync) the whole file; then it grows until they are read.
+            if (body.len() as u64) < COMPACT_BYTES / 2 {
+                state::write_atomic(&self.path, body.as_bytes())?;
+                return Ok(out);
+            }
         }
         let mut buf = String::new();
         // A half-written last line must not swallow the first new record.

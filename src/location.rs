@@ -28,6 +28,7 @@ const FIELDS: &[&str] = &[
     "socket_path",
     "@tmuxmate-refresh-interval-ms",
     "@tmuxmate-agent",
+    "pane_dead",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -109,7 +110,9 @@ fn parse_one(fields: Vec<String>) -> Option<(Reading, String)> {
     let (session, window_index, window_name, pane_index, pane_id) = (n(), n(), n(), n(), n());
     let (wa, pa, raw_layout, tty, socket_path, refresh) = (n(), n(), n(), n(), n(), n());
     let agent_option = n();
-    if pane_id.is_empty() {
+    // A dead remain-on-exit pane keeps its pane_tty, and the kernel hands that pty to the
+    // next new pane: only a live pane can be where a process is.
+    if pane_id.is_empty() || n() == "1" {
         return None;
     }
     let layout = layout::tree(&raw_layout).unwrap_or_else(|_| pane_id.clone());

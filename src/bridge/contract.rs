@@ -54,6 +54,10 @@ pub struct SendMark {
     /// Pane history size when the message was sent (pane fallback).
     #[serde(default)]
     pub history: u64,
+    /// Pane fallback: lines already showing the message's head when it was sent (a
+    /// repeated prompt), to skip when looking for this turn's.
+    #[serde(default)]
+    pub prior_matches: usize,
 }
 
 /// `$N` of the session named exactly `name`, if any.

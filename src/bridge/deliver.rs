@@ -174,11 +174,17 @@ pub fn send(
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(0);
+    let prior_matches = if a.reply == ReplySource::Pane {
+        super::turns::pane_matches(tmux, &c.pane, history, &head)
+    } else {
+        0
+    };
     let mark = SendMark {
         at: crate::state::now_ms(),
         offset: file.as_deref().map(transcript::size).unwrap_or(0),
         head,
         history,
+        prior_matches,
     };
     crate::input::paste_bytes(tmux, &c.pane, clean.as_bytes(), true)?;
     std::thread::sleep(Duration::from_millis(a.settle_ms));

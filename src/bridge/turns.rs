@@ -36,6 +36,22 @@ pub struct Reply {
     pub attach: String,
 }
 
+/// Lines of the pane, from the screen's top at `history` on, that contain the first 30
+/// characters of `head` (what `pane_turn` will look for).
+pub fn pane_matches(tmux: &Tmux, pane: &str, history: u64, head: &str) -> usize {
+    let key: String = head.chars().take(30).collect();
+    if key.is_empty() {
+        return 0;
+    }
+    let all = tmux
+        .run(&["capture-pane", "-p", "-J", "-S", "-", "-t", pane])
+        .unwrap_or_default();
+    all.lines()
+        .skip(history as usize)
+        .filter(|l| l.contains(&key))
+        .count()
+}
+
 pub fn read_turn(a: &Adapter, file: &Path, m: &SendMark) -> Turn {
     match a.reply {
         ReplySource::ClaudeTranscript => transcript::claude_turn(file, m.offset, &m.head),
@@ -55,8 +71,10 @@ fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
     let from = (m.history as usize).min(flat.len());
     if let Some(i) = flat[from..]
         .iter()
-        .position(|l| !key.is_empty() && l.contains(&key))
-        .map(|i| i + from)
+        .enumerate()
+        .filter(|(_, l)| !key.is_empty() && l.contains(&key))
+        .nth(m.prior_matches)
+        .map(|(i, _)| i + from)
     {
         t.submitted = true;
         let after = flat[i + 1..].join("\n");

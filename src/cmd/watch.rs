@@ -151,6 +151,12 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
                     p.pane_id
                 )));
             }
+            if serde_json::from_str::<Job>(&p.job).is_ok_and(|j| j.status == "running") {
+                return Err(CliError::new(format!(
+                    "refused: pane {} is already watched by a running job; wait for it, or `tmuxmate watch stop` it first",
+                    p.pane_id
+                )));
+            }
             if p.in_mode {
                 return Err(CliError::new(format!(
                     "refused: pane {} is in {}; leave the mode (or `tmuxmate keys -t {} q`) first",
@@ -202,7 +208,13 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
         } else {
             shell
         },
-        baseline: 0,
+        // Read before the job becomes visible to a poller; typing forks nothing, so the
+        // count can only grow once the command runs.
+        baseline: if launched {
+            0
+        } else {
+            crate::procfs::children_faults(shell).unwrap_or(0)
+        },
         pipe: pipe.clone(),
         poller: None,
         heartbeat: None,

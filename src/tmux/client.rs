@@ -133,7 +133,9 @@ impl Tmux {
 
     /// The full argv for a call (program first), for errors and logs.
     pub fn argv(&self, args: &[&str]) -> Vec<String> {
-        let mut v = vec![self.program.clone()];
+        // -u: without a UTF-8 locale tmux prints non-ASCII as '_' while #{n:} still counts
+        // the original bytes, which would break the record framing.
+        let mut v = vec![self.program.clone(), "-u".to_string()];
         v.extend(self.socket.args());
         v.extend(args.iter().map(|s| s.to_string()));
         v

@@ -6,7 +6,7 @@
 //! refused as `BadOutput`; nothing is ever mis-split.
 
 /// Fields tmux itself generates from a fixed alphabet (ids, numbers, flags, tty paths, the
-/// layout string, mode names): none can hold `;`. They are framed as `=<value>;` so tmux
+/// layout string, mode names): none can hold `|`. They are framed as `=<value>|` so tmux
 /// expands them once; the length prefix makes tmux expand a field twice, which on a
 /// 500-pane server is most of a listing's cost.
 const SAFE: &[&str] = &[
@@ -29,15 +29,16 @@ const SAFE: &[&str] = &[
     "history_size",
 ];
 
-/// A format that prints each field as `<bytelen>:<value>` (or `=<value>;` for the fields
-/// in `SAFE`); the record ends with `\n`.
+/// A format that prints each field as `<bytelen>:<value>` (or `=<value>|` for the fields
+/// in `SAFE`; not `;`, which tmux's command line eats at the end of an argument); the
+/// record ends with `\n`.
 pub fn record_format(fields: &[&str]) -> String {
     let mut s = String::new();
     for f in fields {
         if SAFE.contains(f) {
             s.push_str("=#{");
             s.push_str(f);
-            s.push_str("};");
+            s.push_str("}|");
             continue;
         }
         s.push_str("#{n:");
@@ -59,9 +60,9 @@ pub fn parse_records(out: &[u8], n: usize) -> Result<Vec<Vec<String>>, String> {
             if out.get(i) == Some(&b'=') {
                 let end = out[i + 1..]
                     .iter()
-                    .position(|&b| b == b';' || b == b'\n')
+                    .position(|&b| b == b'|' || b == b'\n')
                     .map(|p| p + i + 1)
-                    .filter(|&e| out[e] == b';')
+                    .filter(|&e| out[e] == b'|')
                     .ok_or_else(|| format!("record {}: unterminated field", records.len()))?;
                 rec.push(String::from_utf8_lossy(&out[i + 1..end]).into_owned());
                 i = end + 1;
@@ -113,14 +114,14 @@ mod tests {
     fn builds_format() {
         assert_eq!(
             record_format(&["pane_id", "@x"]),
-            "=#{pane_id};#{n:@x}:#{@x}"
+            "=#{pane_id}|#{n:@x}:#{@x}"
         );
     }
 
     #[test]
     fn mixed_framing() {
-        let r = parse_records(b"=%3;5:a;b\nc=80x24,0,0,1;\n", 3).unwrap();
-        assert_eq!(r[0], vec!["%3", "a;b\nc", "80x24,0,0,1"]);
+        let r = parse_records(b"=%3|5:a|b\nc=80x24,0,0,1|\n", 3).unwrap();
+        assert_eq!(r[0], vec!["%3", "a|b\nc", "80x24,0,0,1"]);
         assert!(parse_records(b"=%3\n", 1).is_err());
         assert!(parse_records(b"=%3", 1).is_err());
     }

@@ -182,6 +182,8 @@ struct Watched {
     saw_foreground: bool,
     /// The shell's reaped-children count at the previous look, when it was idle.
     settled: Option<u64>,
+    /// Its pane option is unreadable: only the mirror's deadline still applies.
+    unreadable: bool,
 }
 
 pub fn shells(tmux: &Tmux) -> Vec<String> {
@@ -363,6 +365,8 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
                     detail: None,
                     tail: None,
                 })
+            } else if w.unreadable {
+                None
             } else if check_regex(w) {
                 Some(Outcome {
                     status: "matched",
@@ -425,7 +429,11 @@ fn rescan(
 ) -> Result<usize, crate::tmux::TmuxError> {
     let fmt = record_format(&["pane_id", "@tmuxmate-job"]);
     let out = tmux.run_bytes(&["list-panes", "-a", "-F", &fmt], None)?;
-    let rows = parse_records(&out, 2).unwrap_or_default();
+    // Unreadable output must not read as "no panes": that would fail every job as gone.
+    let rows = parse_records(&out, 2).map_err(|detail| crate::tmux::TmuxError::BadOutput {
+        argv: tmux.argv(&["list-panes", "-a", "-F", &fmt]),
+        detail,
+    })?;
     job::finalize_pending(tmux);
     let mut completed = 0;
     let mirror: Vec<Job> = job::active_jobs()
@@ -474,19 +482,50 @@ fn rescan(
                         window: String::new(),
                         saw_foreground: false,
                         settled: None,
+                        unreadable: false,
                     });
                 }
             }
-            _ => {
-                // Hand-edited or replaced: report once, keep serving the others.
+            Some(o) => {
+                // Another job's state now sits on this pane: ours can no longer be
+                // watched there. End it rather than leave it "running" for ever.
                 watched.retain(|w| w.job.id != m.id);
+                if job::complete(
+                    tmux,
+                    &m,
+                    Outcome {
+                        status: "failed",
+                        exit_status: None,
+                        detail: Some(format!("job-option-replaced (by watch {})", o.id)),
+                        tail: None,
+                    },
+                ) {
+                    completed += 1;
+                }
+            }
+            None => {
+                // Hand-edited: report once, keep serving the others, and keep only the
+                // mirror's deadline for this one (so it still ends, and the poller stays).
                 let flag = job::jobs_dir().join(format!("{}.unreadable", m.id));
                 if !flag.exists() {
                     let _ = std::fs::write(&flag, &row[1]);
                     state::log(&format!(
-                        "watch {}: @tmuxmate-job on pane {} is unreadable; job not served",
+                        "watch {}: @tmuxmate-job on pane {} is unreadable; only its deadline is kept",
                         m.id, m.pane_id
                     ));
+                }
+                if !watched.iter().any(|w| w.job.id == m.id) {
+                    watched.push(Watched {
+                        job: m.clone(),
+                        regex: None,
+                        offset: 0,
+                        window: String::new(),
+                        saw_foreground: false,
+                        settled: None,
+                        unreadable: true,
+                    });
+                } else if let Some(w) = watched.iter_mut().find(|w| w.job.id == m.id) {
+                    w.unreadable = true;
                 }
             }
         }

@@ -413,7 +413,7 @@ fn session_killed_mid_send_never_touches_another_session() {
     std::fs::write(
         &shim,
         format!(
-            "#!/bin/sh\nif [ \"$3\" = load-buffer ]; then tmux -L {} kill-session -t '{}'; fi\nexec tmux \"$@\"\n",
+            "#!/bin/sh\ncase \" $* \" in *\" load-buffer \"*) tmux -L {} kill-session -t '{}';; esac\nexec tmux \"$@\"\n",
             s.name, v.session_id
         ),
     )

@@ -354,3 +354,54 @@ fn demo_runs_on_its_own_server() {
     assert_eq!(text.matches("finished (exit 0)").count(), 1, "{text}");
     assert!(text.contains("all 42 tests passed"), "{text}");
 }
+
+#[test]
+fn a_dead_pane_holding_the_same_tty_is_never_reported() {
+    let s = server!();
+    s.tmux(&["set", "-g", "remain-on-exit", "on"]);
+    let dead = s.window("dead", "true");
+    wait_until(
+        "the pane to die",
+        std::time::Duration::from_secs(10),
+        || {
+            (s.tmux(&["display", "-p", "-t", &dead, "#{pane_dead}"])
+                .trim()
+                == "1")
+                .then_some(())
+        },
+    );
+    s.tmux(&["set", "-g", "remain-on-exit", "off"]);
+    let a = s.agent_pane("alive");
+    let dead_tty = s.tmux(&["display", "-p", "-t", &dead, "#{pane_tty}"]);
+    let live_tty = s.tmux(&["display", "-p", "-t", &a.pane, "#{pane_tty}"]);
+    // The kernel usually hands the freed pty to the new pane; either way the answer is ours.
+    eprintln!("dead {dead_tty:?} live {live_tty:?}");
+    for hint in [dead.as_str(), a.pane.as_str()] {
+        let r = a.sh(&format!("TMUX_PANE={hint} \"$TM\" where"));
+        assert_eq!(r.rc, 0, "{}", r.out);
+        assert!(
+            r.out.contains(&format!(" {}\n", a.pane)),
+            "hint {hint}: {}",
+            r.out
+        );
+    }
+}
+
+#[test]
+fn non_utf8_locale_still_reads_hostile_names() {
+    let s = server!();
+    let a = s.agent_pane("é 日本 🚀");
+    // Force the tmux client path, in the C locale.
+    let o = s
+        .tmuxmate()
+        .env("TMUXMATE_TMUX", "tmux")
+        .env("LANG", "C")
+        .env("LC_ALL", "C")
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    let text = ok(&o);
+    assert!(text.contains("é 日本 🚀"), "{text}");
+    let r = a.sh("LANG=C LC_ALL=C TMUXMATE_TMUX=tmux \"$TM\" where --json");
+    assert!(r.out.contains("é 日本 🚀"), "{}", r.out);
+}

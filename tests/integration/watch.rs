@@ -445,3 +445,57 @@ fn finished_watch_leaves_a_snapshot() {
     assert!(out.contains(&j.pane_id), "{out}");
     assert!(out.contains("snap-me") || out.contains(&j.job_id), "{out}");
 }
+
+#[test]
+fn unreadable_job_still_times_out_and_a_replaced_one_ends() {
+    let s = server!();
+    let j = start(&s, &["--timeout-min", "0.03"], &["sleep 300"]);
+    wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
+    s.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &j.pane_id,
+        "@tmuxmate-job",
+        "{hand edited",
+    ]);
+    let t = turn_until(&s, "ag", &j.job_id, 20);
+    assert!(
+        t.contains(&format!("tmux watch {} timed out", j.job_id)),
+        "{t}"
+    );
+    // A second typed watch on a pane whose job still runs is refused.
+    let pane = s
+        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh"])
+        .trim()
+        .to_string();
+    wait_until("the shell", Duration::from_secs(10), || {
+        (s.tmux(&["display", "-p", "-t", &pane, "#{pane_current_command}"])
+            .trim()
+            == "sh")
+            .then_some(())
+    });
+    let k = start(&s, &["-t", &pane], &["sleep 300"]);
+    let o = s.run(&[
+        "watch", "start", "-t", &pane, "--notify", "ag", "--", "true",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already watched"));
+    // Another job's state written over it (as a restored server might): ours ends, clearly.
+    let mut other: serde_json::Value = serde_json::from_str(
+        s.tmux(&["show", "-pv", "-t", &pane, "@tmuxmate-job"])
+            .trim(),
+    )
+    .unwrap();
+    other["id"] = "wzzzzzz".into();
+    s.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &pane,
+        "@tmuxmate-job",
+        &other.to_string(),
+    ]);
+    let t = turn_until(&s, "ag", &k.job_id, 20);
+    assert!(t.contains("failed: job-option-replaced"), "{t}");
+}
