@@ -51,6 +51,19 @@ fn turn_until(s: &Server, agent: &str, job: &str, secs: u64) -> String {
     seen
 }
 
+/// A pane running an interactive shell that has drawn its prompt (typing before that can
+/// race the shell's start, which no real user pane does).
+fn prompt_shell(s: &Server) -> String {
+    let pane = s.window("shell", "exec sh -i");
+    wait_until("the shell prompt", Duration::from_secs(10), || {
+        let scr = s.tmux(&["capture-pane", "-p", "-t", &pane]);
+        scr.lines()
+            .any(|l| l.trim_end().ends_with('#') || l.trim_end().ends_with('$'))
+            .then_some(())
+    });
+    pane
+}
+
 fn poller_pid(s: &Server) -> Option<i32> {
     let dir = s.state.join("pollers");
     for e in std::fs::read_dir(dir).ok()?.flatten() {
@@ -108,18 +121,7 @@ fn five_ms_commands_are_not_missed_launched_or_typed() {
     let j = start(&s, &[], &["true"]);
     assert!(turn_until(&s, "ag", &j.job_id, 20).contains("finished (exit 0)"));
     // Typed into an existing shell pane: a command that runs ~5 ms.
-    let shell = s.agent_pane("shellpane"); // its pane runs a sh loop; use a plain shell instead:
-    let _ = shell;
-    let pane = s
-        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh"])
-        .trim()
-        .to_string();
-    wait_until("the shell", Duration::from_secs(10), || {
-        (s.tmux(&["display", "-p", "-t", &pane, "#{pane_current_command}"])
-            .trim()
-            == "sh")
-            .then_some(())
-    });
+    let pane = prompt_shell(&s);
     let t = start(&s, &["-t", &pane], &["/bin/true"]);
     let got = turn_until(&s, "ag", &t.job_id, 20);
     assert!(
@@ -135,10 +137,7 @@ fn five_ms_commands_are_not_missed_launched_or_typed() {
 #[test]
 fn done_regex_matches_only_new_output() {
     let s = server!();
-    let pane = s
-        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh"])
-        .trim()
-        .to_string();
+    let pane = prompt_shell(&s);
     s.tmux(&["send-keys", "-t", &pane, "echo BUILD OK", "Enter"]);
     wait_until("old output", Duration::from_secs(10), || {
         s.tmux(&["capture-pane", "-p", "-t", &pane])
@@ -190,10 +189,7 @@ fn killed_pane_is_pane_gone() {
 #[test]
 fn poller_sigkill_then_completion_is_delivered_once_after_reattach() {
     let s = server!();
-    let pane = s
-        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh"])
-        .trim()
-        .to_string();
+    let pane = prompt_shell(&s);
     let j = start(
         &s,
         &["-t", &pane, "--done-regex", "PHASE TWO"],
@@ -465,16 +461,7 @@ fn unreadable_job_still_times_out_and_a_replaced_one_ends() {
         "{t}"
     );
     // A second typed watch on a pane whose job still runs is refused.
-    let pane = s
-        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "sh"])
-        .trim()
-        .to_string();
-    wait_until("the shell", Duration::from_secs(10), || {
-        (s.tmux(&["display", "-p", "-t", &pane, "#{pane_current_command}"])
-            .trim()
-            == "sh")
-            .then_some(())
-    });
+    let pane = prompt_shell(&s);
     let k = start(&s, &["-t", &pane], &["sleep 300"]);
     let o = s.run(&[
         "watch", "start", "-t", &pane, "--notify", "ag", "--", "true",
