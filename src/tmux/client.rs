@@ -122,9 +122,16 @@ pub struct Tmux {
 impl Tmux {
     pub fn new(socket: Socket) -> Tmux {
         let explicit = std::env::var("TMUXMATE_TMUX").ok();
+        // TMUXMATE_TIMEOUT_MS: how long one tmux call may take (tests use a short one).
+        let timeout = std::env::var("TMUXMATE_TIMEOUT_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|&ms| ms > 0)
+            .map(Duration::from_millis)
+            .unwrap_or(DEFAULT_TIMEOUT);
         Tmux {
             socket,
-            timeout: DEFAULT_TIMEOUT,
+            timeout,
             explicit_program: explicit.is_some(),
             program: explicit.unwrap_or_else(|| "tmux".into()),
             isolate_env: false,
@@ -177,6 +184,12 @@ impl Tmux {
             && let Some(sock) = self.socket_file()
             && let Some(r) = super::direct::run(&sock, args, self.timeout)
         {
+            if r.timed_out {
+                return Err(TmuxError::Timeout {
+                    argv: self.argv(args),
+                    after: self.timeout,
+                });
+            }
             if r.status == 0 {
                 return Ok(r.stdout);
             }

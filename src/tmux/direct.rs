@@ -57,6 +57,9 @@ pub fn eligible(args: &[&str]) -> bool {
 }
 
 pub struct Reply {
+    /// The server did not answer within the timeout: running the client would only wait
+    /// as long again, so the caller reports a timeout instead of falling back.
+    pub timed_out: bool,
     pub status: i32,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
@@ -153,6 +156,7 @@ pub fn run(path: &Path, args: &[&str], timeout: Duration) -> Option<Reply> {
     let mut at = 0usize;
     let mut chunk = [0u8; 65536];
     let mut out = Reply {
+        timed_out: false,
         status: 0,
         stdout: Vec::new(),
         stderr: Vec::new(),
@@ -203,7 +207,19 @@ pub fn run(path: &Path, args: &[&str], timeout: Duration) -> Option<Reply> {
         }
         buf.drain(..at);
         at = 0;
-        let n = sock.read(&mut chunk).ok()?;
+        let n = match sock.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                out.timed_out = true;
+                return Some(out);
+            }
+            Err(_) => return None,
+        };
         if n == 0 {
             return None;
         }

@@ -43,3 +43,40 @@ fn direct_socket_queries_match_the_tmux_client() {
         String::from_utf8_lossy(&y.stderr)
     );
 }
+
+#[test]
+fn a_hung_server_is_a_timeout_error_not_a_hang() {
+    let s = server!();
+    let a = s.agent_pane("w");
+    let pid: i32 = s.tmux(&["display", "-p", "#{pid}"]).trim().parse().unwrap();
+    std::process::Command::new("kill")
+        .args(["-STOP", &pid.to_string()])
+        .status()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let o = s
+        .tmuxmate()
+        .env("TMUXMATE_TIMEOUT_MS", "300")
+        .args(["list"])
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    // The hook path stays silent and exits 0 even then.
+    let h = s
+        .tmuxmate()
+        .env("TMUXMATE_TIMEOUT_MS", "300")
+        .args(["hook", "claude"])
+        .stdin(std::fs::File::open(a.fixture("hook-claude-UserPromptSubmit.json")).unwrap())
+        .output()
+        .unwrap();
+    std::process::Command::new("kill")
+        .args(["-CONT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("did not answer within 300 ms"), "{e}");
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+    assert_eq!(h.status.code(), Some(0));
+    assert!(h.stdout.is_empty());
+}
