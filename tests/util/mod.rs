@@ -40,6 +40,8 @@ pub fn ok(out: impl std::borrow::Borrow<Output>) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// `tmux -V` only: no server is contacted. (This and `Server::tmux_raw` are the harness's
+/// only tmux spawns; every other test reaches tmux through them, on the private socket.)
 pub fn tmux_available() -> bool {
     Command::new("tmux")
         .arg("-V")
@@ -155,6 +157,8 @@ impl Server {
             .env("TMPDIR", self.dir.join("tmp"));
     }
 
+    /// Every test's tmux call: always `-L <this server's private name>` in the sealed
+    /// environment (private TMUX_TMPDIR, TMUX/TMUX_PANE removed), never the default server.
     fn tmux_raw(&self, args: &[&str]) -> Output {
         let mut c = Command::new("tmux");
         self.env(&mut c);
