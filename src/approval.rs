@@ -39,8 +39,9 @@ use std::time::{Duration, Instant};
 
 use crate::error::CliError;
 use crate::state;
+use crate::targs;
 use crate::tmux::format::{parse_records, record_format};
-use crate::tmux::{Tmux, TmuxError};
+use crate::tmux::{Arg, Text, Tmux, TmuxError};
 
 /// The policy when `@tmuxmate-approval` is unset (an empty value approves nothing).
 pub const DEFAULT_POLICY: &str = "kill-server kill-session kill-window";
@@ -82,7 +83,7 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 
 /// A global option's value; `None` when it is unset (which differs from set-but-empty).
 fn global_option(tmux: &Tmux, name: &str) -> Result<Option<String>, TmuxError> {
-    match tmux.run(&["show-options", "-gv", name]) {
+    match tmux.run(&targs!["show-options", "-gv", Arg::id(name)]) {
         Ok(v) => Ok(Some(v.strip_suffix('\n').unwrap_or(&v).to_string())),
         Err(TmuxError::Failed { stderr, .. }) if stderr.contains("invalid option") => Ok(None),
         Err(e) => Err(e),
@@ -362,7 +363,7 @@ fn attached_clients(tmux: &Tmux) -> Result<Vec<Client>, TmuxError> {
         "client_activity",
     ];
     let fmt = record_format(FIELDS);
-    let args = ["list-clients", "-F", fmt.as_str()];
+    let args = targs!["list-clients", "-F", Arg::ours(&fmt)];
     let out = tmux.run_bytes(&args, None)?;
     let recs = parse_records(&out, FIELDS.len()).map_err(|detail| TmuxError::BadOutput {
         argv: tmux.argv(&args),
@@ -400,7 +401,8 @@ fn menu_line(description: &str, client_width: usize) -> String {
     } else {
         line
     };
-    format!("-{}", line.replace('#', "##"))
+    // A leading '-' shows the item disabled: a line of text, not a choice.
+    format!("-{line}")
 }
 
 /// A random nonce, so option and channel names cannot collide or be guessed.
@@ -454,20 +456,21 @@ impl Menu {
         let waiter = helper.clone();
         let (wtx, wchan) = (tx.clone(), channel.clone());
         std::thread::spawn(move || {
-            let r = waiter.run(&["wait-for", &wchan]).map(|_| ());
+            let r = waiter.run(&targs!["wait-for", Arg::id(&wchan)]).map(|_| ());
             let _ = wtx.send(Event::Signalled(r));
         });
 
-        let line = menu_line(description, client.width);
+        // The description holds what the agent asked for: a menu item's name is a format.
+        let line = Text::lossy(&menu_line(description, client.width));
         let no = format!("set -g {option} no ; wait-for -S {channel}");
         let yes = format!("set -g {option} yes ; wait-for -S {channel}");
         let client_name = client.name.clone();
         std::thread::spawn(move || {
             let r = helper
-                .run(&[
+                .run(&targs![
                     "display-menu",
                     "-c",
-                    &client_name,
+                    Arg::id(&client_name),
                     "-T",
                     MENU_TITLE,
                     "-x",
@@ -475,15 +478,15 @@ impl Menu {
                     "-y",
                     "C",
                     "--",
-                    &line,
+                    Arg::drawn(line.as_str()),
                     "",
                     "",
                     "No",
                     "n",
-                    &no,
+                    Arg::ours(&no),
                     "Yes",
                     "y",
-                    &yes,
+                    Arg::ours(&yes),
                 ])
                 .map(|_| ());
             let _ = tx.send(Event::Closed(r));
@@ -523,16 +526,16 @@ impl Menu {
         if closed.is_none() {
             // Our display-menu client is still blocked, so the overlay on that client is
             // ours (tmux shows one at a time): closing it cannot hit someone else's.
-            let _ = tmux.run(&["display-popup", "-C", "-c", &client.name]);
+            let _ = tmux.run(&targs!["display-popup", "-C", "-c", Arg::id(&client.name)]);
         }
         if signalled.is_none() {
             // Release our own waiter, which would otherwise outlive this process.
-            let _ = tmux.run(&["wait-for", "-S", &channel]);
+            let _ = tmux.run(&targs!["wait-for", "-S", Arg::id(&channel)]);
         }
         let answer = tmux
-            .run(&["show-options", "-gqv", &option])
+            .run(&targs!["show-options", "-gqv", Arg::id(&option)])
             .map(|v| v.trim().to_string());
-        let _ = tmux.run(&["set-option", "-gu", &option]);
+        let _ = tmux.run(&targs!["set-option", "-gu", Arg::id(&option)]);
 
         match (signalled, answer) {
             (Some(Ok(())), Ok(a)) if a == "yes" => Answer::Yes,
@@ -575,7 +578,7 @@ mod tests {
     #[test]
     fn menu_text_is_one_escaped_disabled_line() {
         assert_eq!(
-            menu_line("kill #{pane_id}\nnow", 80),
+            Arg::drawn(&menu_line("kill #{pane_id}\nnow", 80)).as_str(),
             "-kill ##{pane_id} now"
         );
         let long = "x".repeat(500);
@@ -586,7 +589,8 @@ mod tests {
         assert_eq!(menu_line(&long, 5).chars().count(), 21);
         // Escaping happens after the cut, so a `#` is never split from its twin.
         let hashes = "#".repeat(300);
-        assert!(menu_line(&hashes, 80).trim_end_matches("...").len() % 2 == 1);
+        let shown = Arg::drawn(&menu_line(&hashes, 80));
+        assert!(shown.as_str().trim_end_matches("...").len() % 2 == 1);
     }
 
     #[test]

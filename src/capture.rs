@@ -9,6 +9,8 @@
 //! mark it visibly. Only pane ids (`%N`) reach `capture-pane -t`.
 
 use crate::error::CliError;
+use crate::targs;
+use crate::tmux::Arg;
 use crate::tmux::{Tmux, TmuxError};
 
 /// The budget when neither `--max-bytes` nor `@tmuxmate-capture-max-bytes` says otherwise.
@@ -36,21 +38,17 @@ pub fn capture_pane(
     ansi: bool,
     join: bool,
 ) -> Result<Vec<u8>, TmuxError> {
-    let start;
-    let mut args: Vec<&str> = vec!["capture-pane", "-p", "-t", pane_id];
+    let mut args: Vec<Arg> = targs!["capture-pane", "-p", "-t", Arg::id(pane_id)].into();
     if ansi {
-        args.push("-e");
+        args.push("-e".into());
     }
     if join {
-        args.push("-J");
+        args.push("-J".into());
     }
     match range {
         Range::Screen => {}
-        Range::Lines(n) => {
-            start = format!("-{n}");
-            args.extend(["-S", &start]);
-        }
-        Range::All => args.extend(["-S", "-"]),
+        Range::Lines(n) => args.extend(targs!["-S", Arg::ours(format!("-{n}"))]),
+        Range::All => args.extend(targs!["-S", "-"]),
     }
     tmux.run_bytes(&args, None)
 }

@@ -5,12 +5,15 @@
 //! force before the pane exists, and the `@tmuxmate-created` mark. Invariants: sessions
 //! are found by exact name through their `$N` id, never by tmux's prefix matching; the
 //! user's session-level `history-limit` is restored after creation; a command to run is
-//! passed to tmux as one argv element (tmux hands it to `sh -c`), never parsed by tmux.
+//! passed to tmux as one argv element (tmux hands it to `sh -c`), never parsed by tmux;
+//! names and start directories are [`Text`] encoded for tmux's format expansion; no
+//! creation runs with a global `window-size manual` in force (it crashes tmux 3.3a).
 
 use crate::error::CliError;
 use crate::policy::{Caller, CreatedMark};
-use crate::tmux::Tmux;
+use crate::targs;
 use crate::tmux::panes;
+use crate::tmux::{Arg, Text, Tmux};
 
 pub const DEFAULT_HISTORY_LIMIT: u64 = 50_000;
 pub const OWN_SESSION: &str = "tmuxmate";
@@ -24,7 +27,9 @@ pub struct Created {
 
 /// Quote words for `sh` (single quotes; `'` becomes `'\''`).
 pub fn sh_quote(word: &str) -> String {
+    // A leading '=' is quoted too: zsh expands `=word` to a path.
     if !word.is_empty()
+        && !word.starts_with('=')
         && word
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
@@ -49,10 +54,38 @@ fn history_limit(tmux: &Tmux) -> u64 {
         .unwrap_or(DEFAULT_HISTORY_LIMIT)
 }
 
+/// Run one creating command (`new-window`, `new-session`, `split-window`) so that a global
+/// `window-size manual` cannot crash the server: tmux 3.3a to 3.6 segfault when they
+/// create a window with that global value and no attached client (tmux.md §14). One
+/// command list sets the global to `latest`, creates, and puts `manual` back; when the
+/// creation fails (tmux then skips the rest of the list) the value is put back separately.
+fn create_guarded(tmux: &Tmux, args: &[Arg]) -> Result<String, CliError> {
+    let manual = tmux
+        .run(&["show-options", "-gv", "window-size"])
+        .is_ok_and(|v| v.trim() == "manual");
+    if !manual {
+        return Ok(tmux.run(args)?);
+    }
+    let mut list: Vec<Arg> = targs!["set-option", "-g", "window-size", "latest", Arg::SEP].into();
+    list.extend(args.iter().cloned());
+    list.extend(targs![
+        Arg::SEP,
+        "set-option",
+        "-g",
+        "window-size",
+        "manual"
+    ]);
+    let r = tmux.run(&list);
+    if r.is_err() {
+        let _ = tmux.run(&["set-option", "-g", "window-size", "manual"]);
+    }
+    Ok(r?)
+}
+
 /// The `$N` id of the session named exactly `name`, if any.
 pub fn session_by_name(tmux: &Tmux, name: &str) -> Result<Option<String>, CliError> {
     let fmt = crate::tmux::format::record_format(&["session_id", "session_name"]);
-    let out = match tmux.run_bytes(&["list-sessions", "-F", &fmt], None) {
+    let out = match tmux.run_bytes(&targs!["list-sessions", "-F", Arg::ours(&fmt)], None) {
         Ok(o) => o,
         Err(e) if e.is_no_server() => return Ok(None),
         Err(e) => return Err(e.into()),
@@ -78,30 +111,52 @@ pub fn work_session(tmux: &Tmux, caller: &Caller) -> Result<(String, Option<Stri
     if let Some(id) = session_by_name(tmux, OWN_SESSION)? {
         return Ok((id, None));
     }
-    let (sid, placeholder) = new_session(tmux, OWN_SESSION, None)?;
+    let (sid, placeholder) = new_session(tmux, &Text::lossy(OWN_SESSION), None)?;
     Ok((sid, Some(placeholder)))
 }
 
 /// A detached session named exactly `name` with a placeholder window (`cat`): the caller
 /// creates its own window with `history-limit` in force, then kills the placeholder.
-/// Returns `($N, @placeholder)`.
+/// Returns `($N, @placeholder)`. tmux replaces `.` and `:` in session names; a name that
+/// holds them is refused here rather than created under another name.
 pub fn new_session(
     tmux: &Tmux,
-    name: &str,
-    cwd: Option<&str>,
+    name: &Text,
+    cwd: Option<&Text>,
 ) -> Result<(String, String), CliError> {
-    let mut args = vec!["new-session", "-d", "-s", name];
-    if let Some(c) = cwd {
-        args.extend(["-c", c]);
+    if let Some(c) = name.as_str().chars().find(|c| matches!(c, '.' | ':')) {
+        return Err(CliError::usage(format!(
+            "the session name {name:?} contains {c:?}, which tmux does not allow in session \
+             names (it would become '_'): pick a name without '.' and ':'"
+        )));
     }
-    args.extend(["-P", "-F", "#{session_id} #{window_id}", "cat"]);
-    let out = tmux.run(&args)?;
-    let mut it = out.split_whitespace();
+    let mut args: Vec<Arg> = targs!["new-session", "-d", "-s", name.expanded()].into();
+    if let Some(c) = cwd {
+        args.extend(targs!["-c", c.expanded()]);
+    }
+    args.extend(targs![
+        "-P",
+        "-F",
+        "#{session_id} #{window_id} #{session_name}",
+        "cat"
+    ]);
+    let out = create_guarded(tmux, &args)?;
+    let mut it = out.trim_end_matches('\n').splitn(3, ' ');
     let sid = it.next().unwrap_or_default().to_string();
     let placeholder = it.next().unwrap_or_default().to_string();
+    let stored = it.next().unwrap_or_default();
     if !sid.starts_with('$') || !placeholder.starts_with('@') {
         return Err(CliError::new(format!(
             "tmux created session {name} but did not report its ids (got {out:?})"
+        )));
+    }
+    if stored != name.as_str() {
+        // tmux rewrote the name (it escapes some characters): a session under another
+        // name than the one we report would be found by nobody. Take it back.
+        let _ = tmux.run(&targs!["kill-session", "-t", Arg::id(&sid)]);
+        return Err(CliError::usage(format!(
+            "tmux would store the session name {name:?} as {stored:?}: pick a name without \
+             '$', '\\', '.' or ':'; nothing was created"
         )));
     }
     Ok((sid, placeholder))
@@ -111,14 +166,14 @@ pub fn new_session(
 pub fn new_work_window(
     tmux: &Tmux,
     caller: &Caller,
-    name: Option<&str>,
-    cwd: Option<&str>,
+    name: Option<&Text>,
+    cwd: Option<&Text>,
     cmd: &[String],
 ) -> Result<Created, CliError> {
     let (session, placeholder) = work_session(tmux, caller)?;
     let r = new_window(tmux, caller, &session, name, cwd, cmd);
     if let Some(w) = placeholder {
-        let _ = tmux.run(&["kill-window", "-t", &w]);
+        let _ = tmux.run(&targs!["kill-window", "-t", Arg::id(&w)]);
     }
     r
 }
@@ -129,17 +184,30 @@ fn with_history_limit<T>(
     session_id: &str,
     f: impl FnOnce() -> Result<T, CliError>,
 ) -> Result<T, CliError> {
+    let sid = Arg::id(session_id);
     let old = tmux
-        .run(&["show-options", "-qv", "-t", session_id, "history-limit"])
+        .run(&targs!["show-options", "-qv", "-t", &sid, "history-limit"])
         .unwrap_or_default();
     let limit = history_limit(tmux).to_string();
-    tmux.run(&["set-option", "-t", session_id, "history-limit", &limit])?;
+    tmux.run(&targs![
+        "set-option",
+        "-t",
+        &sid,
+        "history-limit",
+        Arg::id(&limit)
+    ])?;
     let r = f();
     let old = old.trim();
     let _ = if old.is_empty() {
-        tmux.run(&["set-option", "-u", "-t", session_id, "history-limit"])
+        tmux.run(&targs!["set-option", "-u", "-t", &sid, "history-limit"])
     } else {
-        tmux.run(&["set-option", "-t", session_id, "history-limit", old])
+        tmux.run(&targs![
+            "set-option",
+            "-t",
+            &sid,
+            "history-limit",
+            Arg::id(old)
+        ])
     };
     r
 }
@@ -153,21 +221,40 @@ fn finish(tmux: &Tmux, out: &str, caller: &Caller) -> Result<Created, CliError> 
             "tmux created a pane but did not report its id (got {out:?})"
         )));
     }
-    mark(tmux, &pane_id, caller)?;
+    if let Err(e) = mark(tmux, &pane_id, caller) {
+        // A command that exits at once takes its pane with it before we can mark it.
+        let gone = tmux
+            .run(&targs![
+                "display-message",
+                "-p",
+                "-t",
+                Arg::id(&pane_id),
+                "#{pane_id}"
+            ])
+            .map(|o| o.trim() != pane_id)
+            .unwrap_or(true);
+        if gone {
+            return Err(CliError::new(format!(
+                "the command in the new pane {pane_id} exited at once, and its pane closed; \
+                 nothing is left. Check the command (run it in a shell to see its error)"
+            )));
+        }
+        return Err(e);
+    }
     Ok(Created { pane_id, target })
 }
 
 /// Mark a pane as ours (survives every tmuxmate and agent restart: it lives in tmux).
 pub fn mark(tmux: &Tmux, pane_id: &str, caller: &Caller) -> Result<(), CliError> {
-    let v = CreatedMark::new(&caller.agent).to_json();
-    tmux.run(&[
+    let v = Text::lossy(&CreatedMark::new(&caller.agent).to_json());
+    tmux.run(&targs![
         "set-option",
         "-p",
         "-t",
-        pane_id,
+        Arg::id(pane_id),
         "--",
         "@tmuxmate-created",
-        &v,
+        v.literal(),
     ])?;
     Ok(())
 }
@@ -179,24 +266,35 @@ pub fn new_window(
     tmux: &Tmux,
     caller: &Caller,
     session_id: &str,
-    name: Option<&str>,
-    cwd: Option<&str>,
+    name: Option<&Text>,
+    cwd: Option<&Text>,
     cmd: &[String],
 ) -> Result<Created, CliError> {
+    // The command line goes to `sh -c`, which tmux does not format-expand; only its
+    // trailing `;` needs the parser's escape.
     let shell_cmd = sh_join(cmd);
     let out = with_history_limit(tmux, session_id, || {
         let target = format!("{session_id}:");
-        let mut args = vec!["new-window", "-d", "-t", &target, "-P", "-F", PRINT];
+        let mut args: Vec<Arg> = targs![
+            "new-window",
+            "-d",
+            "-t",
+            Arg::id(&target),
+            "-P",
+            "-F",
+            PRINT
+        ]
+        .into();
         if let Some(n) = name {
-            args.extend(["-n", n]);
+            args.extend(targs!["-n", n.expanded()]);
         }
         if let Some(c) = cwd {
-            args.extend(["-c", c]);
+            args.extend(targs!["-c", c.expanded()]);
         }
         if !cmd.is_empty() {
-            args.push(&shell_cmd);
+            args.push(Arg::literal(&shell_cmd));
         }
-        Ok(tmux.run(&args)?)
+        create_guarded(tmux, &args)
     })?;
     finish(tmux, &out, caller)
 }
@@ -205,7 +303,7 @@ pub fn new_window(
 pub struct Placement<'a> {
     pub horizontal: bool,
     pub size: Option<&'a str>,
-    pub cwd: Option<&'a str>,
+    pub cwd: Option<&'a Text>,
 }
 
 /// Split the resolved pane `pane_id` of session `session_id`.
@@ -220,26 +318,28 @@ pub fn split(
     let (horizontal, size, cwd) = (place.horizontal, place.size, place.cwd);
     let shell_cmd = sh_join(cmd);
     let out = with_history_limit(tmux, session_id, || {
-        let mut args = vec![
+        let mut args: Vec<Arg> = targs![
             "split-window",
             "-d",
             if horizontal { "-h" } else { "-v" },
             "-t",
-            pane_id,
+            Arg::id(pane_id),
             "-P",
             "-F",
             PRINT,
-        ];
+        ]
+        .into();
         if let Some(s) = size {
-            args.extend(["-l", s]);
+            // validated by the handler: digits and an optional '%'
+            args.extend(targs!["-l", Arg::id(s)]);
         }
         if let Some(c) = cwd {
-            args.extend(["-c", c]);
+            args.extend(targs!["-c", c.expanded()]);
         }
         if !cmd.is_empty() {
-            args.push(&shell_cmd);
+            args.push(Arg::literal(&shell_cmd));
         }
-        Ok(tmux.run(&args)?)
+        create_guarded(tmux, &args)
     })?;
     finish(tmux, &out, caller)
 }

@@ -8,6 +8,8 @@
 //! passes an embedded `ESC[201~` through), so ESC and C0 controls other than tab and
 //! newline are replaced by visible control pictures before loading.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::error::CliError;
@@ -34,13 +36,23 @@ pub fn paste_bytes(
 ) -> Result<(), CliError> {
     let name = unique_buffer();
     let r = (|| {
-        tmux.run_bytes(&["load-buffer", "-b", &name, "-"], Some(data))?;
+        tmux.run_bytes(
+            &targs!["load-buffer", "-b", Arg::id(&name), "-"],
+            Some(data),
+        )?;
         let flags = if bracketed { "-dpr" } else { "-dr" };
-        tmux.run(&["paste-buffer", flags, "-b", &name, "-t", pane_id])?;
+        tmux.run(&targs![
+            "paste-buffer",
+            flags,
+            "-b",
+            Arg::id(&name),
+            "-t",
+            Arg::id(pane_id)
+        ])?;
         Ok::<(), crate::tmux::TmuxError>(())
     })();
     if r.is_err() {
-        let _ = tmux.run(&["delete-buffer", "-b", &name]);
+        let _ = tmux.run(&targs!["delete-buffer", "-b", Arg::id(&name)]);
     }
     Ok(r?)
 }

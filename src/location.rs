@@ -6,6 +6,8 @@
 //! `$TMUX_PANE` only picks which pane to check first. The hint path costs one tmux
 //! invocation; only a missing or lying hint pays for a `list-panes -a`.
 
+use crate::targs;
+use crate::tmux::Arg;
 use serde::Serialize;
 
 use crate::procfs::{self, Terminal};
@@ -134,11 +136,10 @@ fn parse_one(fields: Vec<String>) -> Option<(Reading, String)> {
     ))
 }
 
-fn query(tmux: &Tmux, args: &[&str]) -> Result<Vec<(Reading, String)>, NoLocation> {
+fn query(tmux: &Tmux, args: &[Arg]) -> Result<Vec<(Reading, String)>, NoLocation> {
     let fmt = record_format(FIELDS);
     let mut argv = args.to_vec();
-    argv.push("-F");
-    argv.push(&fmt);
+    argv.extend(targs!["-F", Arg::ours(&fmt)]);
     let out = tmux.run_bytes(&argv, None).map_err(NoLocation::Tmux)?;
     let recs = parse_records(&out, FIELDS.len()).map_err(|detail| {
         NoLocation::Tmux(TmuxError::BadOutput {
@@ -174,14 +175,14 @@ pub fn read_for(tmux: &Tmux, pid: i32) -> Result<Reading, NoLocation> {
     if let Some(h) = hint
         && let Ok(Target::Pane(_)) = Target::parse(&h)
     {
-        let rows = query(tmux, &["display-message", "-p", "-t", &h])?;
+        let rows = query(tmux, &targs!["display-message", "-p", "-t", Arg::id(&h)])?;
         if let Some((r, tty)) = rows.into_iter().next()
             && same_tty(&tty, dev)
         {
             return Ok(r);
         }
     }
-    let rows = query(tmux, &["list-panes", "-a"])?;
+    let rows = query(tmux, &targs!["list-panes", "-a"])?;
     rows.into_iter()
         .find(|(_, tty)| same_tty(tty, dev))
         .map(|(r, _)| r)

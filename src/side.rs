@@ -9,6 +9,8 @@
 //! when it ends. Invariants: the side agent gets no copy of the main history; nothing here
 //! sends a byte to the main pane; every output is bounded.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -76,7 +78,17 @@ pub fn main_facts(tmux: &Tmux, pane: &str) -> Result<Main, CliError> {
         "pane_current_path",
         "socket_path",
     ]);
-    let out = tmux.run_bytes(&["display-message", "-p", "-t", pane, "-F", &fmt], None)?;
+    let out = tmux.run_bytes(
+        &targs![
+            "display-message",
+            "-p",
+            "-t",
+            Arg::id(pane),
+            "-F",
+            Arg::ours(&fmt)
+        ],
+        None,
+    )?;
     let r = parse_records(&out, 4)
         .map_err(CliError::new)?
         .into_iter()

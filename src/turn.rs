@@ -10,6 +10,8 @@
 use crate::ledger::{Ledger, Record};
 use crate::location::{self, NoLocation, Reading};
 use crate::state;
+use crate::targs;
+use crate::tmux::Arg;
 use crate::tmux::Tmux;
 
 pub struct TurnRequest<'a> {
@@ -133,14 +135,14 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
         && r.agent_option != req.agent
         && !req.agent.starts_with("pane:")
     {
-        let _ = tmux.run(&[
+        let _ = tmux.run(&targs![
             "set-option",
             "-p",
             "-t",
-            &r.pane_id,
+            Arg::id(&r.pane_id),
             "--",
             "@tmuxmate-agent",
-            req.agent,
+            Arg::literal(req.agent),
         ]);
     }
     answer.location = reading;

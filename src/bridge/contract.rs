@@ -7,6 +7,8 @@
 //! then addressed by `$N` only (tmux's `-t name` prefix-matches); a read of a session that
 //! vanished is an error, never an empty contract (tmux answers `display -t $99` with rc 0).
 
+use crate::targs;
+use crate::tmux::Arg;
 use serde::{Deserialize, Serialize};
 
 use crate::error::CliError;
@@ -68,7 +70,14 @@ pub fn find(tmux: &Tmux, name: &str) -> Result<Option<String>, CliError> {
 pub fn read(tmux: &Tmux, session_id: &str) -> Result<Contract, CliError> {
     let fmt = record_format(KEYS);
     let out = tmux.run_bytes(
-        &["display-message", "-p", "-t", session_id, "-F", &fmt],
+        &targs![
+            "display-message",
+            "-p",
+            "-t",
+            Arg::id(session_id),
+            "-F",
+            Arg::ours(&fmt)
+        ],
         None,
     )?;
     let recs = parse_records(&out, KEYS.len())
@@ -97,6 +106,14 @@ pub fn read(tmux: &Tmux, session_id: &str) -> Result<Contract, CliError> {
 }
 
 pub fn set(tmux: &Tmux, session_id: &str, key: &str, value: &str) -> Result<(), CliError> {
-    tmux.run(&["set-option", "-t", session_id, "--", key, value])?;
+    // Values are data (a project path, a message's head): option values are not expanded.
+    tmux.run(&targs![
+        "set-option",
+        "-t",
+        Arg::id(session_id),
+        "--",
+        Arg::id(key),
+        Arg::literal(value)
+    ])?;
     Ok(())
 }

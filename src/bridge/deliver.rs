@@ -7,6 +7,8 @@
 //! every refusal names the check that failed; nothing is typed after a failed check; no
 //! Enter is pressed while a dialog is visible, and there is no rescue Enter at all.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -68,7 +70,10 @@ pub fn resolve(tmux: &Tmux, name: &str) -> Result<(Contract, Adapter), CliError>
 
 /// The pinned pane exists, is alive, belongs to the session, and runs the CLI.
 pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(), CliError> {
-    let rows = panes::query(tmux, &["list-panes", "-s", "-t", &c.session_id])?;
+    let rows = panes::query(
+        tmux,
+        &targs!["list-panes", "-s", "-t", Arg::id(&c.session_id)],
+    )?;
     let Some(p) = rows.iter().find(|p| p.pane_id == c.pane) else {
         return Err(CliError::new(format!(
             "refused: the pinned pane {} of session {} is gone (was it closed by hand?); stop the session with `tmuxmate agent stop {} --confirm` and start again",
@@ -170,7 +175,13 @@ pub fn send(
         .collect();
     let file = reply_file(&c, &a);
     let history = tmux
-        .run(&["display-message", "-p", "-t", &c.pane, "#{history_size}"])
+        .run(&targs![
+            "display-message",
+            "-p",
+            "-t",
+            Arg::id(&c.pane),
+            "#{history_size}"
+        ])
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(0);
@@ -202,7 +213,7 @@ pub fn send(
         "@tmuxmate-last-send",
         &serde_json::to_string(&mark).unwrap_or_default(),
     )?;
-    tmux.run(&["send-keys", "-t", &c.pane, "Enter"])?;
+    tmux.run(&targs!["send-keys", "-t", Arg::id(&c.pane), "Enter"])?;
     let verified_by = verify(tmux, &c, &a, &mark, &clean)?;
     Ok(Sent {
         name: name.to_string(),

@@ -8,6 +8,8 @@
 //! contract matches; a start-up dialog is refused, never answered; the pane runs the CLI
 //! itself (exec), so the pane's process is the agent.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -20,7 +22,7 @@ use super::naming;
 use crate::error::CliError;
 use crate::policy::Caller;
 use crate::state;
-use crate::tmux::Tmux;
+use crate::tmux::{Text, Tmux};
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Spec {
@@ -138,8 +140,11 @@ pub fn start(
             project_dir.display()
         ))
     })?;
-    let root = proj.root.to_string_lossy().into_owned();
+    let usage = |e: crate::tmux::TextError| CliError::usage(e.to_string());
+    let root_text = Text::from_os("the project directory", proj.root.as_os_str()).map_err(usage)?;
+    let root = root_text.as_str().to_string();
     let name = naming::name(adapter.prefix, &proj);
+    let name_text = Text::new("the session name", &name).map_err(usage)?;
     if let Some(m) = mode
         && adapter.mode_args(m).is_none()
     {
@@ -208,13 +213,13 @@ pub fn start(
     let bin = std::env::current_exe()?.to_string_lossy().into_owned();
     // The session comes with a placeholder window; ours is created with history-limit in
     // force, then the placeholder goes.
-    let (sid, placeholder) = crate::create::new_session(tmux, &name, Some(&root))?;
+    let (sid, placeholder) = crate::create::new_session(tmux, &name_text, Some(&root_text))?;
     let created = crate::create::new_window(
         tmux,
         caller,
         &sid,
-        Some(adapter.name),
-        Some(&root),
+        Some(&Text::lossy(adapter.name)),
+        Some(&root_text),
         // `exec`: tmux runs the command through `sh -c`, and the pane's process must be
         // the CLI itself (its pid, its process group, its title).
         &[
@@ -225,7 +230,7 @@ pub fn start(
             spec_path.to_string_lossy().into_owned(),
         ],
     );
-    let _ = tmux.run(&["kill-window", "-t", &placeholder]);
+    let _ = tmux.run(&targs!["kill-window", "-t", Arg::id(&placeholder)]);
     let created = created?;
     for (k, v) in [
         ("@tmuxmate-managed", "1"),
@@ -242,11 +247,11 @@ pub fn start(
         contract::set(tmux, &sid, k, v)?;
     }
     // So that `remain-on-exit` shows why a CLI died instead of closing the window.
-    let _ = tmux.run(&[
+    let _ = tmux.run(&targs![
         "set-option",
         "-p",
         "-t",
-        &created.pane_id,
+        Arg::id(&created.pane_id),
         "remain-on-exit",
         "on",
     ]);
@@ -292,7 +297,13 @@ pub fn wait_ready(
     let start = Instant::now();
     loop {
         let dead = tmux
-            .run(&["display-message", "-p", "-t", pane, "#{pane_dead}"])
+            .run(&targs![
+                "display-message",
+                "-p",
+                "-t",
+                Arg::id(pane),
+                "#{pane_dead}"
+            ])
             .map(|s| s.trim() == "1")
             .unwrap_or(true);
         let scr = super::screen(tmux, pane);

@@ -12,13 +12,15 @@ pub mod naming;
 pub mod transcript;
 pub mod turns;
 
+use crate::targs;
+use crate::tmux::Arg;
 use regex::Regex;
 
 use crate::tmux::Tmux;
 
 /// The visible screen of a pane (joined lines, no colours).
 pub fn screen(tmux: &Tmux, pane: &str) -> String {
-    tmux.run(&["capture-pane", "-p", "-J", "-t", pane])
+    tmux.run(&targs!["capture-pane", "-p", "-J", "-t", Arg::id(pane)])
         .unwrap_or_default()
 }
 

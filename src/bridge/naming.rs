@@ -2,8 +2,9 @@
 //!
 //! Owns: finding the project (git top-level, read from `.git` files without running git,
 //! else the directory itself) and its branch (`main` when detached), and the reversible
-//! encoding of `%`, `.` and `:` (`%25`, `%2E`, `%3A`, in that order: `%` first so the
-//! others' escapes are not re-escaped). Invariant: names are only ever produced here.
+//! percent-encoding of what tmux would rewrite in a session name (`%`, `.`, `:`, `$`,
+//! backslash, control characters). Invariant: names are only ever produced here, and tmux
+//! stores each exactly as produced (`create::new_session` checks it).
 
 use std::path::{Path, PathBuf};
 
@@ -53,17 +54,45 @@ pub fn project(dir: &Path) -> std::io::Result<Project> {
     })
 }
 
+/// Percent-encode what tmux would not keep in a session name: `.` and `:` (it turns
+/// them into `_`), `$` and backslash (tmux 3.3a stores them escaped with a backslash),
+/// control characters; and `%` itself, so the encoding stays reversible.
 pub fn encode(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('.', "%2E")
-        .replace(':', "%3A")
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '%' | '.' | ':' | '$' | '\\' => o.push_str(&format!("%{:02X}", c as u32)),
+            c if c.is_control() => {
+                let mut b = [0u8; 4];
+                for byte in c.encode_utf8(&mut b).bytes() {
+                    o.push_str(&format!("%{byte:02X}"));
+                }
+            }
+            c => o.push(c),
+        }
+    }
+    o
 }
 
 #[cfg(test)]
 pub fn decode(s: &str) -> String {
-    s.replace("%3A", ":")
-        .replace("%2E", ".")
-        .replace("%25", "%")
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 3 <= b.len()
+            && let Ok(h) = std::str::from_utf8(&b[i + 1..i + 3])
+            && let Ok(v) = u8::from_str_radix(h, 16)
+        {
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 pub fn name(prefix: &str, p: &Project) -> String {
@@ -81,7 +110,9 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        for s in ["a.b:c%d", "%2E", "plain", "x%3Ay", "v1.2:3%"] {
+        for s in [
+            "a.b:c%d", "%2E", "plain", "x%3Ay", "v1.2:3%", "a$b\\c", "x${IFS}y",
+        ] {
             let e = encode(s);
             assert!(!e.contains('.') && !e.contains(':'), "{e}");
             assert_eq!(decode(&e), s);

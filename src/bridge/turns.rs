@@ -5,6 +5,8 @@
 //! text. Invariant: an incomplete reply is labelled incomplete and ends with the attach
 //! line; it is never presented as whole.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -44,7 +46,15 @@ pub fn pane_matches(tmux: &Tmux, pane: &str, history: u64, head: &str) -> usize 
         return 0;
     }
     let all = tmux
-        .run(&["capture-pane", "-p", "-J", "-S", "-", "-t", pane])
+        .run(&targs![
+            "capture-pane",
+            "-p",
+            "-J",
+            "-S",
+            "-",
+            "-t",
+            Arg::id(pane)
+        ])
         .unwrap_or_default();
     all.lines()
         .skip(history as usize)
@@ -62,7 +72,15 @@ pub fn read_turn(a: &Adapter, file: &Path, m: &SendMark) -> Turn {
 
 fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
     let all = tmux
-        .run(&["capture-pane", "-p", "-J", "-S", "-", "-t", &c.pane])
+        .run(&targs![
+            "capture-pane",
+            "-p",
+            "-J",
+            "-S",
+            "-",
+            "-t",
+            Arg::id(&c.pane)
+        ])
         .unwrap_or_default();
     let key: String = m.head.chars().take(30).collect();
     let mut t = Turn::default();

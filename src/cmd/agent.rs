@@ -1,5 +1,7 @@
 //! `tmuxmate agent ...`: the bridge to other agent CLIs in their own managed sessions.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::io::Read;
 use std::time::Duration;
 
@@ -117,7 +119,7 @@ struct Listed {
 
 fn list(tmux: &Tmux, json: bool) -> CliResult {
     let fmt = crate::tmux::format::record_format(contract::KEYS);
-    let out = match tmux.run_bytes(&["list-sessions", "-F", &fmt], None) {
+    let out = match tmux.run_bytes(&targs!["list-sessions", "-F", Arg::ours(&fmt)], None) {
         Ok(o) => o,
         Err(e) if e.is_no_server() => Vec::new(),
         Err(e) => return Err(e.into()),
@@ -275,12 +277,12 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
         AgentAction::Attach { name } => {
             let (c, _) = deliver::resolve(tmux, &name)?;
             if std::env::var_os("TMUX").is_some() {
-                tmux.run(&["switch-client", "-t", &c.session_id])?;
+                tmux.run(&targs!["switch-client", "-t", Arg::id(&c.session_id)])?;
                 Ok(())
             } else {
                 Err(CliError::new(format!(
                     "could not attach: {}",
-                    tmux.exec_interactive(&["attach-session", "-t", &c.session_id])
+                    tmux.exec_interactive(&targs!["attach-session", "-t", Arg::id(&c.session_id)])
                 )))
             }
         }
@@ -297,9 +299,12 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
             let (c, _) = deliver::resolve(tmux, &name)?;
             let caller = policy::caller(tmux);
             if let Some(p) = &caller.pane_id
-                && crate::tmux::panes::query(tmux, &["list-panes", "-s", "-t", &c.session_id])?
-                    .iter()
-                    .any(|x| &x.pane_id == p)
+                && crate::tmux::panes::query(
+                    tmux,
+                    &targs!["list-panes", "-s", "-t", Arg::id(&c.session_id)],
+                )?
+                .iter()
+                .any(|x| &x.pane_id == p)
             {
                 return Err(CliError::new(format!(
                     "refused: {name} is the session you are running in"
@@ -311,7 +316,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
                 Some(&c.session_id),
                 &format!("stop agent session {name}"),
             )?;
-            tmux.run(&["kill-session", "-t", &c.session_id])?;
+            tmux.run(&targs!["kill-session", "-t", Arg::id(&c.session_id)])?;
             if json {
                 super::out_json(&serde_json::json!({"name": name, "stopped": true}));
             } else {

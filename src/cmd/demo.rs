@@ -5,6 +5,8 @@
 //! turn, and a script of moves/renames/splits/resizes around it. Invariant: it never
 //! touches any other tmux server, and kills its own unless `--keep`.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -68,8 +70,10 @@ fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> Result<T, CliError> {
 }
 
 impl Demo {
+    /// A tmux call of the demo's own: its arguments are literals and ids tmux printed.
     fn t(&self, args: &[&str]) -> Result<String, CliError> {
-        Ok(self.tmux.run(args)?)
+        let args: Vec<Arg> = args.iter().map(|a| Arg::ours(*a)).collect();
+        Ok(self.tmux.run(&args)?)
     }
 
     /// Run tmuxmate itself against the demo server (as the agent would, from outside).
@@ -173,7 +177,13 @@ pub fn run(keep: bool) -> CliResult {
 
     d.turn("first turn: the agent learns where it is")?;
     d.turn("second turn, nothing changed")?;
-    d.t(&["rename-window", "-t", &agent, "agent \"main\" #1 🚀"])?;
+    // A name is data: `#` and quotes arrive as typed.
+    d.tmux.run(&targs![
+        "rename-window",
+        "-t",
+        Arg::id(&agent),
+        Arg::expanded("agent \"main\" #1 🚀")
+    ])?;
     d.turn("after renaming the window")?;
     let build = d.t(&[
         "split-window",

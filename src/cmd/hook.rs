@@ -3,6 +3,8 @@
 //! Invariant: fail soft. Whatever happens, exit 0; print either nothing or exactly one
 //! JSON answer; log every reason for silence to the state-dir log.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::io::Read;
 
 use crate::cli::Harness;
@@ -17,7 +19,11 @@ const HOOK_MAX_CHARS: usize = 9500;
 
 /// True when argv names the `hook` subcommand (so a parse error must stay silent).
 pub fn is_hook_invocation() -> bool {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // args_os: an argument that is not UTF-8 must not panic here (clap refuses it later).
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -51,14 +57,14 @@ fn run_inner(tmux: &Tmux, harness: Harness, interval_ms: Option<u64>) -> Result<
             let pane = crate::side::main_pane(tmux, Some(&main)).map_err(|e| e.msg)?;
             // Remember the side session's own transcript, so closing deletes exactly it.
             if let Some(t) = input.transcript_path.as_deref().filter(|t| !t.is_empty()) {
-                let _ = tmux.run(&[
+                let _ = tmux.run(&targs![
                     "set-option",
                     "-p",
                     "-t",
-                    &pane,
+                    Arg::id(&pane),
                     "--",
                     crate::side::OPT_SIDE_TRANSCRIPT,
-                    t,
+                    Arg::literal(t),
                 ]);
             }
             super::out_line(&hook::answer(

@@ -3,6 +3,8 @@
 //! Invariant: free text never becomes a key: every argument is checked against the
 //! allow-list before a single key is sent.
 
+use crate::targs;
+use crate::tmux::Arg;
 use serde::Serialize;
 
 use crate::cli::KeysArgs;
@@ -33,8 +35,9 @@ pub fn run(tmux: &Tmux, a: KeysArgs) -> CliResult {
         "keys",
         &format!("press {}", a.keys.join(" ")),
     )?;
-    let mut args: Vec<&str> = vec!["send-keys", "-t", &p.pane_id, "--"];
-    args.extend(a.keys.iter().map(String::as_str));
+    let mut args: Vec<Arg> = targs!["send-keys", "-t", Arg::id(&p.pane_id), "--"].into();
+    // Each key passed the allow-list above.
+    args.extend(a.keys.iter().map(|k| Arg::literal(k)));
     tmux.run(&args)?;
     if a.json {
         super::out_json(&KeysJson {

@@ -11,6 +11,8 @@
 //! JSON: `{"scope": "pane"|"window"|"session"|"server", "target": "%N"|"@N"|"$N"|null,
 //! "killed": true}`.
 
+use crate::targs;
+use crate::tmux::Arg;
 use serde::Serialize;
 
 use crate::approval;
@@ -110,9 +112,9 @@ pub fn run(tmux: &Tmux, a: KillArgs) -> CliResult {
                  report it); nothing was killed"
             )));
         }
-        (KillScope::Pane, Some(id)) => tmux.run(&["kill-pane", "-t", id])?,
-        (KillScope::Window, Some(id)) => tmux.run(&["kill-window", "-t", id])?,
-        (KillScope::Session, Some(id)) => tmux.run(&["kill-session", "-t", id])?,
+        (KillScope::Pane, Some(id)) => tmux.run(&targs!["kill-pane", "-t", Arg::id(id)])?,
+        (KillScope::Window, Some(id)) => tmux.run(&targs!["kill-window", "-t", Arg::id(id)])?,
+        (KillScope::Session, Some(id)) => tmux.run(&targs!["kill-session", "-t", Arg::id(id)])?,
     };
 
     if a.json {

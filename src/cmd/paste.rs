@@ -4,6 +4,8 @@
 //! buffer is deleted even on failure; `--enter` sends exactly one Enter after the settle
 //! delay (agent TUIs such as Codex turn an Enter inside a paste burst into a newline).
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::io::Read;
 use std::time::Duration;
 
@@ -85,7 +87,7 @@ pub fn run(tmux: &Tmux, a: PasteArgs) -> CliResult {
     input::paste_bytes(tmux, &p.pane_id, clean.as_bytes(), true)?;
     if a.enter {
         std::thread::sleep(Duration::from_millis(settle_ms(tmux, a.settle_ms)));
-        tmux.run(&["send-keys", "-t", &p.pane_id, "Enter"])?;
+        tmux.run(&targs!["send-keys", "-t", Arg::id(&p.pane_id), "Enter"])?;
     }
     if a.json {
         super::out_json(&PasteJson {

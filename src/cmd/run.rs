@@ -55,6 +55,8 @@
 //! tmuxmate itself failed). The text is bounded by the capture budget; every result is
 //! stored as a snapshot.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -69,8 +71,8 @@ use crate::input;
 use crate::policy;
 use crate::snapshot;
 use crate::state;
-use crate::tmux::Tmux;
 use crate::tmux::panes::PaneInfo;
+use crate::tmux::{Text, Tmux};
 
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
@@ -301,7 +303,7 @@ fn new_pane(tmux: &Tmux, rd: &RunDir, body: &str) -> Result<create::Created, Cli
     create::new_work_window(
         tmux,
         &caller,
-        Some("run"),
+        Some(&Text::lossy("run")),
         None,
         &["/bin/sh".to_string(), "-c".to_string(), boot],
     )
@@ -431,7 +433,7 @@ fn check_typeable(pane: &PaneInfo) -> CliResult {
 /// Paste `text` through a unique buffer, then press Enter as its own key.
 fn type_line(tmux: &Tmux, pane_id: &str, text: &str, bracketed: bool) -> CliResult {
     input::paste_bytes(tmux, pane_id, text.as_bytes(), bracketed)?;
-    tmux.run(&["send-keys", "-t", pane_id, "Enter"])?;
+    tmux.run(&targs!["send-keys", "-t", Arg::id(pane_id), "Enter"])?;
     Ok(())
 }
 
@@ -443,7 +445,7 @@ fn wait_done(tmux: &Tmux, rd: &RunDir, deadline: Instant) -> bool {
     waiter.timeout = deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(5);
     let ch = channel.clone();
     let handle = std::thread::spawn(move || {
-        let _ = tx.send(waiter.run(&["wait-for", &ch]).is_ok());
+        let _ = tx.send(waiter.run(&targs!["wait-for", Arg::id(&ch)]).is_ok());
     });
     let mut waiting = true;
     let done = loop {
@@ -479,7 +481,7 @@ fn wait_done(tmux: &Tmux, rd: &RunDir, deadline: Instant) -> bool {
     };
     if waiting {
         // Release our own waiter rather than leave a tmux client blocked.
-        let _ = tmux.run(&["wait-for", "-S", &channel]);
+        let _ = tmux.run(&targs!["wait-for", "-S", Arg::id(&channel)]);
     }
     let _ = handle.join();
     done

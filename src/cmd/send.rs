@@ -4,6 +4,8 @@
 //! copy or view mode is refused unless `--cancel-mode` (its keys would be eaten and a `q`
 //! would leave the mode), and Enter is its own key press.
 
+use crate::targs;
+use crate::tmux::Arg;
 use serde::Serialize;
 
 use crate::cli::SendArgs;
@@ -35,7 +37,13 @@ pub fn ensure_not_in_mode(tmux: &Tmux, p: &PaneInfo, cancel: bool) -> CliResult 
             if p.mode.is_empty() { "a mode" } else { &p.mode }
         )));
     }
-    tmux.run(&["send-keys", "-t", &p.pane_id, "-X", "cancel"])?;
+    tmux.run(&targs![
+        "send-keys",
+        "-t",
+        Arg::id(&p.pane_id),
+        "-X",
+        "cancel"
+    ])?;
     Ok(())
 }
 
@@ -56,7 +64,7 @@ pub fn run(tmux: &Tmux, a: SendArgs) -> CliResult {
     ensure_not_in_mode(tmux, &p, a.cancel_mode)?;
     input::paste_bytes(tmux, &p.pane_id, a.text.as_bytes(), false)?;
     if a.enter {
-        tmux.run(&["send-keys", "-t", &p.pane_id, "Enter"])?;
+        tmux.run(&targs!["send-keys", "-t", Arg::id(&p.pane_id), "Enter"])?;
     }
     if a.json {
         super::out_json(&SendJson {

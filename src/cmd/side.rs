@@ -5,6 +5,8 @@
 //! the side agent's session files and says honestly whether that worked; no command here
 //! sends a byte to the main pane.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -46,9 +48,15 @@ fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
     let cmd =
         format!("exec {} side run -t {pane}", crate::create::sh_quote(&bin)).replace('#', "##");
     let fmt = record_format(&["client_name", "client_session", "client_control_mode"]);
-    let sess = tmux.run(&["display-message", "-p", "-t", &pane, "#{session_name}"])?;
+    let sess = tmux.run(&targs![
+        "display-message",
+        "-p",
+        "-t",
+        Arg::id(&pane),
+        "#{session_name}"
+    ])?;
     let clients = tmux
-        .run_bytes(&["list-clients", "-F", &fmt], None)
+        .run_bytes(&targs!["list-clients", "-F", Arg::ours(&fmt)], None)
         .ok()
         .and_then(|o| parse_records(&o, 3).ok())
         .unwrap_or_default();
@@ -61,10 +69,10 @@ fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
             // display-popup holds this client until the popup closes: wait as long.
             let mut long = tmux.clone();
             long.timeout = Duration::from_secs(7 * 24 * 3600);
-            long.run(&[
+            long.run(&targs![
                 "display-popup",
                 "-c",
-                &c,
+                Arg::id(&c),
                 "-E",
                 "-w",
                 "80%",
@@ -72,11 +80,20 @@ fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
                 "80%",
                 "-T",
                 " side chat ",
-                &cmd,
+                Arg::ours(&cmd),
             ])?;
         }
         None => {
-            tmux.run(&["split-window", "-h", "-d", "-t", &pane, "-l", "40%", &cmd])?;
+            tmux.run(&targs![
+                "split-window",
+                "-h",
+                "-d",
+                "-t",
+                Arg::id(&pane),
+                "-l",
+                "40%",
+                Arg::ours(&cmd)
+            ])?;
             super::out_line(&format!(
                 "no client is attached to the main pane's session: the side chat opened in a split beside {pane}"
             ));
@@ -167,14 +184,15 @@ fn run_side(tmux: &Tmux, target: &str) -> CliResult {
         session: session.clone(),
         started,
     };
-    tmux.run(&[
+    let rec = serde_json::to_string(&rec).unwrap_or_default();
+    tmux.run(&targs![
         "set-option",
         "-p",
         "-t",
-        &pane,
+        Arg::id(&pane),
         "--",
         side::OPT_SIDE,
-        &serde_json::to_string(&rec).unwrap_or_default(),
+        Arg::literal(&rec),
     ])?;
     let _ = std::fs::remove_file(result_path(&pane));
     // Closing the popup hangs up on us: stay to clean up; pass TERM on to the agent.
@@ -195,7 +213,13 @@ fn run_side(tmux: &Tmux, target: &str) -> CliResult {
         (_, p) => p.unwrap_or_default(),
     };
     let main_transcript = tmux
-        .run(&["show-options", "-pqv", "-t", &pane, "@tmuxmate-transcript"])
+        .run(&targs![
+            "show-options",
+            "-pqv",
+            "-t",
+            Arg::id(&pane),
+            "@tmuxmate-transcript"
+        ])
         .ok()
         .map(|s| s.trim_end().to_string())
         .filter(|s| !s.is_empty());
@@ -233,11 +257,11 @@ fn run_side(tmux: &Tmux, target: &str) -> CliResult {
         std::thread::sleep(Duration::from_millis(50));
     }
     let own = tmux
-        .run(&[
+        .run(&targs![
             "show-options",
             "-pqv",
             "-t",
-            &pane,
+            Arg::id(&pane),
             side::OPT_SIDE_TRANSCRIPT,
         ])
         .ok()
@@ -254,13 +278,20 @@ fn run_side(tmux: &Tmux, target: &str) -> CliResult {
     let (ok, line) = side::delete_and_verify(&files);
     state::log(&format!("side chat of {pane}: {line}"));
     let _ = state::write_atomic(&result_path(&pane), line.as_bytes());
-    let _ = tmux.run(&["set-option", "-p", "-u", "-t", &pane, side::OPT_SIDE]);
-    let _ = tmux.run(&[
+    let _ = tmux.run(&targs![
         "set-option",
         "-p",
         "-u",
         "-t",
-        &pane,
+        Arg::id(&pane),
+        side::OPT_SIDE
+    ]);
+    let _ = tmux.run(&targs![
+        "set-option",
+        "-p",
+        "-u",
+        "-t",
+        Arg::id(&pane),
         side::OPT_SIDE_TRANSCRIPT,
     ]);
     if !stop.load(Ordering::Relaxed) {
@@ -271,7 +302,13 @@ fn run_side(tmux: &Tmux, target: &str) -> CliResult {
 
 fn close(tmux: &Tmux, target: Option<&str>) -> CliResult {
     let pane = side::main_pane(tmux, target)?;
-    let raw = tmux.run(&["show-options", "-pqv", "-t", &pane, side::OPT_SIDE])?;
+    let raw = tmux.run(&targs![
+        "show-options",
+        "-pqv",
+        "-t",
+        Arg::id(&pane),
+        side::OPT_SIDE
+    ])?;
     let Ok(rec) = serde_json::from_str::<SideRecord>(raw.trim_end()) else {
         return Err(CliError::new(format!(
             "no side chat is open for pane {pane}"

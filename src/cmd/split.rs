@@ -7,8 +7,8 @@ use crate::cli::{NewWindowArgs, SplitArgs};
 use crate::create::{self, Placement};
 use crate::error::{CliError, CliResult};
 use crate::policy;
-use crate::tmux::Tmux;
 use crate::tmux::target::Target;
+use crate::tmux::{Text, Tmux};
 
 fn print(c: &create::Created, json: bool) {
     if json {
@@ -18,10 +18,12 @@ fn print(c: &create::Created, json: bool) {
     }
 }
 
-fn cwd_str(p: &Option<std::path::PathBuf>) -> Result<Option<String>, CliError> {
+fn cwd_text(p: &Option<std::path::PathBuf>) -> Result<Option<Text>, CliError> {
     match p {
         None => Ok(None),
-        Some(d) if d.is_dir() => Ok(Some(d.to_string_lossy().into_owned())),
+        Some(d) if d.is_dir() => Text::from_os("--cwd", d.as_os_str())
+            .map(Some)
+            .map_err(|e| CliError::usage(e.to_string())),
         Some(d) => Err(CliError::usage(format!(
             "--cwd {} is not a directory",
             d.display()
@@ -46,16 +48,16 @@ fn validate_size(s: &Option<String>) -> Result<(), CliError> {
 
 pub fn run_split(tmux: &Tmux, a: SplitArgs) -> CliResult {
     validate_size(&a.size)?;
-    let cwd = cwd_str(&a.cwd)?;
+    let cwd = cwd_text(&a.cwd)?;
     let caller = policy::caller(tmux);
     let created = match &a.target {
-        None => create::new_work_window(tmux, &caller, None, cwd.as_deref(), &a.cmd)?,
+        None => create::new_work_window(tmux, &caller, None, cwd.as_ref(), &a.cmd)?,
         Some(t) => {
             let p = policy::resolve(tmux, Some(t), &caller.agent)?;
             let place = Placement {
                 horizontal: a.horizontal,
                 size: a.size.as_deref(),
-                cwd: cwd.as_deref(),
+                cwd: cwd.as_ref(),
             };
             create::split(tmux, &caller, &p.session_id, &p.pane_id, &place, &a.cmd)?
         }
@@ -65,16 +67,14 @@ pub fn run_split(tmux: &Tmux, a: SplitArgs) -> CliResult {
 }
 
 pub fn run_new_window(tmux: &Tmux, a: NewWindowArgs) -> CliResult {
-    let cwd = cwd_str(&a.cwd)?;
-    if let Some(n) = &a.name
-        && (n.is_empty() || n.chars().any(|c| c.is_control()))
-    {
-        return Err(CliError::usage(
-            "--name must be non-empty and free of control characters",
-        ));
-    }
+    let cwd = cwd_text(&a.cwd)?;
+    let name = match a.name.as_deref() {
+        Some("") => return Err(CliError::usage("--name must not be empty")),
+        Some(n) => Some(Text::new("--name", n).map_err(|e| CliError::usage(e.to_string()))?),
+        None => None,
+    };
     let caller = policy::caller(tmux);
-    let (name, cwd) = (a.name.as_deref(), cwd.as_deref());
+    let (name, cwd) = (name.as_ref(), cwd.as_ref());
     let created = match &a.target {
         None => create::new_work_window(tmux, &caller, name, cwd, &a.cmd)?,
         Some(t) => {

@@ -1,5 +1,7 @@
 //! `tmuxmate swap SRC DST`: a structural swap of two panes; no keystrokes are sent.
 
+use crate::targs;
+use crate::tmux::Arg;
 use serde::Serialize;
 
 use crate::cli::SwapArgs;
@@ -25,7 +27,14 @@ pub fn run(tmux: &Tmux, a: SwapArgs) -> CliResult {
             a.src, a.dst, s.pane_id
         )));
     }
-    tmux.run(&["swap-pane", "-d", "-s", &s.pane_id, "-t", &d.pane_id])?;
+    tmux.run(&targs![
+        "swap-pane",
+        "-d",
+        "-s",
+        Arg::id(&s.pane_id),
+        "-t",
+        Arg::id(&d.pane_id)
+    ])?;
     if a.json {
         super::out_json(&SwapJson {
             src: s.pane_id.clone(),

@@ -5,6 +5,8 @@
 //! held at a gate until its job state exists, so even a 5 ms command finds its job when
 //! it reports its exit; `stop` never kills the pane.
 
+use crate::targs;
+use crate::tmux::Arg;
 use serde::Serialize;
 
 use crate::cli::{WatchAction, WatchStartArgs};
@@ -13,7 +15,7 @@ use crate::error::{CliError, CliResult};
 use crate::input;
 use crate::policy;
 use crate::state;
-use crate::tmux::{Socket, Tmux, version};
+use crate::tmux::{Socket, Text, Tmux, version};
 use crate::watch::job::{self, Job, Outcome};
 use crate::watch::poller;
 
@@ -137,7 +139,7 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
             let c = create::new_work_window(
                 tmux,
                 &caller,
-                Some(&format!("watch {id}")),
+                Some(&Text::lossy(&format!("watch {id}"))),
                 None,
                 &["sh".into(), "-c".into(), wrapper],
             )?;
@@ -179,11 +181,11 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
             }
         }
     };
-    let info = tmux.run(&[
+    let info = tmux.run(&targs![
         "display-message",
         "-p",
         "-t",
-        &pane_id,
+        Arg::id(&pane_id),
         "#{socket_path}\t#{pane_pid}",
     ])?;
     let (socket, pane_pid) = info.trim_end().split_once('\t').unwrap_or(("", ""));
@@ -225,13 +227,19 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
     j.save_option(tmux)?;
     if let Some(p) = &pipe {
         let cmd = format!("exec cat >> {}", create::sh_quote(p)).replace('#', "##");
-        tmux.run(&["pipe-pane", "-t", &pane_id, &cmd])?;
+        // pipe-pane expands formats in its command: our quoted path with '#' doubled.
+        tmux.run(&targs![
+            "pipe-pane",
+            "-t",
+            Arg::id(&pane_id),
+            Arg::ours(&cmd)
+        ])?;
     }
     if launched {
-        tmux.run(&["wait-for", "-S", &gate])?;
+        tmux.run(&targs!["wait-for", "-S", Arg::id(&gate)])?;
     } else {
         input::paste_bytes(tmux, &pane_id, line.as_bytes(), false)?;
-        tmux.run(&["send-keys", "-t", &pane_id, "Enter"])?;
+        tmux.run(&targs!["send-keys", "-t", Arg::id(&pane_id), "Enter"])?;
     }
     if let Err(e) = poller::ensure(&j.socket) {
         state::log(&format!("watch {id}: could not start the poller: {e}"));

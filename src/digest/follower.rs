@@ -24,6 +24,8 @@
 //!
 //! `TMUXMATE_FOLLOWER_HEARTBEAT_MS` (50 ms to 10 min) shortens the heartbeat for tests.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -195,19 +197,35 @@ pub fn ensure_follower(
     if running && known.as_ref() == Some(&want) {
         return Ok(false);
     }
-    let mut args: Vec<&str> = vec![
+    let mut args: Vec<Arg> = targs![
         "set-option",
         "-p",
         "-t",
-        pane_id,
+        Arg::id(pane_id),
         "--",
         OPT_TRANSCRIPT,
-        &path,
-        ";",
-    ];
+        Arg::literal(&path),
+        Arg::SEP,
+    ]
+    .into();
     match format.map(Format::name) {
-        Some(f) => args.extend(["set-option", "-p", "-t", pane_id, "--", OPT_FORMAT, f]),
-        None => args.extend(["set-option", "-pu", "-t", pane_id, "--", OPT_FORMAT]),
+        Some(f) => args.extend(targs![
+            "set-option",
+            "-p",
+            "-t",
+            Arg::id(pane_id),
+            "--",
+            OPT_FORMAT,
+            f
+        ]),
+        None => args.extend(targs![
+            "set-option",
+            "-pu",
+            "-t",
+            Arg::id(pane_id),
+            "--",
+            OPT_FORMAT
+        ]),
     }
     tmux.run(&args).map_err(|e| e.to_string())?;
     if known.as_ref() != Some(&want) {
@@ -244,7 +262,7 @@ pub fn start(socket: &str, pane_id: &str) -> Result<(), TmuxError> {
         q(pane_id)
     )
     .replace('#', "##");
-    tmux.run(&["run-shell", "-b", &cmd])?;
+    tmux.run(&targs!["run-shell", "-b", Arg::ours(&cmd)])?;
     Ok(())
 }
 
@@ -263,8 +281,9 @@ fn heartbeat_every() -> Duration {
 }
 
 /// Status text as stored in the option: `#` doubled for tmux's status drawing.
+/// The status option is a format fragment drawn in the status line: '#' doubled.
 pub fn option_text(status: &str) -> String {
-    status.replace('#', "##")
+    crate::tmux::arg::escape_draw(status)
 }
 
 struct Follower<'a> {
@@ -322,22 +341,22 @@ impl Follower<'_> {
         let info = self.info_json();
         let text = option_text(&status);
         let pane = self.pane.clone();
-        self.tmux.run(&[
+        self.tmux.run(&targs![
             "set-option",
             "-p",
             "-t",
-            &pane,
+            Arg::id(&pane),
             "--",
             OPT_STATUS,
-            &text,
-            ";",
+            Arg::literal(&text),
+            Arg::SEP,
             "set-option",
             "-p",
             "-t",
-            &pane,
+            Arg::id(&pane),
             "--",
             OPT_FOLLOWER,
-            &info,
+            Arg::literal(&info),
         ])?;
         self.shown = Some(status);
         self.last_push = Some(Instant::now());
@@ -348,7 +367,15 @@ impl Follower<'_> {
         let info = self.info_json();
         let pane = self.pane.clone();
         self.tmux
-            .run(&["set-option", "-p", "-t", &pane, "--", OPT_FOLLOWER, &info])
+            .run(&targs![
+                "set-option",
+                "-p",
+                "-t",
+                Arg::id(&pane),
+                "--",
+                OPT_FOLLOWER,
+                Arg::literal(&info)
+            ])
             .map(|_| ())
     }
 
@@ -419,7 +446,16 @@ fn gone(e: &TmuxError) -> bool {
 /// Read the pane's transcript, format and current status with one tmux call.
 fn pane_options(tmux: &Tmux, pane: &str) -> Result<(String, Option<Format>, String), TmuxError> {
     let fmt = record_format(&[OPT_TRANSCRIPT, OPT_FORMAT, OPT_STATUS]);
-    let out = tmux.run_bytes(&["display-message", "-p", "-t", pane, &fmt], None)?;
+    let out = tmux.run_bytes(
+        &targs![
+            "display-message",
+            "-p",
+            "-t",
+            Arg::id(pane),
+            Arg::ours(&fmt)
+        ],
+        None,
+    )?;
     let rows = parse_records(&out, 3).map_err(|detail| TmuxError::BadOutput {
         argv: vec!["display-message".into()],
         detail,

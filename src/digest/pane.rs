@@ -5,6 +5,8 @@
 //! appended lines are read). Shared by `digest show -t` and the side chat, so what a person
 //! inspects is what the side agent is given.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::path::PathBuf;
 
 use super::follower::{self, OPT_FORMAT, OPT_TRANSCRIPT, OPT_TURNS};
@@ -23,7 +25,16 @@ pub struct PaneDigest {
 /// Load (and bring up to date) the digest of `pane_id`; `format` overrides the recorded one.
 pub fn load(tmux: &Tmux, pane_id: &str, format: Option<Format>) -> Result<PaneDigest, CliError> {
     let fmt = record_format(&[OPT_TRANSCRIPT, OPT_FORMAT, OPT_TURNS]);
-    let out = tmux.run_bytes(&["display-message", "-p", "-t", pane_id, &fmt], None)?;
+    let out = tmux.run_bytes(
+        &targs![
+            "display-message",
+            "-p",
+            "-t",
+            Arg::id(pane_id),
+            Arg::ours(&fmt)
+        ],
+        None,
+    )?;
     let row = parse_records(&out, 3)
         .map_err(CliError::new)?
         .into_iter()

@@ -3,8 +3,9 @@
 //! Owns: socket selection (`-L`/`-S`, else the server in `$TMUX`, else tmux's default),
 //! the per-call timeout, stdin handling (closed unless given), and the typed errors that
 //! carry argv, exit status and stderr. Invariant: no other module spawns tmux; every
-//! argument is passed as one argv element (never through a shell), and user text never
-//! appears in argv where tmux's command parser would read it (callers pass it on stdin).
+//! argument is passed as one argv element (never through a shell) and is an
+//! [`super::arg::Arg`] or a literal of ours, so user text reaches tmux only encoded for the
+//! position it takes (bulk text such as send/paste payloads goes on stdin).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,6 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use super::arg::Args;
 use super::error::TmuxError;
 
 /// Which tmux server a client talks to.
@@ -139,7 +141,11 @@ impl Tmux {
     }
 
     /// The full argv for a call (program first), for errors and logs.
-    pub fn argv(&self, args: &[&str]) -> Vec<String> {
+    pub fn argv<A: Args + ?Sized>(&self, args: &A) -> Vec<String> {
+        self.argv_of(&args.argv())
+    }
+
+    fn argv_of(&self, args: &[&str]) -> Vec<String> {
         // -u: without a UTF-8 locale tmux prints non-ASCII as '_' while #{n:} still counts
         // the original bytes, which would break the record framing.
         let mut v = vec![self.program.clone(), "-u".to_string()];
@@ -149,13 +155,13 @@ impl Tmux {
     }
 
     /// Run tmux with `args`, stdin closed; stdout on success.
-    pub fn run(&self, args: &[&str]) -> Result<String, TmuxError> {
+    pub fn run<A: Args + ?Sized>(&self, args: &A) -> Result<String, TmuxError> {
         let out = self.run_bytes(args, None)?;
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
     /// Replace this process with an interactive tmux (for `attach`); returns only on error.
-    pub fn exec_interactive(&self, args: &[&str]) -> std::io::Error {
+    pub fn exec_interactive<A: Args + ?Sized>(&self, args: &A) -> std::io::Error {
         use std::os::unix::process::CommandExt;
         let argv = self.argv(args);
         #[allow(clippy::disallowed_methods)] // the same wrapper, handing the terminal to tmux
@@ -175,7 +181,15 @@ impl Tmux {
     }
 
     /// Run and return raw stdout bytes.
-    pub fn run_bytes(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+    pub fn run_bytes<A: Args + ?Sized>(
+        &self,
+        args: &A,
+        input: Option<&[u8]>,
+    ) -> Result<Vec<u8>, TmuxError> {
+        self.run_argv(&args.argv(), input)
+    }
+
+    fn run_argv(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
         // Read-only queries go straight to the server's socket when they can (no client
         // process); any surprise falls through to the real tmux client below.
         if input.is_none()
@@ -186,7 +200,7 @@ impl Tmux {
         {
             if r.timed_out {
                 return Err(TmuxError::Timeout {
-                    argv: self.argv(args),
+                    argv: self.argv_of(args),
                     after: self.timeout,
                 });
             }
@@ -195,13 +209,13 @@ impl Tmux {
             }
             let stderr = String::from_utf8_lossy(&r.stderr).trim_end().to_string();
             return Err(TmuxError::classify(
-                self.argv(args),
+                self.argv_of(args),
                 Some(r.status),
                 stderr,
                 &self.socket,
             ));
         }
-        let argv = self.argv(args);
+        let argv = self.argv_of(args);
         // The absolute path, found once: the child then makes one execve, not one per PATH
         // entry (this is on the per-turn hot path).
         let program = resolve_program(&argv[0]);

@@ -1,5 +1,6 @@
 //! Everything that talks to tmux. No other module spawns the tmux binary.
 
+pub mod arg;
 pub mod client;
 pub mod direct;
 pub mod error;
@@ -9,5 +10,6 @@ pub mod panes;
 pub mod target;
 pub mod version;
 
+pub use arg::{Arg, Text, TextError};
 pub use client::{Socket, Tmux};
 pub use error::TmuxError;

@@ -9,6 +9,8 @@
 use super::client::Tmux;
 use super::error::TmuxError;
 use super::format::{parse_records, record_format};
+use crate::targs;
+use crate::tmux::Arg;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PaneInfo {
@@ -101,15 +103,14 @@ impl PaneInfo {
 
 /// Every pane on the server, in one invocation.
 pub fn list_all(tmux: &Tmux) -> Result<Vec<PaneInfo>, TmuxError> {
-    query(tmux, &["list-panes", "-a"])
+    query(tmux, &targs!["list-panes", "-a"])
 }
 
 /// Panes matched by extra `list-panes` arguments (e.g. `-t %3`), same fields.
-pub fn query(tmux: &Tmux, base: &[&str]) -> Result<Vec<PaneInfo>, TmuxError> {
+pub fn query(tmux: &Tmux, base: &[Arg]) -> Result<Vec<PaneInfo>, TmuxError> {
     let fmt = record_format(FIELDS);
-    let mut args: Vec<&str> = base.to_vec();
-    args.push("-F");
-    args.push(&fmt);
+    let mut args: Vec<Arg> = base.to_vec();
+    args.extend(targs!["-F", Arg::ours(&fmt)]);
     let out = tmux.run_bytes(&args, None)?;
     let recs = parse_records(&out, FIELDS.len()).map_err(|detail| TmuxError::BadOutput {
         argv: tmux.argv(&args),

@@ -9,6 +9,8 @@
 //!   `watch:<id>` (queued at most once per agent), then the mirror is marked `queued`;
 //!   a crash between the `.done` file and `queued` is repaired by `finalize_pending`.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -133,14 +135,15 @@ impl Job {
     }
 
     pub fn save_option(&self, tmux: &Tmux) -> Result<(), crate::tmux::TmuxError> {
-        tmux.run(&[
+        let v = self.to_json();
+        tmux.run(&targs![
             "set-option",
             "-p",
             "-t",
-            &self.pane_id,
+            Arg::id(&self.pane_id),
             "--",
             "@tmuxmate-job",
-            &self.to_json(),
+            Arg::literal(&v),
         ])?;
         Ok(())
     }
@@ -242,7 +245,15 @@ pub fn tail_lines(tmux: &Tmux) -> u32 {
 pub fn capture_tail(tmux: &Tmux, pane_id: &str, lines: u32) -> Option<String> {
     let start = format!("-{lines}");
     let out = tmux
-        .run(&["capture-pane", "-p", "-J", "-t", pane_id, "-S", &start])
+        .run(&targs![
+            "capture-pane",
+            "-p",
+            "-J",
+            "-t",
+            Arg::id(pane_id),
+            "-S",
+            Arg::id(&start)
+        ])
         .ok()?;
     Some(bound_tail(&out, lines))
 }
@@ -326,11 +337,11 @@ pub fn complete(tmux: &Tmux, job: &Job, outcome: Outcome) -> bool {
         .or_else(|| capture_tail(tmux, &j.pane_id, tail_lines(tmux)));
     // Every finished watch leaves a snapshot, like every capture and run result.
     let target = tmux
-        .run(&[
+        .run(&targs![
             "display-message",
             "-p",
             "-t",
-            &j.pane_id,
+            Arg::id(&j.pane_id),
             "#{session_name}:#{window_index}.#{pane_index}",
         ])
         .ok()
@@ -347,7 +358,7 @@ pub fn complete(tmux: &Tmux, job: &Job, outcome: Outcome) -> bool {
     let _ = j.save_option(tmux);
     if j.pipe.is_some() {
         // Stop piping; only if the pane still exists.
-        let _ = tmux.run(&["pipe-pane", "-t", &j.pane_id]);
+        let _ = tmux.run(&targs!["pipe-pane", "-t", Arg::id(&j.pane_id)]);
     }
     finalize(tmux, j);
     true

@@ -13,6 +13,8 @@
 //! - SIGTERM/SIGINT/SIGHUP end the loop between steps; every state change is an atomic
 //!   claim + rename, so a kill at any point leaves state that the next poller resumes.
 
+use crate::targs;
+use crate::tmux::Arg;
 use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
@@ -74,7 +76,8 @@ pub fn ensure(socket: &str) -> Result<bool, crate::tmux::TmuxError> {
         q(socket)
     )
     .replace('#', "##");
-    tmux.run(&["run-shell", "-b", &cmd])?;
+    // run-shell expands formats: our quoted paths with '#' doubled.
+    tmux.run(&targs!["run-shell", "-b", Arg::ours(&cmd)])?;
     Ok(true)
 }
 
@@ -350,7 +353,12 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
             }
             let st = status_text(watched.len(), done_count);
             if st != last_status {
-                let _ = tmux.run(&["set-option", "-g", "@tmuxmate-watch-status", &st]);
+                let _ = tmux.run(&targs![
+                    "set-option",
+                    "-g",
+                    "@tmuxmate-watch-status",
+                    Arg::literal(&st)
+                ]);
                 last_status = st;
             }
         }
@@ -428,10 +436,11 @@ fn rescan(
     watched: &mut Vec<Watched>,
 ) -> Result<usize, crate::tmux::TmuxError> {
     let fmt = record_format(&["pane_id", "@tmuxmate-job"]);
-    let out = tmux.run_bytes(&["list-panes", "-a", "-F", &fmt], None)?;
+    let args = targs!["list-panes", "-a", "-F", Arg::ours(&fmt)];
+    let out = tmux.run_bytes(&args, None)?;
     // Unreadable output must not read as "no panes": that would fail every job as gone.
     let rows = parse_records(&out, 2).map_err(|detail| crate::tmux::TmuxError::BadOutput {
-        argv: tmux.argv(&["list-panes", "-a", "-F", &fmt]),
+        argv: tmux.argv(&args),
         detail,
     })?;
     job::finalize_pending(tmux);

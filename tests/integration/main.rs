@@ -9,6 +9,7 @@ mod capture;
 mod control;
 mod digest;
 mod hooks;
+mod hostile;
 mod location;
 mod run;
 mod safety;
