@@ -54,30 +54,62 @@ fn history_limit(tmux: &Tmux) -> u64 {
         .unwrap_or(DEFAULT_HISTORY_LIMIT)
 }
 
-/// Run one creating command (`new-window`, `new-session`, `split-window`) so that a global
+/// Where the user's `window-size` is kept while a creation runs on a fresh server.
+const SAVED_WINDOW_SIZE: &str = "@tmuxmate-saved-window-size";
+
+/// Run one creating command (`new-window`, `new-session`) so that a global
 /// `window-size manual` cannot crash the server: tmux 3.3a to 3.6 segfault when they
-/// create a window with that global value and no attached client (tmux.md §14). One
-/// command list sets the global to `latest`, creates, and puts `manual` back; when the
-/// creation fails (tmux then skips the rest of the list) the value is put back separately.
+/// create a window with that global value and no attached client (tmux.md §14), and a
+/// user's tmux.conf can set it. One command list sets the global to `latest`, creates,
+/// and puts the user's value back. On a live server the value is asked first and the
+/// list is used only when it is `manual` (setting the global resizes windows). When this
+/// call starts the server, its config has not run yet: the list starts the server, saves
+/// whatever the config set, and restores exactly that. A failed creation (tmux skips the
+/// rest of the list) is followed by the restore on its own.
 fn create_guarded(tmux: &Tmux, args: &[Arg]) -> Result<String, CliError> {
-    let manual = tmux
-        .run(&["show-options", "-gv", "window-size"])
-        .is_ok_and(|v| v.trim() == "manual");
-    if !manual {
-        return Ok(tmux.run(args)?);
-    }
-    let mut list: Vec<Arg> = targs!["set-option", "-g", "window-size", "latest", Arg::SEP].into();
-    list.extend(args.iter().cloned());
+    let fresh = match tmux.run(&["show-options", "-gv", "window-size"]) {
+        Ok(v) if v.trim() == "manual" => false,
+        Err(e) if e.is_no_server() => true,
+        _ => return Ok(tmux.run(args)?),
+    };
+    let mut list: Vec<Arg> = Vec::new();
+    let restore: Vec<Arg> = if fresh {
+        list.extend(targs![
+            "start-server",
+            Arg::SEP,
+            "set-option",
+            "-gF",
+            SAVED_WINDOW_SIZE,
+            "#{window-size}",
+            Arg::SEP
+        ]);
+        targs![
+            "set-option",
+            "-gF",
+            "window-size",
+            "#{@tmuxmate-saved-window-size}",
+            Arg::SEP,
+            "set-option",
+            "-gu",
+            SAVED_WINDOW_SIZE
+        ]
+        .into()
+    } else {
+        targs!["set-option", "-g", "window-size", "manual"].into()
+    };
     list.extend(targs![
-        Arg::SEP,
         "set-option",
         "-g",
         "window-size",
-        "manual"
+        "latest",
+        Arg::SEP
     ]);
+    list.extend(args.iter().cloned());
+    list.push(Arg::SEP);
+    list.extend(restore.iter().cloned());
     let r = tmux.run(&list);
     if r.is_err() {
-        let _ = tmux.run(&["set-option", "-g", "window-size", "manual"]);
+        let _ = tmux.run(&restore);
     }
     Ok(r?)
 }

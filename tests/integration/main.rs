@@ -16,3 +16,4 @@ mod safety;
 mod side;
 mod tmux_layer;
 mod watch;
+mod window_size;

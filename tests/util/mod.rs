@@ -115,9 +115,12 @@ impl Server {
             home,
             state,
         };
+        // TMUXMATE_TEST_TMUX_CONF: run the suite once against a hostile user config
+        // (README, "Testing against your tmux.conf"); /dev/null otherwise.
+        let conf = std::env::var("TMUXMATE_TEST_TMUX_CONF").unwrap_or_else(|_| "/dev/null".into());
         let out = s.tmux_raw(&[
             "-f",
-            "/dev/null",
+            &conf,
             "new-session",
             "-d",
             "-s",
