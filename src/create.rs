@@ -166,11 +166,18 @@ pub fn new_session(
     if let Some(c) = cwd {
         args.extend(targs!["-c", c.expanded()]);
     }
+    // A session of ours runs detached by design: a user's `destroy-unattached on` would
+    // destroy it at once. After new-session, the list's next command targets the new
+    // session, so nothing else is touched.
     args.extend(targs![
         "-P",
         "-F",
         "#{session_id} #{window_id} #{session_name}",
-        "cat"
+        "cat",
+        Arg::SEP,
+        "set-option",
+        "destroy-unattached",
+        "off"
     ]);
     let out = create_guarded(tmux, &args)?;
     let mut it = out.trim_end_matches('\n').splitn(3, ' ');

@@ -226,13 +226,13 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
     j.save_mirror()?;
     j.save_option(tmux)?;
     if let Some(p) = &pipe {
-        let cmd = format!("exec cat >> {}", create::sh_quote(p)).replace('#', "##");
-        // pipe-pane expands formats in its command: our quoted path with '#' doubled.
+        let cmd = format!("exec cat >> {}", create::sh_quote(p));
+        // pipe-pane expands formats in its command, then runs a shell.
         tmux.run(&targs![
             "pipe-pane",
             "-t",
             Arg::id(&pane_id),
-            Arg::ours(&cmd)
+            Arg::expanded(&cmd)
         ])?;
     }
     if launched {

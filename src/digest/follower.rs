@@ -254,15 +254,15 @@ pub fn start(socket: &str, pane_id: &str) -> Result<(), TmuxError> {
     if let Ok(ms) = std::env::var("TMUXMATE_FOLLOWER_HEARTBEAT_MS") {
         env.push_str(&format!(" TMUXMATE_FOLLOWER_HEARTBEAT_MS={}", q(&ms)));
     }
-    // run-shell expands formats: ids and our own paths only, with '#' doubled.
+    // run-shell expands formats, then runs a shell: our paths and ids, shell-quoted, then
+    // encoded for the expansion.
     let cmd = format!(
         "exec env {env} {} -S {} digest follow -t {} >/dev/null 2>&1",
         q(&bin),
         q(socket),
         q(pane_id)
-    )
-    .replace('#', "##");
-    tmux.run(&targs!["run-shell", "-b", Arg::ours(&cmd)])?;
+    );
+    tmux.run(&targs!["run-shell", "-b", Arg::expanded(&cmd)])?;
     Ok(())
 }
 

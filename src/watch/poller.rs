@@ -68,16 +68,15 @@ pub fn ensure(socket: &str) -> Result<bool, crate::tmux::TmuxError> {
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "tmuxmate".into());
     let q = crate::create::sh_quote;
-    // run-shell expands formats: ids and our own paths only, with '#' doubled.
+    // run-shell expands formats, then runs a shell: our paths and ids, shell-quoted, then
+    // encoded for the expansion.
     let cmd = format!(
         "exec env TMUXMATE_STATE_DIR={} {} -S {} watch poll >/dev/null 2>&1",
         q(&state::state_dir().to_string_lossy()),
         q(&bin),
         q(socket)
-    )
-    .replace('#', "##");
-    // run-shell expands formats: our quoted paths with '#' doubled.
-    tmux.run(&targs!["run-shell", "-b", Arg::ours(&cmd)])?;
+    );
+    tmux.run(&targs!["run-shell", "-b", Arg::expanded(&cmd)])?;
     Ok(true)
 }
 

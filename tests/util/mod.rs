@@ -116,11 +116,25 @@ impl Server {
             state,
         };
         // TMUXMATE_TEST_TMUX_CONF: run the suite once against a hostile user config
-        // (README, "Testing against your tmux.conf"); /dev/null otherwise.
+        // (README, "Testing"); /dev/null otherwise. The test session itself must survive
+        // such a config: a global `window-size manual` crashes tmux 3.3a on new-session
+        // and `destroy-unattached` would end the detached session at once.
         let conf = std::env::var("TMUXMATE_TEST_TMUX_CONF").unwrap_or_else(|_| "/dev/null".into());
         let out = s.tmux_raw(&[
             "-f",
             &conf,
+            "start-server",
+            ";",
+            "set-option",
+            "-gF",
+            "@test-saved-window-size",
+            "#{window-size}",
+            ";",
+            "set-option",
+            "-g",
+            "window-size",
+            "latest",
+            ";",
             "new-session",
             "-d",
             "-s",
@@ -130,6 +144,19 @@ impl Server {
             "-y",
             "40",
             "sh",
+            ";",
+            "set-option",
+            "destroy-unattached",
+            "off",
+            ";",
+            "set-option",
+            "-gF",
+            "window-size",
+            "#{@test-saved-window-size}",
+            ";",
+            "set-option",
+            "-gu",
+            "@test-saved-window-size",
         ]);
         assert!(
             out.status.success(),
