@@ -261,6 +261,10 @@ pub struct RunArgs {
     pub until_stable: Option<u64>,
     #[arg(long, value_name = "B")]
     pub max_bytes: Option<usize>,
+    /// Keep the new window once the result is read (default: it is removed; a timed-out
+    /// command always keeps its window, since it is still running there).
+    #[arg(long, conflicts_with = "target")]
+    pub keep: bool,
     #[arg(long)]
     pub json: bool,
     #[arg(last = true, required = true)]

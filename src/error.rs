@@ -56,10 +56,6 @@ impl CliError {
         self.printed = true;
         self
     }
-    pub fn with_detail(mut self, detail: impl Into<String>) -> CliError {
-        self.detail = Some(detail.into());
-        self
-    }
 
     /// The one-line text people read: the message, then the advice.
     pub fn human(&self) -> String {
