@@ -226,32 +226,24 @@ pub fn start(
         ],
     );
     let _ = tmux.run(&["kill-window", "-t", &placeholder]);
-    let created = created?;
-    for (k, v) in [
-        ("@tmuxmate-managed", "1"),
-        ("@tmuxmate-adapter", adapter.name),
-        ("@tmuxmate-project", &root),
-        ("@tmuxmate-permission-mode", &mode),
-        ("@tmuxmate-pane", &created.pane_id),
-        (
-            "@tmuxmate-cli-session",
-            cli_session.as_deref().unwrap_or(""),
-        ),
-        ("@tmuxmate-cli", &spec.argv[0]),
-    ] {
-        contract::set(tmux, &sid, k, v)?;
-    }
-    // So that `remain-on-exit` shows why a CLI died instead of closing the window.
-    let _ = tmux.run(&[
-        "set-option",
-        "-p",
-        "-t",
-        &created.pane_id,
-        "remain-on-exit",
-        "on",
-    ]);
-    wait_ready(tmux, adapter, &created.pane_id, &name, timeout)?;
+    let created = match created {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = tmux.run(&["kill-session", "-t", &sid]);
+            let _ = std::fs::remove_file(&spec_path);
+            return Err(e);
+        }
+    };
+    let r = finish_start(tmux, adapter, &sid, &name, &root, &mode, &created.pane_id, cli_session.as_deref(), &spec.argv[0], timeout);
     let _ = std::fs::remove_file(&spec_path);
+    if let Err(e) = r {
+        // A failed start leaves no `[broken]` session behind. A dialog is the exception:
+        // the error tells the user to answer it, and that needs the session.
+        if e.kind != "dialog" {
+            let _ = tmux.run(&["kill-session", "-t", &sid]);
+        }
+        return Err(e);
+    }
     Ok(Started {
         attach: attach_line(&name),
         name,
@@ -263,6 +255,36 @@ pub fn start(
         reused: false,
         cli_session,
     })
+}
+
+/// The contract options, then the wait for the ready screen.
+#[allow(clippy::too_many_arguments)]
+fn finish_start(
+    tmux: &Tmux,
+    adapter: &Adapter,
+    sid: &str,
+    name: &str,
+    root: &str,
+    mode: &str,
+    pane: &str,
+    cli_session: Option<&str>,
+    cli: &str,
+    timeout: Duration,
+) -> Result<(), CliError> {
+    for (k, v) in [
+        ("@tmuxmate-managed", "1"),
+        ("@tmuxmate-adapter", adapter.name),
+        ("@tmuxmate-project", root),
+        ("@tmuxmate-permission-mode", mode),
+        ("@tmuxmate-pane", pane),
+        ("@tmuxmate-cli-session", cli_session.unwrap_or("")),
+        ("@tmuxmate-cli", cli),
+    ] {
+        contract::set(tmux, sid, k, v)?;
+    }
+    // So that `remain-on-exit` keeps a CLI that died on screen long enough to say why.
+    let _ = tmux.run(&["set-option", "-p", "-t", pane, "remain-on-exit", "on"]);
+    wait_ready(tmux, adapter, pane, name, timeout)
 }
 
 fn write_private(p: &Path, data: &[u8]) -> Result<(), CliError> {
@@ -281,6 +303,18 @@ fn write_private(p: &Path, data: &[u8]) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The last few non-blank lines of a screen, for an error message.
+fn last_lines(scr: &str) -> String {
+    let tail: Vec<&str> = scr
+        .trim_end()
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(8)
+        .collect();
+    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+}
+
 /// Wait for the ready screen; a dialog or a dead pane is an error that says what to do.
 pub fn wait_ready(
     tmux: &Tmux,
@@ -297,20 +331,24 @@ pub fn wait_ready(
             .unwrap_or(true);
         let scr = super::screen(tmux, pane);
         if dead {
-            let tail: Vec<&str> = scr.trim_end().lines().rev().take(8).collect();
             return Err(CliError::new(format!(
-                "the {} CLI exited during start-up in session {name}; its last lines:\n{}\ninspect: {}",
+                "the {} CLI exited during start-up (the session {name} was removed); its last lines:\n{}",
                 a.name,
-                tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-                attach_line(name)
+                last_lines(&scr)
+            ))
+            .with_hint(format!(
+                "fix what it says, then run `tmuxmate agent start {}` again",
+                a.name
             )));
         }
         if let Some(d) = super::any(&a.dialogs, &scr) {
-            return Err(CliError::new(format!(
+            let mut e = CliError::new(format!(
                 "refused: the {} CLI in session {name} shows a start-up dialog ({d:?}); tmuxmate never answers dialogs. Answer it yourself: {}",
                 a.name,
                 attach_line(name)
-            )));
+            ));
+            e.kind = "dialog";
+            return Err(e);
         }
         if super::all(&a.ready, &scr) {
             // Some dialogs draw a moment after the prompt (Codex's model migration).
@@ -318,22 +356,25 @@ pub fn wait_ready(
                 std::thread::sleep(Duration::from_millis(a.late_dialog_ms));
                 let scr = super::screen(tmux, pane);
                 if let Some(d) = super::any(&a.dialogs, &scr) {
-                    return Err(CliError::new(format!(
+                    let mut e = CliError::new(format!(
                         "refused: the {} CLI in session {name} opened a dialog after start-up ({d:?}); answer it yourself: {}",
                         a.name,
                         attach_line(name)
-                    )));
+                    ));
+                    e.kind = "dialog";
+                    return Err(e);
                 }
             }
             return Ok(());
         }
         if start.elapsed() > timeout {
             return Err(CliError::new(format!(
-                "the {} CLI in session {name} did not show its prompt within {} s; inspect: {}",
+                "the {} CLI did not show its prompt within {} s (the session {name} was removed); its last lines:\n{}",
                 a.name,
                 timeout.as_secs(),
-                attach_line(name)
-            )));
+                last_lines(&scr)
+            ))
+            .with_hint("pass a longer --timeout-s, or check that the CLI starts in a terminal"));
         }
         std::thread::sleep(Duration::from_millis(100));
     }
