@@ -234,7 +234,18 @@ pub fn start(
             return Err(e);
         }
     };
-    let r = finish_start(tmux, adapter, &sid, &name, &root, &mode, &created.pane_id, cli_session.as_deref(), &spec.argv[0], timeout);
+    let r = finish_start(
+        tmux,
+        adapter,
+        &sid,
+        &name,
+        &root,
+        &mode,
+        &created.pane_id,
+        cli_session.as_deref(),
+        &spec.argv[0],
+        timeout,
+    );
     let _ = std::fs::remove_file(&spec_path);
     if let Err(e) = r {
         // A failed start leaves no `[broken]` session behind. A dialog is the exception:

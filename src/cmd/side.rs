@@ -77,8 +77,9 @@ fn failed_open(tmux: &Tmux, pane: &str, split: Option<&str>, message: String) ->
     let _ = std::fs::remove_file(start_path(pane));
     let _ = std::fs::remove_file(result_path(pane));
     let _ = tmux.run(&["set-option", "-p", "-u", "-t", pane, side::OPT_SIDE]);
-    let mut e = CliError::new(message)
-        .with_hint("fix what the side agent said (its CLI, @tmuxmate-side-agent), then open it again");
+    let mut e = CliError::new(message).with_hint(
+        "fix what the side agent said (its CLI, @tmuxmate-side-agent), then open it again",
+    );
     e.kind = "side-agent-failed";
     e
 }
@@ -126,9 +127,7 @@ fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
                 &cmd,
             ])?;
             match read_start(&pane) {
-                Some(st) if st.state == "failed" => {
-                    Err(failed_open(tmux, &pane, None, st.message))
-                }
+                Some(st) if st.state == "failed" => Err(failed_open(tmux, &pane, None, st.message)),
                 _ => {
                     let _ = std::fs::remove_file(start_path(&pane));
                     Ok(())
@@ -270,9 +269,7 @@ fn run_side(tmux: &Tmux, target: &str) -> CliResult {
 
 /// Copy the child's stderr to ours (the popup's terminal) and keep its tail, so the
 /// reason a side agent died can be reported by `open` too.
-fn tee_stderr(
-    err: Option<std::process::ChildStderr>,
-) -> Option<std::thread::JoinHandle<Vec<u8>>> {
+fn tee_stderr(err: Option<std::process::ChildStderr>) -> Option<std::thread::JoinHandle<Vec<u8>>> {
     use std::io::{Read, Write};
     let mut err = err?;
     Some(std::thread::spawn(move || {
@@ -365,7 +362,10 @@ fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
         Ok(c) => c,
         Err(e) => {
             let _ = tmux.run(&["set-option", "-p", "-u", "-t", &pane, side::OPT_SIDE]);
-            return Err(CliError::new(format!("could not start {}: {e}", cli.display())));
+            return Err(CliError::new(format!(
+                "could not start {}: {e}",
+                cli.display()
+            )));
         }
     };
     let errors = tee_stderr(child.stderr.take());

@@ -183,7 +183,18 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
             }
         }
     };
-    let r = launch(tmux, &a, &id, &line, &pipe, &gate, now, timeout_ms, notify, (&pane_id, launched, shell));
+    let r = launch(
+        tmux,
+        &a,
+        &id,
+        &line,
+        &pipe,
+        &gate,
+        now,
+        timeout_ms,
+        notify,
+        (&pane_id, launched, shell),
+    );
     if let Err(e) = r {
         undo(tmux, &id, &pane_id, launched);
         return Err(e);
@@ -211,7 +222,9 @@ fn undo(tmux: &Tmux, id: &str, pane_id: &str, launched: bool) {
         let _ = tmux.run(&["set-option", "-p", "-u", "-t", pane_id, "@tmuxmate-job"]);
     }
     let _ = std::fs::remove_file(job::active_path(id));
-    state::log(&format!("watch {id}: start failed; removed what it had created"));
+    state::log(&format!(
+        "watch {id}: start failed; removed what it had created"
+    ));
 }
 
 #[allow(clippy::too_many_arguments)]

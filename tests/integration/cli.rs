@@ -162,7 +162,10 @@ fn json_errors_are_one_object_with_the_same_exit_code() {
     let o = s.run(&["capture", "-t", "%999", "--json"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let v = json_error(&o);
-    assert!(v["error"]["message"].as_str().unwrap().contains("%999"), "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("%999"),
+        "{v}"
+    );
     // `--json` after `--` is text, not our flag: the error is for people, on stderr.
     let o = s.run(&["send", "-t", "%999", "--", "--json"]);
     assert_eq!(o.status.code(), Some(1));
@@ -216,7 +219,14 @@ fn a_missing_program_is_refused_before_a_pane_exists() {
     let main = s.tmux(&["display", "-p", "-t", "main:0", "#{pane_id}"]);
     for args in [
         vec!["split", "--", "no-such-program-xyz"],
-        vec!["split", "-t", main.trim(), "--", "no-such-program-xyz", "arg"],
+        vec![
+            "split",
+            "-t",
+            main.trim(),
+            "--",
+            "no-such-program-xyz",
+            "arg",
+        ],
         vec!["new-window", "--", "no-such-program-xyz"],
         vec!["split", "--", "/nonexistent/prog"],
     ] {
@@ -345,7 +355,8 @@ fn side_open_reports_a_side_agent_that_died_at_start() {
     let rec = s.recorder_pane("main");
     let t = s.dir.join("main.jsonl");
     std::fs::copy(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-transcript.jsonl"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/claude-transcript.jsonl"),
         &t,
     )
     .unwrap();
@@ -416,7 +427,9 @@ fn every_item_fits_the_budget_the_location_included() {
         .sh(&format!("\"$TM\" hook claude < '{}'", f.display()))
         .out;
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let ctx = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
     assert!(ctx.chars().count() <= 10_000, "{}", ctx.chars().count());
     assert!(ctx.contains("tmux location"), "{ctx:.80}");
 }
