@@ -77,8 +77,16 @@ fn is_exec(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-pub fn attach_line(name: &str) -> String {
-    format!("tmux attach -t '={name}'")
+/// How to attach to session `name` on the server in use (its `-L`/`-S` included: advice
+/// for the default server would attach to the wrong one).
+pub fn attach_line(tmux: &Tmux, name: &str) -> String {
+    let q = crate::create::sh_quote;
+    let sock = match &tmux.socket {
+        crate::tmux::Socket::Name(n) => format!(" -L {}", q(n)),
+        crate::tmux::Socket::Path(p) => format!(" -S {}", q(&p.to_string_lossy())),
+        crate::tmux::Socket::Default => String::new(),
+    };
+    format!("tmux{sock} attach -t {}", q(&format!("={name}")))
 }
 
 /// Check an existing session's contract against what the caller asks for.
@@ -154,7 +162,7 @@ pub fn start(
         check_contract(&c, adapter, &root, mode)?;
         super::deliver::check_pane(tmux, &c, adapter)?;
         return Ok(Started {
-            attach: attach_line(&name),
+            attach: attach_line(tmux, &name),
             name,
             session_id: sid,
             pane_id: c.pane,
@@ -256,7 +264,7 @@ pub fn start(
         return Err(e);
     }
     Ok(Started {
-        attach: attach_line(&name),
+        attach: attach_line(tmux, &name),
         name,
         session_id: sid,
         pane_id: created.pane_id,
@@ -356,7 +364,7 @@ pub fn wait_ready(
             let mut e = CliError::new(format!(
                 "refused: the {} CLI in session {name} shows a start-up dialog ({d:?}); tmuxmate never answers dialogs. Answer it yourself: {}",
                 a.name,
-                attach_line(name)
+                attach_line(tmux, name)
             ));
             e.kind = "dialog";
             return Err(e);
@@ -370,7 +378,7 @@ pub fn wait_ready(
                     let mut e = CliError::new(format!(
                         "refused: the {} CLI in session {name} opened a dialog after start-up ({d:?}); answer it yourself: {}",
                         a.name,
-                        attach_line(name)
+                        attach_line(tmux, name)
                     ));
                     e.kind = "dialog";
                     return Err(e);
