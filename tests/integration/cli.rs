@@ -281,7 +281,7 @@ fn run_without_t_leaves_no_window_unless_keep() {
 }
 
 #[test]
-fn watch_start_with_an_unwritable_state_dir_leaves_no_window() {
+fn an_unwritable_state_dir_is_named_and_nothing_is_created() {
     let s = server!();
     // A regular file where the state directory should be: no one can write under it.
     let bad = s.dir.join("state-is-a-file");
@@ -308,6 +308,26 @@ fn watch_start_with_an_unwritable_state_dir_leaves_no_window() {
         .unwrap();
     assert_eq!(json_error(&o)["error"]["kind"], "state-dir");
     assert_eq!(windows(&s), before);
+    // agent start writes its launch spec before it creates a session: same error, no session.
+    let path = fake_cli(&s, "claude", "sleep 30");
+    let sess = sessions(&s);
+    let o = s
+        .tmuxmate()
+        .env("TMUXMATE_STATE_DIR", &bad)
+        .env("PATH", &path)
+        .args([
+            "agent",
+            "start",
+            "claude",
+            "--project",
+            s.dir.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let e = stderr(&o);
+    assert!(e.contains(bad.to_str().unwrap()), "names the path: {e}");
+    assert_eq!(sessions(&s), sess);
 }
 
 #[test]
