@@ -352,6 +352,11 @@ pub fn wait_ready(
             .unwrap_or(true);
         let scr = super::screen(tmux, pane);
         if dead {
+            // tmux scrolls the screen to write "Pane is dead": the CLI's last words may be
+            // just above it, in the history.
+            let scr = tmux
+                .run(&["capture-pane", "-p", "-J", "-S", "-40", "-t", pane])
+                .unwrap_or(scr);
             return Err(CliError::new(format!(
                 "the {} CLI exited during start-up (the session {name} was removed); its last lines:\n{}",
                 a.name,

@@ -248,6 +248,16 @@ fn from_an_agent_pane_it_opens_a_window_in_the_callers_session() {
 fn output_is_only_this_commands() {
     let s = server!();
     let r = run_json(&s, &["--keep", "--", "sh", "-c", "echo first"]);
+    // The kept pane's boot shell is still exec'ing the interactive one for a moment
+    // (`run -t` rightly refuses a busy shell): wait for the prompt before typing.
+    wait_until(
+        "the kept pane's shell to be idle",
+        Duration::from_secs(10),
+        || {
+            let o = s.run(&["run", "--json", "-t", &r.pane_id, "--", "true"]);
+            o.status.success().then_some(())
+        },
+    );
     let again = run_json(&s, &["-t", &r.pane_id, "--", "echo", "second"]);
     assert_eq!(again.text, "second", "no prompt, no earlier output");
     // Into the session's own shell, with earlier text on its screen.
