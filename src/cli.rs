@@ -17,6 +17,9 @@ pub struct Cli {
     /// tmux server socket path (as `tmux -S`).
     #[arg(short = 'S', long = "socket-path", global = true, value_name = "PATH")]
     pub socket_path: Option<PathBuf>,
+    /// On an error, also print the mechanics (the tmux command that failed, its stderr).
+    #[arg(short = 'v', long = "verbose", global = true)]
+    pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -136,11 +139,15 @@ pub struct SendArgs {
     /// Leave copy/view mode first instead of refusing.
     #[arg(long)]
     pub cancel_mode: bool,
+    /// Read the line from a file (`-` for stdin); one trailing newline is dropped.
+    #[arg(long, value_name = "F", conflicts_with = "text")]
+    pub file: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
-    /// The text: one line, no control characters.
-    #[arg(allow_hyphen_values = true)]
-    pub text: String,
+    /// The text: one line, no control characters; `-` reads it from stdin. Text that
+    /// starts with `-` goes after `--` (anything else starting with `-` is a flag, and an
+    /// unknown flag is an error, never text).
+    pub text: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -153,13 +160,12 @@ pub struct PasteArgs {
     /// Delay before Enter (default: @tmuxmate-paste-settle-ms, else 150).
     #[arg(long, value_name = "MS")]
     pub settle_ms: Option<u64>,
-    /// Read the text from a file.
+    /// Read the text from a file (`-` for stdin).
     #[arg(long, value_name = "F", conflicts_with = "text")]
     pub file: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
-    /// The text, or `-` for stdin.
-    #[arg(allow_hyphen_values = true)]
+    /// The text, or `-` for stdin. Text that starts with `-` goes after `--`.
     pub text: Option<String>,
 }
 
@@ -170,7 +176,8 @@ pub struct KeysArgs {
     #[arg(long)]
     pub json: bool,
     /// Key names: Enter Escape Tab BTab Up Down Left Right Home End PageUp PageDown BSpace C-a..C-z F1..F12
-    #[arg(required = true, allow_hyphen_values = true)]
+    /// (none starts with `-`, so options are accepted anywhere on the line).
+    #[arg(required = true)]
     pub keys: Vec<String>,
 }
 
@@ -254,6 +261,10 @@ pub struct RunArgs {
     pub until_stable: Option<u64>,
     #[arg(long, value_name = "B")]
     pub max_bytes: Option<usize>,
+    /// Keep the new window once the result is read (default: it is removed; a timed-out
+    /// command always keeps its window, since it is still running there).
+    #[arg(long, conflicts_with = "target")]
+    pub keep: bool,
     #[arg(long)]
     pub json: bool,
     #[arg(last = true, required = true)]
@@ -555,7 +566,7 @@ pub enum SideAction {
     Report {
         #[arg(short = 't', long = "target")]
         target: Option<String>,
-        #[arg(allow_hyphen_values = true)]
+        /// The note (text that starts with `-` goes after `--`).
         text: String,
         #[arg(long)]
         json: bool,

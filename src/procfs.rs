@@ -163,8 +163,15 @@ pub fn terminal_of(pid: i32) -> Terminal {
         if depth > 0 {
             let name = exe_name(cur).unwrap_or_else(|| st.comm.clone());
             if !LAUNCHERS.contains(&name.as_str()) {
+                // Only Codex's app-server daemon is known to do this; naming it for
+                // any other caller (a CI runner, cron, an IDE) would send people astray.
+                let advice = if name.contains("codex") {
+                    "; for Codex, run it with --no-daemon"
+                } else {
+                    "; run tmuxmate from a shell inside the tmux pane"
+                };
                 return Terminal::None(format!(
-                    "called through '{name}' (pid {cur}), a detached process without a terminal that may serve several panes (for Codex, run it with --no-daemon)"
+                    "called through '{name}' (pid {cur}), a process without a terminal (it may serve several panes){advice}"
                 ));
             }
         }

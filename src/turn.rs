@@ -94,7 +94,8 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
                 .as_ref()
                 .is_none_or(|(prev, _, _)| *prev != st);
             if changed {
-                let text = r.render(n);
+                // A 12,000-character window name must not blow the budget either.
+                let text = fit(&r.render(n), budget);
                 used += text.chars().count();
                 answer.items.push(text);
                 t.push(Record::Inject {
@@ -112,12 +113,7 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
                 text
             } else if answer.items.is_empty() {
                 // Could never fit: deliver a visibly truncated head rather than block forever.
-                let keep = budget.saturating_sub(80);
-                let head: String = text.chars().take(keep).collect();
-                format!(
-                    "{head}\n[... truncated: {} more characters not shown]",
-                    len - keep
-                )
+                fit(&text, budget)
             } else {
                 break;
             };
@@ -149,6 +145,50 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
     Ok(answer)
 }
 
+/// The smallest `--max-chars` that leaves room for a truncation marker and some text.
+pub const MIN_MAX_CHARS: usize = 200;
+
+/// `text` within `budget` characters: whole, or its head and a visible marker saying how
+/// much is missing (the marker counts against the budget).
+pub fn fit(text: &str, budget: usize) -> String {
+    let len = text.chars().count();
+    if len <= budget {
+        return text.to_string();
+    }
+    let marker = |n: usize| format!("\n[... truncated: {n} more characters not shown]");
+    // The marker's length depends on the count it shows; two rounds settle it.
+    let mut keep = budget.saturating_sub(marker(len).chars().count());
+    keep = budget.saturating_sub(marker(len - keep).chars().count());
+    let head: String = text.chars().take(keep).collect();
+    let out = format!("{head}{}", marker(len - keep));
+    if out.chars().count() <= budget {
+        out
+    } else {
+        text.chars().take(budget).collect()
+    }
+}
+
 fn no_location_reason(e: &NoLocation) -> String {
     e.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_bounds_every_length() {
+        for budget in [0, 5, 60, 200, 9500] {
+            for len in [0, 1, budget, budget + 1, budget * 2 + 7, 12_000] {
+                let t: String = "é".repeat(len);
+                let f = fit(&t, budget);
+                assert!(f.chars().count() <= budget, "{budget} {len}");
+                if len <= budget {
+                    assert_eq!(f, t);
+                } else if budget >= MIN_MAX_CHARS {
+                    assert!(f.contains("more characters not shown"), "{f}");
+                }
+            }
+        }
+    }
 }

@@ -86,7 +86,7 @@ pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(), CliError
             a.name,
             c.pane,
             c.name,
-            attach_line(&c.name),
+            attach_line(tmux, &c.name),
             c.name
         )));
     }
@@ -100,7 +100,7 @@ pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(), CliError
             exes,
             a.name,
             a.exes.join("/"),
-            attach_line(&c.name)
+            attach_line(tmux, &c.name)
         )));
     }
     Ok(())
@@ -151,7 +151,7 @@ pub fn send(
     if let Some(d) = super::any(&a.dialogs, &scr) {
         return Err(CliError::new(format!(
             "refused: {name} shows a dialog ({d:?}); tmuxmate never types into dialogs. Answer it yourself: {}",
-            attach_line(name)
+            attach_line(tmux, name)
         )));
     }
     if let Some(b) = super::any(&a.busy, &scr) {
@@ -162,7 +162,7 @@ pub fn send(
     if !a.ready.is_empty() && !super::all(&a.ready, &scr) {
         return Err(CliError::new(format!(
             "refused: {name} is not at its prompt; inspect: {}",
-            attach_line(name)
+            attach_line(tmux, name)
         )));
     }
     let (clean, _) = crate::input::sanitize_paste(message);
@@ -203,7 +203,7 @@ pub fn send(
     if let Some(d) = super::any(&a.dialogs, &scr) {
         return Err(CliError::new(format!(
             "a dialog appeared after the message was pasted into {name} ({d:?}); Enter was NOT pressed, the text sits in the composer. Look: {}",
-            attach_line(name)
+            attach_line(tmux, name)
         )));
     }
     // Record where the reply starts before the turn can begin.
@@ -272,6 +272,6 @@ fn verify(
     Err(CliError::new(format!(
         "the message was pasted and Enter pressed once, but {} did not record it as a prompt within 15 s; no second Enter was pressed. Look: {}",
         c.name,
-        attach_line(&c.name)
+        attach_line(tmux, &c.name)
     )))
 }

@@ -79,8 +79,16 @@ fn is_exec(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-pub fn attach_line(name: &str) -> String {
-    format!("tmux attach -t '={name}'")
+/// How to attach to session `name` on the server in use (its `-L`/`-S` included: advice
+/// for the default server would attach to the wrong one).
+pub fn attach_line(tmux: &Tmux, name: &str) -> String {
+    let q = crate::create::sh_quote;
+    let sock = match &tmux.socket {
+        crate::tmux::Socket::Name(n) => format!(" -L {}", q(n)),
+        crate::tmux::Socket::Path(p) => format!(" -S {}", q(&p.to_string_lossy())),
+        crate::tmux::Socket::Default => String::new(),
+    };
+    format!("tmux{sock} attach -t {}", q(&format!("={name}")))
 }
 
 /// Check an existing session's contract against what the caller asks for.
@@ -159,7 +167,7 @@ pub fn start(
         check_contract(&c, adapter, &root, mode)?;
         super::deliver::check_pane(tmux, &c, adapter)?;
         return Ok(Started {
-            attach: attach_line(&name),
+            attach: attach_line(tmux, &name),
             name,
             session_id: sid,
             pane_id: c.pane,
@@ -231,34 +239,37 @@ pub fn start(
         ],
     );
     let _ = tmux.run(&targs!["kill-window", "-t", Arg::id(&placeholder)]);
-    let created = created?;
-    for (k, v) in [
-        ("@tmuxmate-managed", "1"),
-        ("@tmuxmate-adapter", adapter.name),
-        ("@tmuxmate-project", &root),
-        ("@tmuxmate-permission-mode", &mode),
-        ("@tmuxmate-pane", &created.pane_id),
-        (
-            "@tmuxmate-cli-session",
-            cli_session.as_deref().unwrap_or(""),
-        ),
-        ("@tmuxmate-cli", &spec.argv[0]),
-    ] {
-        contract::set(tmux, &sid, k, v)?;
-    }
-    // So that `remain-on-exit` shows why a CLI died instead of closing the window.
-    let _ = tmux.run(&targs![
-        "set-option",
-        "-p",
-        "-t",
-        Arg::id(&created.pane_id),
-        "remain-on-exit",
-        "on",
-    ]);
-    wait_ready(tmux, adapter, &created.pane_id, &name, timeout)?;
+    let created = match created {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = tmux.run(&targs!["kill-session", "-t", Arg::id(&sid)]);
+            let _ = std::fs::remove_file(&spec_path);
+            return Err(e);
+        }
+    };
+    let r = finish_start(
+        tmux,
+        adapter,
+        &sid,
+        &name,
+        &root,
+        &mode,
+        &created.pane_id,
+        cli_session.as_deref(),
+        &spec.argv[0],
+        timeout,
+    );
     let _ = std::fs::remove_file(&spec_path);
+    if let Err(e) = r {
+        // A failed start leaves no `[broken]` session behind. A dialog is the exception:
+        // the error tells the user to answer it, and that needs the session.
+        if e.kind != "dialog" {
+            let _ = tmux.run(&targs!["kill-session", "-t", Arg::id(&sid)]);
+        }
+        return Err(e);
+    }
     Ok(Started {
-        attach: attach_line(&name),
+        attach: attach_line(tmux, &name),
         name,
         session_id: sid,
         pane_id: created.pane_id,
@@ -270,20 +281,71 @@ pub fn start(
     })
 }
 
+/// The contract options, then the wait for the ready screen.
+#[allow(clippy::too_many_arguments)]
+fn finish_start(
+    tmux: &Tmux,
+    adapter: &Adapter,
+    sid: &str,
+    name: &str,
+    root: &str,
+    mode: &str,
+    pane: &str,
+    cli_session: Option<&str>,
+    cli: &str,
+    timeout: Duration,
+) -> Result<(), CliError> {
+    for (k, v) in [
+        ("@tmuxmate-managed", "1"),
+        ("@tmuxmate-adapter", adapter.name),
+        ("@tmuxmate-project", root),
+        ("@tmuxmate-permission-mode", mode),
+        ("@tmuxmate-pane", pane),
+        ("@tmuxmate-cli-session", cli_session.unwrap_or("")),
+        ("@tmuxmate-cli", cli),
+    ] {
+        contract::set(tmux, sid, k, v)?;
+    }
+    // So that `remain-on-exit` keeps a CLI that died on screen long enough to say why.
+    let _ = tmux.run(&targs![
+        "set-option",
+        "-p",
+        "-t",
+        Arg::id(pane),
+        "remain-on-exit",
+        "on"
+    ]);
+    wait_ready(tmux, adapter, pane, name, timeout)
+}
+
 fn write_private(p: &Path, data: &[u8]) -> Result<(), CliError> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
+    let err = |e| crate::error::state_io("write", p, e);
     if let Some(d) = p.parent() {
-        std::fs::create_dir_all(d)?;
+        std::fs::create_dir_all(d).map_err(err)?;
     }
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
-        .open(p)?;
-    f.write_all(data)?;
+        .open(p)
+        .map_err(err)?;
+    f.write_all(data).map_err(err)?;
     Ok(())
+}
+
+/// The last few non-blank lines of a screen, for an error message.
+fn last_lines(scr: &str) -> String {
+    let tail: Vec<&str> = scr
+        .trim_end()
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(8)
+        .collect();
+    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
 }
 
 /// Wait for the ready screen; a dialog or a dead pane is an error that says what to do.
@@ -308,20 +370,37 @@ pub fn wait_ready(
             .unwrap_or(true);
         let scr = super::screen(tmux, pane);
         if dead {
-            let tail: Vec<&str> = scr.trim_end().lines().rev().take(8).collect();
+            // tmux scrolls the screen to write "Pane is dead": the CLI's last words may be
+            // just above it, in the history.
+            let scr = tmux
+                .run(&targs![
+                    "capture-pane",
+                    "-p",
+                    "-J",
+                    "-S",
+                    "-40",
+                    "-t",
+                    Arg::id(pane)
+                ])
+                .unwrap_or(scr);
             return Err(CliError::new(format!(
-                "the {} CLI exited during start-up in session {name}; its last lines:\n{}\ninspect: {}",
+                "the {} CLI exited during start-up (the session {name} was removed); its last lines:\n{}",
                 a.name,
-                tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-                attach_line(name)
+                last_lines(&scr)
+            ))
+            .with_hint(format!(
+                "fix what it says, then run `tmuxmate agent start {}` again",
+                a.name
             )));
         }
         if let Some(d) = super::any(&a.dialogs, &scr) {
-            return Err(CliError::new(format!(
+            let mut e = CliError::new(format!(
                 "refused: the {} CLI in session {name} shows a start-up dialog ({d:?}); tmuxmate never answers dialogs. Answer it yourself: {}",
                 a.name,
-                attach_line(name)
-            )));
+                attach_line(tmux, name)
+            ));
+            e.kind = "dialog";
+            return Err(e);
         }
         if super::all(&a.ready, &scr) {
             // Some dialogs draw a moment after the prompt (Codex's model migration).
@@ -329,22 +408,25 @@ pub fn wait_ready(
                 std::thread::sleep(Duration::from_millis(a.late_dialog_ms));
                 let scr = super::screen(tmux, pane);
                 if let Some(d) = super::any(&a.dialogs, &scr) {
-                    return Err(CliError::new(format!(
+                    let mut e = CliError::new(format!(
                         "refused: the {} CLI in session {name} opened a dialog after start-up ({d:?}); answer it yourself: {}",
                         a.name,
-                        attach_line(name)
-                    )));
+                        attach_line(tmux, name)
+                    ));
+                    e.kind = "dialog";
+                    return Err(e);
                 }
             }
             return Ok(());
         }
         if start.elapsed() > timeout {
             return Err(CliError::new(format!(
-                "the {} CLI in session {name} did not show its prompt within {} s; inspect: {}",
+                "the {} CLI did not show its prompt within {} s (the session {name} was removed); its last lines:\n{}",
                 a.name,
                 timeout.as_secs(),
-                attach_line(name)
-            )));
+                last_lines(&scr)
+            ))
+            .with_hint("pass a longer --timeout-s, or check that the CLI starts in a terminal"));
         }
         std::thread::sleep(Duration::from_millis(100));
     }

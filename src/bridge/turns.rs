@@ -162,10 +162,10 @@ pub fn wait(tmux: &Tmux, name: &str, timeout: Duration) -> Result<Reply, CliErro
             t.complete
         };
         if done {
-            return Ok(reply_of(name, t, source));
+            return Ok(reply_of(tmux, name, t, source));
         }
         if start.elapsed() >= timeout {
-            let mut r = reply_of(name, t, source);
+            let mut r = reply_of(tmux, name, t, source);
             r.complete = false;
             return Ok(r);
         }
@@ -185,10 +185,10 @@ pub fn wait(tmux: &Tmux, name: &str, timeout: Duration) -> Result<Reply, CliErro
 pub fn reply(tmux: &Tmux, name: &str) -> Result<Reply, CliError> {
     let (c, a) = super::deliver::resolve(tmux, name)?;
     let (t, source) = current(tmux, &c, &a)?;
-    Ok(reply_of(name, t, source))
+    Ok(reply_of(tmux, name, t, source))
 }
 
-fn reply_of(name: &str, t: Turn, source: String) -> Reply {
+fn reply_of(tmux: &Tmux, name: &str, t: Turn, source: String) -> Reply {
     let mut text = t.text;
     let truncated = text.len() > MAX_REPLY_BYTES;
     if truncated {
@@ -207,7 +207,7 @@ fn reply_of(name: &str, t: Turn, source: String) -> Reply {
         source,
         text,
         truncated,
-        attach: attach_line(name),
+        attach: attach_line(tmux, name),
     }
 }
 

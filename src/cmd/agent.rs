@@ -97,10 +97,7 @@ fn print_reply(r: &turns::Reply, json: bool) -> CliResult {
     if r.complete {
         Ok(())
     } else {
-        Err(CliError::new(format!(
-            "the reply of {} is incomplete",
-            r.name
-        )))
+        Err(CliError::new(format!("the reply of {} is incomplete", r.name)).printed())
     }
 }
 

@@ -30,19 +30,36 @@ struct PasteJson<'a> {
     enter: bool,
 }
 
+/// Bound on text read from a file or stdin (a 16 MiB paste is surely a mistake).
+const MAX_INPUT: u64 = 16 << 20;
+
+/// The bytes of `--file F`, or of stdin when F is `-`.
+pub fn read_source(f: &std::path::Path) -> Result<Vec<u8>, CliError> {
+    let mut b = Vec::new();
+    if f == std::path::Path::new("-") {
+        std::io::stdin()
+            .take(MAX_INPUT + 1)
+            .read_to_end(&mut b)
+            .map_err(|e| CliError::new(format!("cannot read stdin: {e}")))?;
+    } else {
+        std::fs::File::open(f)
+            .and_then(|h| h.take(MAX_INPUT + 1).read_to_end(&mut b))
+            .map_err(|e| CliError::new(format!("cannot read --file {}: {e}", f.display())))?;
+    }
+    if b.len() as u64 > MAX_INPUT {
+        return Err(CliError::usage("refused: the text is larger than 16 MiB"));
+    }
+    Ok(b)
+}
+
 fn read_text(a: &PasteArgs) -> Result<String, CliError> {
     let raw = match (&a.file, a.text.as_deref()) {
-        (Some(f), _) => std::fs::read(f)
-            .map_err(|e| CliError::new(format!("cannot read --file {}: {e}", f.display())))?,
-        (None, Some("-")) => {
-            let mut b = Vec::new();
-            std::io::stdin().read_to_end(&mut b)?;
-            b
-        }
+        (Some(f), _) => read_source(f)?,
+        (None, Some("-")) => read_source(std::path::Path::new("-"))?,
         (None, Some(t)) => t.as_bytes().to_vec(),
         (None, None) => {
             return Err(CliError::usage(
-                "nothing to paste: give the text, --file F, or - to read stdin",
+                "nothing to paste: give the text (after `--` if it starts with `-`), --file F, or - to read stdin",
             ));
         }
     };

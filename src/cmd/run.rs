@@ -32,8 +32,10 @@
 //! - Without `-t`: a new window (never a split of the user's window) in the caller's
 //!   session, else in a session named `tmuxmate` (`crate::create`, which also applies
 //!   `history-limit` first and marks the pane `@tmuxmate-created`). The pane is started
-//!   as `/bin/sh -c 'cd; . cmd.sh; exec "${SHELL:-/bin/sh}"'`: it stays alive as an
-//!   interactive shell afterwards, so it can be inspected and reused with `run -t`.
+//!   as `/bin/sh -c 'cd; . cmd.sh; exec "${SHELL:-/bin/sh}"'`. Once the result is read
+//!   the pane is removed, so calls do not pile up windows; with `--keep` it stays alive
+//!   as an interactive shell, to be inspected and reused with `run -t`. A timed-out
+//!   command keeps its pane (it is still running there).
 //!   The command gets the caller's working directory but the tmux session's environment
 //!   (as every new pane does), not the caller's.
 //! - With `-t`: an existing pane named explicitly whose foreground process is a POSIX
@@ -49,7 +51,7 @@
 //!   is unchanged for MS (`stabilized: true`), or, in a new pane, when the command ends.
 //!   The text is then the screen (with `-t`) or the pane's whole history (new pane).
 //!
-//! Output: JSON `{paneId, exitStatus, text, truncated, elapsedMs, timedOut, stabilized}`;
+//! Output: JSON `{paneId, exitStatus, text, truncated, elapsedMs, timedOut, stabilized, kept}`;
 //! text mode prints the output, then `[exit N]` (or `[timed out ...]`, `[stabilized
 //! ...]`) and exits 0 whatever the command's status (a non-zero exit of tmuxmate means
 //! tmuxmate itself failed). The text is bounded by the capture budget; every result is
@@ -84,6 +86,8 @@ pub struct RunJson {
     pub elapsed_ms: u64,
     pub timed_out: bool,
     pub stabilized: bool,
+    /// The pane still exists (`-t`, `--keep`, or a timed-out command still running).
+    pub kept: bool,
 }
 
 /// How often the main thread looks for the status file (the safety net under wait-for).
@@ -200,6 +204,12 @@ pub fn run(tmux: &Tmux, a: RunArgs) -> CliResult {
     if let Err(e) = snapshot::record(&o.pane_id, &o.target, &o.text.text, o.text.truncated) {
         eprintln!("tmuxmate: warning: {e}");
     }
+    // A window per call would pile up: ours goes once its result is read, unless asked to
+    // stay or its command is still running (a timeout says so and names the pane).
+    let kept = a.target.is_some() || a.keep || o.timed_out;
+    if !kept && let Err(e) = tmux.run(&targs!["kill-pane", "-t", Arg::id(&o.pane_id)]) {
+        state::log(&format!("run: could not remove pane {}: {e}", o.pane_id));
+    }
     if a.json {
         super::out_json(&RunJson {
             pane_id: o.pane_id,
@@ -209,6 +219,7 @@ pub fn run(tmux: &Tmux, a: RunArgs) -> CliResult {
             elapsed_ms,
             timed_out: o.timed_out,
             stabilized: o.stabilized,
+            kept,
         });
         return Ok(());
     }

@@ -47,13 +47,39 @@ pub fn ensure_not_in_mode(tmux: &Tmux, p: &PaneInfo, cancel: bool) -> CliResult 
     Ok(())
 }
 
+/// The line to type: the argument, else `--file F` (`-` = stdin), without one trailing
+/// newline (what `echo` and editors end a file with).
+fn read_line(a: &SendArgs) -> Result<String, CliError> {
+    let src = match (&a.file, a.text.as_deref()) {
+        (Some(f), _) => Some(f.as_path()),
+        (None, Some("-")) => Some(std::path::Path::new("-")),
+        (None, Some(t)) => return Ok(t.to_string()),
+        (None, None) => {
+            return Err(CliError::usage(
+                "nothing to send: give the text (after `--` if it starts with `-`), --file F, or - to read stdin",
+            ));
+        }
+    };
+    let raw = super::paste::read_source(src.unwrap_or(std::path::Path::new("-")))?;
+    let mut t = String::from_utf8(raw)
+        .map_err(|_| CliError::usage("refused: the text is not valid UTF-8"))?;
+    if t.ends_with('\n') {
+        t.pop();
+        if t.ends_with('\r') {
+            t.pop();
+        }
+    }
+    Ok(t)
+}
+
 pub fn run(tmux: &Tmux, a: SendArgs) -> CliResult {
-    input::validate_line(&a.text)?;
+    let text = read_line(&a)?;
+    input::validate_line(&text)?;
     let p = policy::input_target(
         tmux,
         a.target.as_deref(),
         "send",
-        &format!("type {} bytes of text", a.text.len()),
+        &format!("type {} bytes of text", text.len()),
     )?;
     if p.dead {
         return Err(CliError::new(format!(
@@ -62,7 +88,7 @@ pub fn run(tmux: &Tmux, a: SendArgs) -> CliResult {
         )));
     }
     ensure_not_in_mode(tmux, &p, a.cancel_mode)?;
-    input::paste_bytes(tmux, &p.pane_id, a.text.as_bytes(), false)?;
+    input::paste_bytes(tmux, &p.pane_id, text.as_bytes(), false)?;
     if a.enter {
         tmux.run(&targs!["send-keys", "-t", Arg::id(&p.pane_id), "Enter"])?;
     }
@@ -70,7 +96,7 @@ pub fn run(tmux: &Tmux, a: SendArgs) -> CliResult {
         super::out_json(&SendJson {
             target: p.target(),
             pane_id: &p.pane_id,
-            sent: a.text.len(),
+            sent: text.len(),
             enter: a.enter,
         });
     }

@@ -36,6 +36,63 @@ fn result_path(pane: &str) -> std::path::PathBuf {
         .join(format!("{}.result", pane.trim_start_matches('%')))
 }
 
+/// How long a side agent must stay up before `open` calls it started (a CLI that is not
+/// logged in, or rejects its arguments, exits well within this).
+const START_GRACE: Duration = Duration::from_secs(3);
+/// How long `open` waits for `run` to report (its own tmux calls come first).
+const START_WAIT: Duration = Duration::from_secs(30);
+
+/// Where `run` tells `open` how the start went: `running`, or `failed` with the message.
+fn start_path(pane: &str) -> std::path::PathBuf {
+    state::state_dir()
+        .join("side")
+        .join(format!("{}.start", pane.trim_start_matches('%')))
+}
+
+#[derive(Serialize, Deserialize)]
+struct StartState {
+    state: String,
+    #[serde(default)]
+    message: String,
+}
+
+fn write_start(pane: &str, state: &str, message: &str) {
+    let v = StartState {
+        state: state.into(),
+        message: message.into(),
+    };
+    let _ = state::write_atomic(
+        &start_path(pane),
+        serde_json::to_string(&v).unwrap_or_default().as_bytes(),
+    );
+}
+
+fn read_start(pane: &str) -> Option<StartState> {
+    serde_json::from_str(&std::fs::read_to_string(start_path(pane)).ok()?).ok()
+}
+
+/// A side chat that did not start leaves nothing: not its pane, not its files.
+fn failed_open(tmux: &Tmux, pane: &str, split: Option<&str>, message: String) -> CliError {
+    if let Some(p) = split {
+        let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(p)]);
+    }
+    let _ = std::fs::remove_file(start_path(pane));
+    let _ = std::fs::remove_file(result_path(pane));
+    let _ = tmux.run(&targs![
+        "set-option",
+        "-p",
+        "-u",
+        "-t",
+        Arg::id(pane),
+        side::OPT_SIDE
+    ]);
+    let mut e = CliError::new(message).with_hint(
+        "fix what the side agent said (its CLI, @tmuxmate-side-agent), then open it again",
+    );
+    e.kind = "side-agent-failed";
+    e
+}
+
 fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
     let Some(t) = target else {
         return Err(CliError::usage(
@@ -44,9 +101,9 @@ fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
     };
     let pane = side::main_pane(tmux, Some(t))?;
     let bin = std::env::current_exe()?.to_string_lossy().into_owned();
-    // Formats expand in the popup's command: our path ('#' doubled) and a pane id only.
-    let cmd =
-        format!("exec {} side run -t {pane}", crate::create::sh_quote(&bin)).replace('#', "##");
+    // Our quoted path and a pane id; a split's command is not format-expanded.
+    let raw_cmd = format!("exec {} side run -t {pane}", crate::create::sh_quote(&bin));
+    let cmd = raw_cmd.replace('#', "##");
     let fmt = record_format(&["client_name", "client_session", "client_control_mode"]);
     let sess = tmux.run(&targs![
         "display-message",
@@ -64,16 +121,18 @@ fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
         .iter()
         .find(|c| c[1] == sess.trim_end_matches('\n') && c[2] != "1")
         .map(|c| c[0].clone());
+    let _ = std::fs::remove_file(start_path(&pane));
     match client {
         Some(c) => {
             // display-popup holds this client until the popup closes: wait as long.
             let mut long = tmux.clone();
             long.timeout = Duration::from_secs(7 * 24 * 3600);
+            // -EE: a side agent that fails keeps the popup open, so its message is read.
             long.run(&targs![
                 "display-popup",
                 "-c",
                 Arg::id(&c),
-                "-E",
+                "-EE",
                 "-w",
                 "80%",
                 "-h",
@@ -82,9 +141,16 @@ fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
                 " side chat ",
                 Arg::ours(&cmd),
             ])?;
+            match read_start(&pane) {
+                Some(st) if st.state == "failed" => Err(failed_open(tmux, &pane, None, st.message)),
+                _ => {
+                    let _ = std::fs::remove_file(start_path(&pane));
+                    Ok(())
+                }
+            }
         }
         None => {
-            tmux.run(&targs![
+            let out = tmux.run(&targs![
                 "split-window",
                 "-h",
                 "-d",
@@ -92,14 +158,60 @@ fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
                 Arg::id(&pane),
                 "-l",
                 "40%",
-                Arg::ours(&cmd)
+                "-P",
+                "-F",
+                "#{pane_id}",
+                Arg::literal(&raw_cmd),
             ])?;
+            let split = out.trim().to_string();
+            // "Opened" only once the side agent is up: one that dies at start is an error.
+            let start = Instant::now();
+            loop {
+                match read_start(&pane) {
+                    Some(st) if st.state == "failed" => {
+                        return Err(failed_open(tmux, &pane, Some(&split), st.message));
+                    }
+                    Some(st) if st.state == "running" => break,
+                    _ => {}
+                }
+                let alive = tmux
+                    .run(&targs![
+                        "display-message",
+                        "-p",
+                        "-t",
+                        Arg::id(&split),
+                        "#{pane_dead}"
+                    ])
+                    .is_ok_and(|d| d.trim() == "0");
+                if !alive && read_start(&pane).is_none_or(|s| s.state != "running") {
+                    let msg = read_start(&pane)
+                        .filter(|s| s.state == "failed")
+                        .map(|s| s.message)
+                        .unwrap_or_else(|| {
+                            "the side chat ended at once, before its agent started".into()
+                        });
+                    return Err(failed_open(tmux, &pane, Some(&split), msg));
+                }
+                if start.elapsed() > START_WAIT {
+                    return Err(failed_open(
+                        tmux,
+                        &pane,
+                        Some(&split),
+                        format!(
+                            "the side agent did not start within {} s",
+                            START_WAIT.as_secs()
+                        ),
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = std::fs::remove_file(start_path(&pane));
             super::out_line(&format!(
-                "no client is attached to the main pane's session: the side chat opened in a split beside {pane}"
+                "no client is attached to the main pane's session: the side chat opened in a split ({split}) beside {pane}"
             ));
+            Ok(())
         }
     }
-    Ok(())
 }
 
 /// Inside a side agent that cannot reach tmux: the main transcript it was given.
@@ -166,8 +278,41 @@ fn side_argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<
     })
 }
 
-/// The side agent, inside its popup: launch, wait, then delete its session files.
+/// The side agent, inside its popup: launch, wait, then delete its session files. Any
+/// failure is also written where `open` waits for it.
 fn run_side(tmux: &Tmux, target: &str) -> CliResult {
+    let r = run_side_inner(tmux, target);
+    if let Err(e) = &r {
+        write_start(target, "failed", &e.human());
+    }
+    r
+}
+
+/// Copy the child's stderr to ours (the popup's terminal) and keep its tail, so the
+/// reason a side agent died can be reported by `open` too.
+fn tee_stderr(err: Option<std::process::ChildStderr>) -> Option<std::thread::JoinHandle<Vec<u8>>> {
+    use std::io::{Read, Write};
+    let mut err = err?;
+    Some(std::thread::spawn(move || {
+        let mut tail: Vec<u8> = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = err.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let mut o = std::io::stderr().lock();
+            let _ = o.write_all(&buf[..n]);
+            let _ = o.flush();
+            tail.extend_from_slice(&buf[..n]);
+            if tail.len() > 8192 {
+                tail.drain(..tail.len() - 4096);
+            }
+        }
+        tail
+    }))
+}
+
+fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
     let pane = side::main_pane(tmux, Some(target))?;
     let m = side::main_facts(tmux, &pane)?;
     let adapter = side_agent(tmux);
@@ -239,13 +384,36 @@ fn run_side(tmux: &Tmux, target: &str) -> CliResult {
         .env("PATH", path)
         .env_remove("NO_COLOR")
         .current_dir(&cwd)
+        .stderr(std::process::Stdio::piped())
         .spawn();
-    let mut child =
-        child.map_err(|e| CliError::new(format!("could not start {}: {e}", cli.display())))?;
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = tmux.run(&targs![
+                "set-option",
+                "-p",
+                "-u",
+                "-t",
+                Arg::id(&pane),
+                side::OPT_SIDE
+            ]);
+            return Err(CliError::new(format!(
+                "could not start {}: {e}",
+                cli.display()
+            )));
+        }
+    };
+    let errors = tee_stderr(child.stderr.take());
+    let spawned = Instant::now();
+    let mut reported = false;
     let mut signalled = false;
-    loop {
-        if let Ok(Some(_)) = child.try_wait() {
-            break;
+    let status = loop {
+        if let Ok(Some(st)) = child.try_wait() {
+            break st;
+        }
+        if !reported && spawned.elapsed() >= START_GRACE {
+            reported = true;
+            write_start(&pane, "running", "");
         }
         if stop.load(Ordering::Relaxed) && !signalled {
             signalled = true;
@@ -255,7 +423,26 @@ fn run_side(tmux: &Tmux, target: &str) -> CliResult {
             );
         }
         std::thread::sleep(Duration::from_millis(50));
-    }
+    };
+    let tail = errors.and_then(|h| h.join().ok()).unwrap_or_default();
+    // Ended on its own with a failure (not closed by us): the side chat failed.
+    let failed = (!signalled && !stop.load(Ordering::Relaxed) && !status.success()).then(|| {
+        let said = String::from_utf8_lossy(&tail);
+        let said: Vec<&str> = said
+            .lines()
+            .map(str::trim_end)
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        let said = said[said.len().saturating_sub(6)..].join("\n");
+        format!(
+            "the {adapter} side agent exited with {status}{}",
+            if said.is_empty() {
+                " and printed nothing on stderr".to_string()
+            } else {
+                format!(": {said}")
+            }
+        )
+    });
     let own = tmux
         .run(&targs![
             "show-options",
@@ -294,6 +481,19 @@ fn run_side(tmux: &Tmux, target: &str) -> CliResult {
         Arg::id(&pane),
         side::OPT_SIDE_TRANSCRIPT,
     ]);
+    if let Some(msg) = failed {
+        return Err(CliError::new(if ok {
+            msg
+        } else {
+            format!("{msg}; {line}")
+        }));
+    }
+    // Before the grace `open` may still be waiting for a word; after it nobody is.
+    if reported {
+        let _ = std::fs::remove_file(start_path(&pane));
+    } else {
+        write_start(&pane, "ended", "");
+    }
     if !stop.load(Ordering::Relaxed) {
         super::out_line(&line);
     }

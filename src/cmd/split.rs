@@ -31,6 +31,47 @@ fn cwd_text(p: &Option<std::path::PathBuf>) -> Result<Option<Text>, CliError> {
     }
 }
 
+/// Words `sh -c` runs without looking for a program.
+const SH_BUILTINS: &[&str] = &[
+    "exec", "cd", "exit", ".", ":", "eval", "set", "export", "unset", "ulimit", "umask", "trap",
+    "wait", "command", "builtin", "true", "false", "read", "test", "[", "echo", "printf", "times",
+];
+
+/// The program of a pane's command must exist before the pane does: tmux would create the
+/// pane anyway and it would die at once, leaving the caller with a dead pane id. New
+/// panes get the PATH of the client that creates them (ours), so ours is the one to search.
+pub fn check_program(cmd: &[String]) -> Result<(), CliError> {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(prog) = cmd.first() else {
+        return Ok(());
+    };
+    let runnable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found = if prog.contains('/') {
+        runnable(std::path::Path::new(prog))
+    } else {
+        SH_BUILTINS.contains(&prog.as_str())
+            || std::env::var_os("PATH").is_some_and(|path| {
+                std::env::split_paths(&path).any(|d| !prog.is_empty() && runnable(&d.join(prog)))
+            })
+    };
+    if found {
+        return Ok(());
+    }
+    let mut e = CliError::new(format!(
+        "command not found: {prog:?} is not {} (nothing was created)",
+        if prog.contains('/') {
+            "an executable file"
+        } else {
+            "a program on PATH"
+        }
+    ))
+    .with_hint("check the spelling, or give the program's full path");
+    e.kind = "command-not-found";
+    Err(e)
+}
+
 fn validate_size(s: &Option<String>) -> Result<(), CliError> {
     if let Some(s) = s {
         let n = s.strip_suffix('%').unwrap_or(s);
@@ -48,6 +89,7 @@ fn validate_size(s: &Option<String>) -> Result<(), CliError> {
 
 pub fn run_split(tmux: &Tmux, a: SplitArgs) -> CliResult {
     validate_size(&a.size)?;
+    check_program(&a.cmd)?;
     let cwd = cwd_text(&a.cwd)?;
     let caller = policy::caller(tmux);
     let created = match &a.target {
@@ -67,6 +109,7 @@ pub fn run_split(tmux: &Tmux, a: SplitArgs) -> CliResult {
 }
 
 pub fn run_new_window(tmux: &Tmux, a: NewWindowArgs) -> CliResult {
+    check_program(&a.cmd)?;
     let cwd = cwd_text(&a.cwd)?;
     let name = match a.name.as_deref() {
         Some("") => return Err(CliError::usage("--name must not be empty")),

@@ -29,6 +29,12 @@ pub fn run(
             "--agent must not be empty: pass the harness session id or another stable id",
         ));
     }
+    if max_chars < crate::turn::MIN_MAX_CHARS {
+        return Err(crate::error::CliError::usage(format!(
+            "--max-chars {max_chars} is too small: give at least {} (the answer must hold a truncation marker)",
+            crate::turn::MIN_MAX_CHARS
+        )));
+    }
     version::check(tmux)?;
     let ans = compose(
         tmux,

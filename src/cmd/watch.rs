@@ -122,8 +122,12 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
     if let Some(p) = &pipe
         && let Some(d) = std::path::Path::new(p).parent()
     {
-        std::fs::create_dir_all(d)?;
+        std::fs::create_dir_all(d)
+            .map_err(|e| crate::error::state_io("create the directory", d, e))?;
     }
+    // The job's state must be writable before a window waits on its gate: a window that
+    // was created and then never released would block on `tmux wait-for` forever.
+    probe_writable(&job::active_path(&id))?;
     let gate = format!("tmuxmate-go-{id}");
     // For a typed job, `shell` is the pid of the shell in the foreground at the start.
     let (pane_id, launched, shell) = match &a.target {
@@ -181,6 +185,71 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
             }
         }
     };
+    let r = launch(
+        tmux,
+        &a,
+        &id,
+        &line,
+        &pipe,
+        &gate,
+        now,
+        timeout_ms,
+        notify,
+        (&pane_id, launched, shell),
+    );
+    if let Err(e) = r {
+        undo(tmux, &id, &pane_id, launched);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Write and remove a probe file beside `path`: the state directory takes our files.
+fn probe_writable(path: &std::path::Path) -> CliResult {
+    let dir = path.parent().unwrap_or(path);
+    let probe = dir.join(format!(".probe-{}", std::process::id()));
+    state::write_atomic(&probe, b"")
+        .map_err(|e| crate::error::state_io("write the job state in", dir, e))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// A start that failed half-way leaves nothing: our window goes (its wrapper is still
+/// at the gate, so the command never ran), a typed-into pane loses our option and pipe.
+fn undo(tmux: &Tmux, id: &str, pane_id: &str, launched: bool) {
+    if launched {
+        let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(pane_id)]);
+    } else {
+        let _ = tmux.run(&targs!["pipe-pane", "-t", Arg::id(pane_id)]);
+        let _ = tmux.run(&targs![
+            "set-option",
+            "-p",
+            "-u",
+            "-t",
+            Arg::id(pane_id),
+            "@tmuxmate-job"
+        ]);
+    }
+    let _ = std::fs::remove_file(job::active_path(id));
+    state::log(&format!(
+        "watch {id}: start failed; removed what it had created"
+    ));
+}
+
+#[allow(clippy::too_many_arguments)]
+fn launch(
+    tmux: &Tmux,
+    a: &WatchStartArgs,
+    id: &str,
+    line: &str,
+    pipe: &Option<String>,
+    gate: &str,
+    now: u64,
+    timeout_ms: u64,
+    notify: Vec<String>,
+    (pane_id, launched, shell): (&str, bool, i32),
+) -> CliResult {
+    let (id, pane_id) = (id.to_string(), pane_id.to_string());
     let info = tmux.run(&targs![
         "display-message",
         "-p",
@@ -192,7 +261,7 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
     let j = Job {
         v: job::VERSION,
         id: id.clone(),
-        command: line.clone(),
+        command: line.to_string(),
         regex: a.done_regex.clone(),
         deadline: now + timeout_ms,
         notify,
@@ -223,7 +292,8 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
         queued: false,
         tail: None,
     };
-    j.save_mirror()?;
+    j.save_mirror()
+        .map_err(|e| crate::error::state_io("write the job state", &job::active_path(&id), e))?;
     j.save_option(tmux)?;
     if let Some(p) = &pipe {
         let cmd = format!("exec cat >> {}", create::sh_quote(p));
@@ -236,7 +306,7 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
         ])?;
     }
     if launched {
-        tmux.run(&targs!["wait-for", "-S", Arg::id(&gate)])?;
+        tmux.run(&targs!["wait-for", "-S", Arg::id(gate)])?;
     } else {
         input::paste_bytes(tmux, &pane_id, line.as_bytes(), false)?;
         tmux.run(&targs!["send-keys", "-t", Arg::id(&pane_id), "Enter"])?;

@@ -15,6 +15,10 @@ pub fn run(tmux: &Tmux, json: bool) -> CliResult {
             }
             Ok(())
         }
-        Err(e) => Err(CliError::new(e.to_string())),
+        Err(e) => {
+            let mut c = CliError::new(e.to_string());
+            c.kind = "not-in-pane";
+            Err(c)
+        }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Owns: turning an exit status plus stderr into a specific error, and the wording the
 //! user sees. Invariant: every variant that comes from a run carries the full argv, and
-//! every message says what to do next.
+//! every message says what to do next. The argv is mechanics, not a message: `detail`
+//! hands it to the log and `--verbose`; `parts` and `Display` leave it out.
 
 use std::fmt;
 use std::time::Duration;
@@ -116,77 +117,130 @@ fn show_argv(argv: &[String]) -> String {
         .join(" ")
 }
 
+/// The command that starts a server on `socket` (as `Socket::describe` wrote it).
+fn new_session_advice(socket: &str) -> String {
+    let q = crate::create::sh_quote;
+    if let Some(n) = socket.strip_prefix("-L ") {
+        format!("tmux -L {} new-session", q(n))
+    } else if let Some(p) = socket.strip_prefix("-S ") {
+        format!("tmux -S {} new-session", q(p))
+    } else {
+        "tmux new-session".to_string()
+    }
+}
+
+impl TmuxError {
+    /// What went wrong (for people) and what to do about it. The argv is not in either:
+    /// it is `detail`, for the log and `--verbose`.
+    pub fn parts(&self) -> (String, Option<String>) {
+        match self {
+            TmuxError::NotInstalled { program } => (
+                format!("tmux is not installed ('{program}' not found on PATH)"),
+                Some("install tmux 3.2 or newer (e.g. apt-get install tmux)".into()),
+            ),
+            TmuxError::Spawn { argv, reason } => (
+                format!(
+                    "could not run {}: {reason}",
+                    argv.first().map(String::as_str).unwrap_or("tmux")
+                ),
+                Some("check that tmux is installed and executable".into()),
+            ),
+            TmuxError::SocketDenied { socket, stderr, .. } => (
+                format!(
+                    "tmux server socket {socket} refused the connection ({stderr}); this process may not use it"
+                ),
+                Some(
+                    "check the socket's owner and permissions, or whether a sandbox forbids sockets \
+                     (Codex's workspace-write sandbox does: give that agent full access to use tmuxmate)"
+                        .into(),
+                ),
+            ),
+            TmuxError::NoServer { socket, .. } => (
+                format!("no tmux server is running on socket {socket}"),
+                Some(format!(
+                    "start one with `{}`, or pick another with -L/-S",
+                    new_session_advice(socket)
+                )),
+            ),
+            TmuxError::TargetNotFound { target, .. } => (
+                format!("tmux target {target} does not exist"),
+                Some("run `tmuxmate list` to see the panes".into()),
+            ),
+            TmuxError::TooOld { found } => (
+                format!("tmux is too old: found '{found}', tmuxmate needs tmux 3.2 or newer"),
+                Some("upgrade tmux".into()),
+            ),
+            TmuxError::Timeout { after, .. } => (
+                format!(
+                    "tmux did not answer within {} ms and was killed",
+                    after.as_millis()
+                ),
+                Some(
+                    "is the server hung? (TMUXMATE_TIMEOUT_MS sets how long one tmux call may take)"
+                        .into(),
+                ),
+            ),
+            TmuxError::Failed { status, stderr, .. } => (
+                format!(
+                    "tmux failed (exit {}): {}",
+                    status
+                        .map(|s| s.to_string())
+                        .unwrap_or_else(|| "by signal".into()),
+                    if stderr.is_empty() {
+                        "no message"
+                    } else {
+                        stderr
+                    }
+                ),
+                None,
+            ),
+            TmuxError::BadOutput { detail, .. } => (
+                format!("tmux gave output tmuxmate cannot read safely ({detail})"),
+                Some("please report this".into()),
+            ),
+        }
+    }
+
+    /// A short class for `--json` errors.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TmuxError::NotInstalled { .. } => "tmux-not-installed",
+            TmuxError::Spawn { .. } => "tmux-spawn",
+            TmuxError::SocketDenied { .. } => "socket-denied",
+            TmuxError::NoServer { .. } => "no-server",
+            TmuxError::TargetNotFound { .. } => "target-not-found",
+            TmuxError::TooOld { .. } => "tmux-too-old",
+            TmuxError::Timeout { .. } => "tmux-timeout",
+            TmuxError::Failed { .. } => "tmux",
+            TmuxError::BadOutput { .. } => "tmux-bad-output",
+        }
+    }
+
+    /// The mechanics: the argv that failed and tmux's own words.
+    pub fn detail(&self) -> Option<String> {
+        let (argv, stderr) = match self {
+            TmuxError::NotInstalled { .. } | TmuxError::TooOld { .. } => return None,
+            TmuxError::Spawn { argv, .. }
+            | TmuxError::Timeout { argv, .. }
+            | TmuxError::BadOutput { argv, .. } => (argv, ""),
+            TmuxError::NoServer { argv, stderr, .. }
+            | TmuxError::SocketDenied { argv, stderr, .. }
+            | TmuxError::TargetNotFound { argv, stderr, .. }
+            | TmuxError::Failed { argv, stderr, .. } => (argv, stderr.as_str()),
+        };
+        Some(if stderr.is_empty() {
+            format!("argv: {}", show_argv(argv))
+        } else {
+            format!("argv: {}; tmux said: {stderr}", show_argv(argv))
+        })
+    }
+}
+
 impl fmt::Display for TmuxError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TmuxError::NotInstalled { program } => write!(
-                f,
-                "tmux is not installed ('{program}' not found on PATH); install tmux 3.2 or newer (e.g. apt-get install tmux)"
-            ),
-            TmuxError::Spawn { argv, reason } => {
-                write!(f, "could not run `{}`: {reason}", show_argv(argv))
-            }
-            TmuxError::SocketDenied {
-                argv,
-                socket,
-                stderr,
-            } => write!(
-                f,
-                "tmux server socket {socket} refused the connection ({stderr}); this process may not use it: \
-                 check the socket's owner and permissions, or whether a sandbox forbids sockets \
-                 (Codex's workspace-write sandbox does: give that agent full access to use tmuxmate) [argv: {}]",
-                show_argv(argv)
-            ),
-            TmuxError::NoServer {
-                argv,
-                socket,
-                stderr,
-            } => write!(
-                f,
-                "no tmux server is running on socket {socket} ({stderr}); start one with `tmux new-session`, or pick another with -L/-S [argv: {}]",
-                show_argv(argv)
-            ),
-            TmuxError::TargetNotFound {
-                argv,
-                target,
-                stderr,
-            } => write!(
-                f,
-                "tmux target {target} does not exist ({stderr}); run `tmuxmate list` to see the panes [argv: {}]",
-                show_argv(argv)
-            ),
-            TmuxError::TooOld { found } => write!(
-                f,
-                "tmux is too old: found '{found}', tmuxmate needs tmux 3.2 or newer; upgrade tmux"
-            ),
-            TmuxError::Timeout { argv, after } => write!(
-                f,
-                "tmux did not answer within {} ms and was killed; is the server hung? [argv: {}]",
-                after.as_millis(),
-                show_argv(argv)
-            ),
-            TmuxError::Failed {
-                argv,
-                status,
-                stderr,
-            } => write!(
-                f,
-                "tmux failed (exit {}): {} [argv: {}]",
-                status
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|| "by signal".into()),
-                if stderr.is_empty() {
-                    "no message"
-                } else {
-                    stderr
-                },
-                show_argv(argv)
-            ),
-            TmuxError::BadOutput { argv, detail } => write!(
-                f,
-                "tmux gave output tmuxmate cannot read safely ({detail}); please report this [argv: {}]",
-                show_argv(argv)
-            ),
+        match self.parts() {
+            (m, Some(h)) => write!(f, "{m}; {h}"),
+            (m, None) => write!(f, "{m}"),
         }
     }
 }
@@ -212,6 +266,9 @@ mod tests {
         ));
         assert!(c("can't find pane: %9").to_string().contains("%9"));
         let f = c("unknown command: nope");
-        assert!(f.to_string().contains("exit 1") && f.to_string().contains("argv"));
+        assert!(f.to_string().contains("exit 1") && !f.to_string().contains("argv"));
+        assert!(f.detail().unwrap().contains("argv: tmux"));
+        let n = c("no server running on /tmp/tmux-0/x");
+        assert!(n.to_string().contains("`tmux -L x new-session`"), "{n}");
     }
 }

@@ -317,7 +317,12 @@ fn refusals_each_name_the_failed_check() {
     let o = b.cmd(&s, &["agent", "wait", &st.name, "--timeout-s", "1"]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("[incomplete"));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("tmux attach -t"));
+    // The attach advice names the server in use.
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&format!("tmux -L {} attach -t", s.name)),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     std::fs::remove_file(b.sd.join("busy")).unwrap();
     b.ok(&s, &["agent", "wait", &st.name, "--timeout-s", "10"]);
     // Foreground is not the CLI any more (restarted by hand as a shell).

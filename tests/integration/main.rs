@@ -6,6 +6,7 @@ pub mod util;
 
 mod bridge;
 mod capture;
+mod cli;
 mod control;
 mod digest;
 mod hooks;

@@ -17,6 +17,7 @@ struct RunJson {
     elapsed_ms: u64,
     timed_out: bool,
     stabilized: bool,
+    kept: bool,
 }
 
 fn run_json(s: &Server, args: &[&str]) -> RunJson {
@@ -145,7 +146,7 @@ fn timeout_reports_output_so_far_and_leaves_the_command_running() {
 fn ctrl_c_in_the_pane_is_reported_as_130_and_the_pane_survives() {
     let s = server!();
     std::thread::scope(|sc| {
-        let job = sc.spawn(|| run_json(&s, &["--", "sleep", "60"]));
+        let job = sc.spawn(|| run_json(&s, &["--keep", "--", "sleep", "60"]));
         let pane = wait_until("the sleep in its pane", Duration::from_secs(20), || {
             let rows = s.tmux(&[
                 "list-panes",
@@ -191,7 +192,8 @@ fn in_session(sid: i32) -> Vec<String> {
 fn new_pane_is_a_marked_new_window_that_stays_alive() {
     let s = server!();
     let before = s.tmux(&["list-windows", "-a", "-F", "#{window_id}"]);
-    let r = run_json(&s, &["--", "sh", "-c", "echo hi"]);
+    let r = run_json(&s, &["--keep", "--", "sh", "-c", "echo hi"]);
+    assert!(r.kept);
     // From outside any pane: a new window in the `tmuxmate` session.
     assert_eq!(pane_fields(&s, &r.pane_id, "#{session_name}"), "tmuxmate");
     let win = pane_fields(&s, &r.pane_id, "#{window_id}");
@@ -208,7 +210,7 @@ fn new_pane_is_a_marked_new_window_that_stays_alive() {
     let again = run_json(&s, &["-t", &r.pane_id, "--", "echo", "again"]);
     assert_eq!((again.exit_status, again.text.as_str()), (Some(0), "again"));
     // A second run gets its own window in the same session.
-    let r2 = run_json(&s, &["--", "true"]);
+    let r2 = run_json(&s, &["--keep", "--", "true"]);
     assert_ne!(pane_fields(&s, &r2.pane_id, "#{window_id}"), win);
     assert_eq!(pane_fields(&s, &r2.pane_id, "#{session_name}"), "tmuxmate");
     // Every result was stored.
@@ -223,7 +225,7 @@ fn from_an_agent_pane_it_opens_a_window_in_the_callers_session() {
     let s = server!();
     let a = s.agent_pane("agent");
     s.tmux(&["set", "-t", "main", "history-limit", "1234"]);
-    let out = a.sh("\"$TM\" run --json -- echo from-agent");
+    let out = a.sh("\"$TM\" run --json --keep -- echo from-agent");
     assert_eq!(out.rc, 0, "{}", out.out);
     let r: RunJson = serde_json::from_str(&out.out).unwrap();
     assert_eq!(r.text, "from-agent");
@@ -245,7 +247,17 @@ fn from_an_agent_pane_it_opens_a_window_in_the_callers_session() {
 #[test]
 fn output_is_only_this_commands() {
     let s = server!();
-    let r = run_json(&s, &["--", "sh", "-c", "echo first"]);
+    let r = run_json(&s, &["--keep", "--", "sh", "-c", "echo first"]);
+    // The kept pane's boot shell is still exec'ing the interactive one for a moment
+    // (`run -t` rightly refuses a busy shell): wait for the prompt before typing.
+    wait_until(
+        "the kept pane's shell to be idle",
+        Duration::from_secs(10),
+        || {
+            let o = s.run(&["run", "--json", "-t", &r.pane_id, "--", "true"]);
+            o.status.success().then_some(())
+        },
+    );
     let again = run_json(&s, &["-t", &r.pane_id, "--", "echo", "second"]);
     assert_eq!(again.text, "second", "no prompt, no earlier output");
     // Into the session's own shell, with earlier text on its screen.
