@@ -48,6 +48,17 @@ pub fn out_line(text: &str) {
     }
 }
 
+/// Write a line to stdout and report whether all of it got out (for deliveries, which
+/// are confirmed only when printed).
+pub fn try_out_line(text: &str) -> std::io::Result<()> {
+    let mut o = std::io::stdout().lock();
+    o.write_all(text.as_bytes())?;
+    if !text.ends_with('\n') {
+        o.write_all(b"\n")?;
+    }
+    o.flush()
+}
+
 pub fn out_json<T: serde::Serialize>(v: &T) {
     out_line(&serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into()));
 }

@@ -35,6 +35,8 @@ pub struct PaneInfo {
     pub mode: String,
     pub created_by_us: String,
     pub job: String,
+    /// The agent address whose per-turn call last came from this pane (`@tmuxmate-agent`).
+    pub agent: String,
 }
 
 pub const FIELDS: &[&str] = &[
@@ -58,6 +60,7 @@ pub const FIELDS: &[&str] = &[
     "pane_mode",
     "@tmuxmate-created",
     "@tmuxmate-job",
+    "@tmuxmate-agent",
 ];
 
 impl PaneInfo {
@@ -87,6 +90,7 @@ impl PaneInfo {
             mode: next(),
             created_by_us: next(),
             job: next(),
+            agent: next(),
         }
     }
 
