@@ -376,11 +376,7 @@ impl Locked {
             .and_then(|_| {
                 // Durability matters for what was offered, delivered or queued; a lost
                 // turn counter only shifts the number shown, so it costs no fsync.
-                if sync {
-                    self.file.sync_data()
-                } else {
-                    Ok(())
-                }
+                if sync { self.file.sync_data() } else { Ok(()) }
             });
         if let Err(e) = written {
             // Whole or nothing: cut off what part of the batch reached the file (a full
@@ -595,9 +591,10 @@ pub fn all_agents(limit: usize) -> Vec<(String, LedgerState)> {
         .take(limit)
         .filter_map(|(_, p)| {
             let st = LedgerState::parse(&String::from_utf8_lossy(&std::fs::read(&p).ok()?));
-            let addr = st.addr.clone().or_else(|| {
-                decode_spelled(p.file_stem()?.to_str()?)
-            })?;
+            let addr = st
+                .addr
+                .clone()
+                .or_else(|| decode_spelled(p.file_stem()?.to_str()?))?;
             Some((addr, st))
         })
         .collect()
@@ -662,7 +659,12 @@ mod tests {
         assert_eq!(file_name("../a b"), "%2E%2E%2Fa%20b");
         assert_eq!(decode_spelled("%2E%2E%2Fa%20b").as_deref(), Some("../a b"));
         // Long or odd addresses (1 KB of dots, slashes, unicode) get a bounded hashed name.
-        for a in [".".repeat(1024), "/".repeat(1024), "é😀".repeat(170), ".".repeat(27)] {
+        for a in [
+            ".".repeat(1024),
+            "/".repeat(1024),
+            "é😀".repeat(170),
+            ".".repeat(27),
+        ] {
             let n = file_name(&a);
             assert!(n.len() <= MAX_SPELLED + 1, "{n}");
             assert!(n.starts_with('~'));

@@ -62,7 +62,10 @@ pub fn agent_address(loc: Option<&location::Reading>) -> String {
     let env = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
     env("TMUXMATE_AGENT")
         .or_else(|| env("CLAUDE_CODE_SESSION_ID"))
-        .or_else(|| loc.map(|r| r.agent_option.clone()).filter(|s| !s.is_empty()))
+        .or_else(|| {
+            loc.map(|r| r.agent_option.clone())
+                .filter(|s| !s.is_empty())
+        })
         .or_else(|| loc.map(pane_address))
         .unwrap_or_else(|| "cli".to_string())
 }

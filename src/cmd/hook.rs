@@ -88,12 +88,7 @@ fn run_inner(tmux: &Tmux, harness: Harness, interval_ms: Option<u64>) -> Result<
     }
     if event == Event::Reset || event == Event::Start {
         let r = location::read(tmux).ok();
-        return crate::address::session_started(
-            tmux,
-            &agent,
-            input.source.as_deref(),
-            r.as_ref(),
-        );
+        return crate::address::session_started(tmux, &agent, input.source.as_deref(), r.as_ref());
     }
     let transcript = input
         .transcript_path

@@ -9,6 +9,7 @@ mod capture;
 mod control;
 mod digest;
 mod hooks;
+mod ledger;
 mod location;
 mod run;
 mod safety;
