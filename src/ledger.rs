@@ -323,8 +323,28 @@ impl Locked {
     /// Durably append `recs` (fsync unless only turn counters), whole or not at all;
     /// `state` reflects them only on success.
     pub fn commit(&mut self, recs: &[Record]) -> std::io::Result<()> {
+        let sync = recs
+            .iter()
+            .any(|r| !matches!(r, Record::Turn { .. } | Record::Addr { .. }));
+        self.commit_with(recs, sync)
+    }
+
+    /// `commit`, choosing whether to fsync. A delivery confirmation needs none: lost in a
+    /// machine crash, it only makes the next turn offer the item again (a duplicate, never
+    /// a loss), and skipping it shrinks the print-to-confirm window a kill can fall into.
+    pub fn commit_with(&mut self, recs: &[Record], sync: bool) -> std::io::Result<()> {
+        let p = self.prepare(recs);
+        self.write(p, sync)
+    }
+
+    /// Everything of a commit but the write: the next state and the bytes. Done before
+    /// printing, so that after the print only one `write` is left to do.
+    pub fn prepare(&self, recs: &[Record]) -> Prepared {
         if recs.is_empty() {
-            return Ok(());
+            return Prepared {
+                next: None,
+                body: Body::Append(String::new()),
+            };
         }
         let mut recs = recs.to_vec();
         if self.len == 0 && self.state.addr.is_none() {
@@ -348,13 +368,10 @@ impl Locked {
             // Rewrite only when it pays: large pending notes would otherwise make every
             // call rewrite (and fsync) the whole file; then it grows until they are read.
             if (body.len() as u64) < COMPACT_BYTES / 2 {
-                state::write_atomic(&self.path, body.as_bytes())?;
-                // The rename replaced the file: later appends must go to the new one.
-                self.file = open_data(&self.path)?;
-                self.len = body.len() as u64;
-                self.ends_nl = true;
-                self.state = next;
-                return Ok(());
+                return Prepared {
+                    next: Some(next),
+                    body: Body::Rewrite(body),
+                };
             }
         }
         let mut buf = String::new();
@@ -366,16 +383,36 @@ impl Locked {
             buf.push_str(&serde_json::to_string(r).unwrap_or_default());
             buf.push('\n');
         }
-        let sync = recs
-            .iter()
-            .any(|r| !matches!(r, Record::Turn { .. } | Record::Addr { .. }));
+        Prepared {
+            next: Some(next),
+            body: Body::Append(buf),
+        }
+    }
+
+    /// Write a prepared commit (made from this lock's current state), whole or not at all.
+    pub fn write(&mut self, p: Prepared, sync: bool) -> std::io::Result<()> {
+        let Some(next) = p.next else {
+            return Ok(());
+        };
+        let buf = match p.body {
+            Body::Rewrite(body) => {
+                state::write_atomic(&self.path, body.as_bytes())?;
+                // The rename replaced the file: later appends must go to the new one.
+                self.file = open_data(&self.path)?;
+                self.len = body.len() as u64;
+                self.ends_nl = true;
+                self.state = next;
+                return Ok(());
+            }
+            Body::Append(buf) => buf,
+        };
         let written = self
             .file
             .seek(SeekFrom::Start(self.len))
             .and_then(|_| self.file.write_all(buf.as_bytes()))
             .and_then(|_| {
-                // Durability matters for what was offered, delivered or queued; a lost
-                // turn counter only shifts the number shown, so it costs no fsync.
+                // Durability matters for what was offered or queued; a lost turn
+                // counter only shifts the number shown, so it costs no fsync.
                 if sync { self.file.sync_data() } else { Ok(()) }
             });
         if let Err(e) = written {
@@ -390,6 +427,17 @@ impl Locked {
         self.state = next;
         Ok(())
     }
+}
+
+/// A commit computed but not yet written (see `Locked::prepare`).
+pub struct Prepared {
+    next: Option<LedgerState>,
+    body: Body,
+}
+
+enum Body {
+    Append(String),
+    Rewrite(String),
 }
 
 fn open_data(path: &Path) -> std::io::Result<File> {

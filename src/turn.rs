@@ -10,7 +10,7 @@
 //! from the harness transcript or offers it again; an item that does not fit waits for
 //! the next turn (one that could never fit is truncated visibly).
 
-use crate::ledger::{Ledger, Locked, Record};
+use crate::ledger::{Ledger, Locked, Prepared, Record};
 use crate::location::{self, NoLocation, Reading};
 use crate::state;
 use crate::tmux::Tmux;
@@ -33,7 +33,7 @@ pub struct TurnAnswer {
     pub no_location: Option<String>,
     pub location: Option<Reading>,
     /// The locked ledger and what to record once the answer was printed.
-    held: Option<(Locked, Vec<Record>)>,
+    held: Option<(Locked, Prepared)>,
 }
 
 impl TurnAnswer {
@@ -44,8 +44,9 @@ impl TurnAnswer {
     /// Call after the answer was printed in full: records its items as delivered and
     /// releases the ledger. Not calling it (a failed print, a crash) leaves them offered.
     pub fn confirm(&mut self) -> Result<(), String> {
-        if let Some((mut l, recs)) = self.held.take() {
-            l.commit(&recs).map_err(|e| {
+        if let Some((mut l, p)) = self.held.take() {
+            // No fsync (see `Locked::commit_with`): one write is all that is left here.
+            l.write(p, false).map_err(|e| {
                 format!("the answer was printed but recording its delivery failed ({e}); its items may be shown once more")
             })?;
         }
@@ -195,7 +196,8 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
     l.commit(&before)
         .map_err(|e| format!("ledger {}: {e}", ledger.path().display()))?;
     if !after.is_empty() {
-        answer.held = Some((l, after));
+        let p = l.prepare(&after);
+        answer.held = Some((l, p));
     }
     answer.location = reading;
     Ok(answer)

@@ -51,11 +51,13 @@ pub fn out_line(text: &str) {
 /// Write a line to stdout and report whether all of it got out (for deliveries, which
 /// are confirmed only when printed).
 pub fn try_out_line(text: &str) -> std::io::Result<()> {
-    let mut o = std::io::stdout().lock();
-    o.write_all(text.as_bytes())?;
-    if !text.ends_with('\n') {
-        o.write_all(b"\n")?;
+    let mut line = text.to_string();
+    if !line.ends_with('\n') {
+        line.push('\n');
     }
+    // One buffer ending in a newline: one write, so a kill cannot fall between pieces.
+    let mut o = std::io::stdout().lock();
+    o.write_all(line.as_bytes())?;
     o.flush()
 }
 
