@@ -633,7 +633,8 @@ pub fn all_agents(limit: usize) -> Vec<(String, LedgerState)> {
             Some((m, p))
         })
         .collect();
-    files.sort_by(|a, b| b.0.cmp(&a.0));
+    // Times were read once above: a file renamed meanwhile cannot upset the order.
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
     files
         .into_iter()
         .take(limit)

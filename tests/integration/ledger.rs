@@ -36,7 +36,7 @@ impl Rng {
 fn seed_ledger(state: &Path, agent: &str, items: &[(String, String)]) -> PathBuf {
     let dir = state.join("agents");
     std::fs::create_dir_all(&dir).unwrap();
-    let mut body = format!("{{\"t\":\"turn\",\"n\":1,\"at\":1}}\n");
+    let mut body = "{\"t\":\"turn\",\"n\":1,\"at\":1}\n".to_string();
     for (k, t) in items {
         body.push_str(&serde_json::json!({"t": "queue", "key": k, "text": t, "at": 2}).to_string());
         body.push('\n');
@@ -94,7 +94,7 @@ fn killed_turns_lose_nothing_and_double_only_after_printing() {
                 // Anywhere from before exec to after the exit (then the kill hits
                 // nothing); every other kill aims at the second half of a turn, where it
                 // decides, offers, prints and confirms.
-                let at = if runs.len() % 3 == 0 {
+                let at = if runs.len().is_multiple_of(3) {
                     rng.below(median * 3 / 2)
                 } else {
                     median / 2 + rng.below(median)
@@ -302,7 +302,7 @@ fn killed_hooks_with_a_transcript_neither_lose_nor_double() {
         let mut n = 0u32;
         while kills < 100 {
             n += 1;
-            let (killed, out) = if n % 2 == 0 {
+            let (killed, out) = if n.is_multiple_of(2) {
                 hook(None, true)
             } else {
                 hook(Some(median / 3 + rng.below(median)), false)
