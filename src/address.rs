@@ -57,6 +57,20 @@ pub fn resolve(tmux: &Tmux, what: &str, addr: &str) -> Result<String, CliError> 
     )))
 }
 
+/// For a `watch start` without `--notify`: a warning when the default address (the
+/// calling pane's agent, else the caller's own id) has no reader yet.
+pub fn default_notify_warning(agent: &str) -> Option<String> {
+    if Ledger::for_agent(agent).peek().known() {
+        return None;
+    }
+    Some(format!(
+        "warning: no agent is known at the default address {} (no per-turn call came from it yet); \
+         the result is queued there and kept for `tmuxmate watch show`. Name the agent with --notify to deliver it elsewhere{}",
+        shown(agent),
+        known_hint()
+    ))
+}
+
 fn is_pane_id(s: &str) -> bool {
     s.len() > 1 && s.starts_with('%') && s[1..].bytes().all(|b| b.is_ascii_digit())
 }
@@ -73,7 +87,7 @@ fn shown(addr: &str) -> String {
 
 /// "; known agents: ..." (newest first), or how to make one known.
 fn known_hint() -> String {
-    let known: Vec<String> = ledger::all_agents(500)
+    let known: Vec<String> = ledger::all_agents(200)
         .into_iter()
         .filter(|(_, st)| st.known() && st.moved_to.is_none())
         .map(|(a, _)| shown(&a))

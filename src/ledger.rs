@@ -4,10 +4,13 @@
 //! exclusive `flock` around every read-modify-append, compaction, and where an address's
 //! items go after the address moved (a cleared conversation). Invariants:
 //! - an item key is queued at most once per ledger; it is *offered* (fsynced) before its
-//!   text is printed and *delivered* once the print succeeded, so a turn killed before
-//!   printing loses nothing (the next turn offers it again) and one killed after printing
-//!   can double it at most once (the next turn confirms it from the harness transcript
-//!   when it can, see `crate::delivered`);
+//!   text is printed, and after the print succeeded it is *delivered*, or, when the
+//!   harness keeps a transcript, *printed*: then the next turn confirms it from the
+//!   transcript (see `crate::delivered`). An offered item not confirmed is offered again,
+//!   so a turn killed before printing loses nothing; one killed after printing can double
+//!   an item at most once (never with a transcript), and an item printed twice that the
+//!   transcript still does not show counts as delivered (a harness that records no
+//!   context costs one duplicate, not one per turn);
 //! - a batch of records is appended whole or not at all: a failed write (full disk, file
 //!   size limit) is cut back to the previous length before the error is returned;
 //! - a corrupt or half-written line is skipped and resets the remembered location (so
@@ -73,6 +76,8 @@ pub enum Record {
         #[serde(default)]
         head: String,
     },
+    /// An offered note was printed in full; the transcript will tell if it arrived.
+    Printed { key: String, at: u64 },
     /// A queued note was handed to the agent.
     Deliver { key: String, at: u64 },
     /// The address moved (e.g. `/clear` gave the pane a new session id): `keys` went to
@@ -100,6 +105,8 @@ pub struct Pending {
     pub text: String,
     pub at: u64,
     pub offer: Option<Offered>,
+    /// How many answers printed it in full (with a transcript, before it is confirmed).
+    pub printed: u32,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -146,6 +153,7 @@ impl LedgerState {
                         text,
                         at,
                         offer: None,
+                        printed: 0,
                     });
                 }
             }
@@ -163,6 +171,11 @@ impl LedgerState {
                         tpos,
                         head,
                     });
+                }
+            }
+            Record::Printed { key, .. } => {
+                if let Some(p) = self.pending.iter_mut().find(|p| p.key == key) {
+                    p.printed += 1;
                 }
             }
             Record::Deliver { key, .. } => {
@@ -231,6 +244,12 @@ impl LedgerState {
                     head: o.head.clone(),
                 });
             }
+            for _ in 0..p.printed {
+                out.push(Record::Printed {
+                    key: p.key.clone(),
+                    at: 0,
+                });
+            }
         }
         if let Some((st, at, iv)) = &self.location {
             out.push(Record::Inject {
@@ -254,6 +273,14 @@ impl LedgerState {
 /// (`[A-Za-z0-9_-]` as is, every other byte `%XX`, as before), else `~` and a SHA-256
 /// prefix (`~` never appears in a spelled name, so the two kinds cannot meet).
 pub fn file_name(agent: &str) -> String {
+    let s = spelled(agent, MAX_SPELLED);
+    // 40 hex digits = 160 bits: no accidental collision; a forged one is caught by the
+    // address record inside.
+    s.unwrap_or_else(|| format!("~{}", &crate::hash::sha256_hex(agent.as_bytes())[..40]))
+}
+
+/// The `%XX` spelling of an address, if it is at most `max` bytes long.
+fn spelled(agent: &str, max: usize) -> Option<String> {
     let mut s = String::new();
     for b in agent.bytes() {
         if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
@@ -261,13 +288,11 @@ pub fn file_name(agent: &str) -> String {
         } else {
             s.push_str(&format!("%{b:02X}"));
         }
-        if s.len() > MAX_SPELLED {
-            // 40 hex digits = 160 bits: no accidental collision; a forged one is caught
-            // by the address record inside.
-            return format!("~{}", &crate::hash::sha256_hex(agent.as_bytes())[..40]);
+        if s.len() > max {
+            return None;
         }
     }
-    s
+    Some(s)
 }
 
 /// Refuse an address no agent can have (the wording names the flag via `what`).
@@ -460,11 +485,19 @@ pub enum Queued {
 
 impl Ledger {
     pub fn for_agent(agent: &str) -> Ledger {
+        let dir = state::state_dir().join("agents");
+        let name = file_name(agent);
+        // Versions before hashed names spelled out every address that fit a file name:
+        // such a ledger keeps being used, so nothing queued there is stranded.
+        let legacy = name
+            .starts_with('~')
+            .then(|| spelled(agent, 240))
+            .flatten()
+            .map(|n| dir.join(format!("{n}.jsonl")))
+            .filter(|p| p.exists());
         Ledger {
             agent: agent.to_string(),
-            path: state::state_dir()
-                .join("agents")
-                .join(format!("{}.jsonl", file_name(agent))),
+            path: legacy.unwrap_or_else(|| dir.join(format!("{name}.jsonl"))),
         }
     }
 
@@ -720,6 +753,8 @@ mod tests {
             assert!(decode_spelled(&n).is_none());
         }
         assert_ne!(file_name(&".".repeat(1024)), file_name(&".".repeat(1023)));
+        assert_eq!(spelled("a/b", 80).as_deref(), Some("a%2Fb"));
+        assert_eq!(spelled(&".".repeat(27), 80), None);
         // Safe short names are unchanged from the earlier versions.
         let uuid = "5eed0000-0000-4000-8000-00000000c1a1";
         assert_eq!(file_name(uuid), uuid);
@@ -748,6 +783,11 @@ mod tests {
         });
         assert_eq!(s.pending.len(), 2);
         assert!(s.pending[0].offer.is_some());
+        s.apply(Record::Printed {
+            key: "a".into(),
+            at: 1,
+        });
+        assert_eq!(s.pending[0].printed, 1);
         // Compaction keeps the offer.
         let mut c = LedgerState::default();
         for r in s.compacted() {

@@ -5,10 +5,11 @@
 //! budget. Invariants: at most one tmux invocation when nothing changed (none inside the
 //! refresh interval); the ledger lock is held from the decision until the printed answer
 //! is confirmed, so concurrent calls for one agent never inject the same item twice; an
-//! item is recorded as *offered* before it is printed and *delivered* only after (see
-//! `confirm`), so a turn that dies in between loses nothing: the next turn confirms it
-//! from the harness transcript or offers it again; an item that does not fit waits for
-//! the next turn (one that could never fit is truncated visibly).
+//! item is recorded as *offered* before it is printed and *delivered* (no transcript) or
+//! *printed* (a JSONL transcript, which the next turn reads) only after (see `confirm`),
+//! so a turn that dies in between loses nothing: the next turn confirms it from the
+//! harness transcript or offers it again; an item that does not fit waits for the next
+//! turn (one that could never fit is truncated visibly).
 
 use crate::ledger::{Ledger, Locked, Prepared, Record};
 use crate::location::{self, NoLocation, Reading};
@@ -142,11 +143,13 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
             });
         }
     }
-    let tpos = req
+    let tfile = req
         .transcript
-        .and_then(|t| std::fs::metadata(t).ok())
-        .map(|m| m.len())
-        .unwrap_or(0);
+        .and_then(|t| std::fs::metadata(t).ok().map(|m| (t, m.len())));
+    // Confirm from the transcript only one we can read: JSONL (Claude, Codex, Gemini),
+    // present now; otherwise (no transcript, dsh's .zstd) the print itself confirms.
+    let by_transcript = tfile.filter(|(t, _)| t.extension().is_some_and(|e| e == "jsonl"));
+    let tpos = tfile.map(|(_, n)| n).unwrap_or(0);
     let pending = l.state.pending.clone();
     for p in pending {
         // Offered by a turn that ended without confirming (we hold the lock, so it is not
@@ -159,9 +162,28 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
                 });
                 continue;
             }
+            if p.printed >= 2 {
+                // Printed twice and never recorded: this harness's transcript does not
+                // show our context; a third copy would be noise.
+                state::log(&format!(
+                    "turn {}: {} printed twice but not in the transcript; counted as delivered",
+                    req.agent, p.key
+                ));
+                before.push(Record::Deliver {
+                    key: p.key.clone(),
+                    at: state::now_ms(),
+                });
+                continue;
+            }
             state::log(&format!(
-                "turn {}: offering {} again: the turn that offered it ended before confirming",
-                req.agent, p.key
+                "turn {}: offering {} again: {}",
+                req.agent,
+                p.key,
+                if p.printed == 0 {
+                    "the turn that offered it ended before confirming"
+                } else {
+                    "printed, but the transcript does not show it arrived"
+                }
             ));
         }
         let sep = if answer.items.is_empty() { 0 } else { 2 };
@@ -187,9 +209,11 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
             tpos,
             head: crate::delivered::head(&item),
         });
-        after.push(Record::Deliver {
-            key: p.key,
-            at: state::now_ms(),
+        let at = state::now_ms();
+        after.push(if by_transcript.is_some() {
+            Record::Printed { key: p.key, at }
+        } else {
+            Record::Deliver { key: p.key, at }
         });
         answer.items.push(item);
     }

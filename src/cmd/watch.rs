@@ -106,7 +106,12 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
     // Only addresses someone reads (see address.rs); by default the agent of this pane.
     let notify = vec![match &a.notify {
         Some(n) => crate::address::resolve(tmux, "--notify", n)?,
-        None => caller.agent.clone(),
+        None => {
+            if let Some(w) = crate::address::default_notify_warning(&caller.agent) {
+                eprintln!("tmuxmate: {w}");
+            }
+            caller.agent.clone()
+        }
     }];
     let forward = a
         .forward
