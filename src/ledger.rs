@@ -605,9 +605,26 @@ impl Ledger {
         if l.state.moved_to.as_deref() == Some(to) && l.state.pending.is_empty() {
             return Ok(0);
         }
+        // An item the old conversation was shown (its transcript says so) stays delivered
+        // there; the rest go.
+        let (shown, items): (Vec<Pending>, Vec<Pending>) =
+            l.state.pending.clone().into_iter().partition(|p| {
+                p.offer
+                    .as_ref()
+                    .is_some_and(crate::delivered::in_transcript)
+            });
+        if !shown.is_empty() {
+            let recs: Vec<Record> = shown
+                .iter()
+                .map(|p| Record::Deliver {
+                    key: p.key.clone(),
+                    at: state::now_ms(),
+                })
+                .collect();
+            l.commit(&recs)?;
+        }
         // Into the new ledger first (durably), then marked moved here: a crash in between
         // moves them again, and the new ledger refuses keys it already has.
-        let items = l.state.pending.clone();
         if !items.is_empty() {
             target.transact(|t| {
                 for p in &items {

@@ -727,11 +727,39 @@ fn cleared_conversation_items_follow_the_pane_once() {
         ))
         .out
     };
-    let ups_old = fix("hook-claude-UserPromptSubmit.json", old, &[]);
+    // The old conversation keeps a transcript (the stand-in harness records what the hook
+    // printed); the new one has none.
+    let tr = a.dir.join("old.jsonl");
+    std::fs::write(&tr, "{\"type\":\"user\"}\n").unwrap();
+    let record = |out: &str| {
+        let v: serde_json::Value = serde_json::from_str(out.trim()).expect(out);
+        let line = serde_json::json!({"type":"attachment","attachment":{"type":"hook_additional_context",
+            "content":[v["hookSpecificOutput"]["additionalContext"].clone()]}});
+        let mut f = std::fs::OpenOptions::new().append(true).open(&tr).unwrap();
+        std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
+    };
+    let ups_old = fix(
+        "hook-claude-UserPromptSubmit.json",
+        old,
+        &[("transcript_path", tr.to_str().unwrap())],
+    );
     let clear = fix("hook-claude-SessionStart.json", new, &[("source", "clear")]);
     let ups_new = fix("hook-claude-UserPromptSubmit.json", new, &[]);
-    assert!(hook(&ups_old).contains("tmux location"));
-    // A result queued for the old conversation.
+    let first = hook(&ups_old);
+    assert!(first.contains("tmux location"));
+    record(&first);
+    // One result the old conversation was shown before the clear: it does not follow.
+    let j0 = watch(&s, old, "echo shown-before-clear");
+    let mut shown = String::new();
+    wait_until("j0 at the old id", Duration::from_secs(20), || {
+        let o = hook(&ups_old);
+        if !o.is_empty() {
+            record(&o);
+        }
+        shown.push_str(&o);
+        shown.contains(&format!("tmux watch {j0} ")).then_some(())
+    });
+    // A result queued for the old conversation, never shown there.
     let j1 = watch(&s, old, "echo before-clear");
     wait_until("queued for the old id", Duration::from_secs(20), || {
         std::fs::read_to_string(s.state.join(format!("agents/{old}.jsonl")))
@@ -759,6 +787,7 @@ fn cleared_conversation_items_follow_the_pane_once() {
         1,
         "{seen}"
     );
+    assert!(!seen.contains(&format!("tmux watch {j0} ")), "{seen}");
     // A second clear event and more turns move nothing again.
     assert_eq!(hook(&clear), "");
     assert!(!hook(&ups_new).contains("tmux watch"));
