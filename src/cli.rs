@@ -350,10 +350,12 @@ pub struct WatchStartArgs {
     /// Give up after M minutes (default @tmuxmate-watch-timeout-min, else 120); the pane stays.
     #[arg(long, value_name = "M", allow_hyphen_values = true)]
     pub timeout_min: Option<String>,
-    /// Agent whose next turn gets the result (default: the calling agent).
+    /// Agent whose next turn gets the result: a known address (a session id or `turn
+    /// --agent` name that made a per-turn call) or a pane id %N whose agent did (default:
+    /// the agent of the calling pane).
     #[arg(long, value_name = "AGENT")]
     pub notify: Option<String>,
-    /// Also queue the result for this agent.
+    /// Also queue the result for this agent (same addresses as --notify).
     #[arg(long, value_name = "AGENT")]
     pub forward: Vec<String>,
     #[arg(long)]

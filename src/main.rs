@@ -1,13 +1,16 @@
 //! tmuxmate: parse, dispatch, exit code. Everything else lives in the modules.
 
+mod address;
 mod approval;
 mod bridge;
 mod capture;
 mod cli;
 mod cmd;
 mod create;
+mod delivered;
 mod digest;
 mod error;
+mod hash;
 mod hook;
 mod input;
 mod ledger;
@@ -70,6 +73,15 @@ fn report(e: &error::CliError, json: bool, verbose: bool) -> ! {
 }
 
 fn main() {
+    // A file-size limit (RLIMIT_FSIZE) must fail a write with EFBIG, which the ledger cuts
+    // back, rather than kill us with SIGXFSZ halfway through a record.
+    // SAFETY: setting a signal to SIG_IGN runs no handler code.
+    let _ = unsafe {
+        nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGXFSZ,
+            nix::sys::signal::SigHandler::SigIgn,
+        )
+    };
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let json = argv_has(&args, &["--json"]);
     let verbose = argv_has(&args, &["--verbose", "-v"]);

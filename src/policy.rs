@@ -50,20 +50,24 @@ pub struct Caller {
 /// is how a command an agent runs through its shell tool finds the ledger its hook reads.
 pub fn caller(tmux: &Tmux) -> Caller {
     let loc = location::read(tmux).ok();
-    let env = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
-    let agent = env("TMUXMATE_AGENT")
-        .or_else(|| env("CLAUDE_CODE_SESSION_ID"))
-        .or_else(|| {
-            loc.as_ref()
-                .map(|r| r.agent_option.clone())
-                .filter(|s| !s.is_empty())
-        })
-        .or_else(|| loc.as_ref().map(pane_address))
-        .unwrap_or_else(|| "cli".to_string());
+    let agent = agent_address(loc.as_ref());
     Caller {
         pane_id: loc.map(|r| r.pane_id),
         agent,
     }
+}
+
+/// The caller's agent address given its location (the chain `caller` documents).
+pub fn agent_address(loc: Option<&location::Reading>) -> String {
+    let env = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
+    env("TMUXMATE_AGENT")
+        .or_else(|| env("CLAUDE_CODE_SESSION_ID"))
+        .or_else(|| {
+            loc.map(|r| r.agent_option.clone())
+                .filter(|s| !s.is_empty())
+        })
+        .or_else(|| loc.map(pane_address))
+        .unwrap_or_else(|| "cli".to_string())
 }
 
 /// The address of an agent known only by its tty-verified pane.

@@ -62,10 +62,15 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    {
+    let r = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(data)?;
         f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    // A full disk must not leave the half-written temp file behind.
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    std::fs::rename(&tmp, path)
+    r
 }

@@ -3,11 +3,15 @@
 //! Owns: composing the per-turn answer as a list of items (the location when its state
 //! changed, then queued notes in order), each delivered exactly once, within a character
 //! budget. Invariants: at most one tmux invocation when nothing changed (none inside the
-//! refresh interval); the delivery decision is made under the ledger lock, so concurrent
-//! calls for one agent never inject the same item twice; an item that does not fit waits
-//! for the next turn (one that could never fit is truncated visibly).
+//! refresh interval); the ledger lock is held from the decision until the printed answer
+//! is confirmed, so concurrent calls for one agent never inject the same item twice; an
+//! item is recorded as *offered* before it is printed and *delivered* (no transcript) or
+//! *printed* (a JSONL transcript, which the next turn reads) only after (see `confirm`),
+//! so a turn that dies in between loses nothing: the next turn confirms it from the
+//! harness transcript or offers it again; an item that does not fit waits for the next
+//! turn (one that could never fit is truncated visibly).
 
-use crate::ledger::{Ledger, Record};
+use crate::ledger::{Ledger, Locked, Prepared, Record};
 use crate::location::{self, NoLocation, Reading};
 use crate::state;
 use crate::targs;
@@ -20,20 +24,36 @@ pub struct TurnRequest<'a> {
     /// From the command line; `None` means "use the tmux option".
     pub interval_ms: Option<u64>,
     pub max_chars: usize,
+    /// The harness transcript the answer will be recorded in, if the harness keeps one.
+    pub transcript: Option<&'a std::path::Path>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct TurnAnswer {
     pub turn: u64,
     pub items: Vec<String>,
     /// Why no location was read this turn, if none was (for logs and --json).
     pub no_location: Option<String>,
     pub location: Option<Reading>,
+    /// The locked ledger and what to record once the answer was printed.
+    held: Option<(Locked, Prepared)>,
 }
 
 impl TurnAnswer {
     pub fn text(&self) -> String {
         self.items.join("\n\n")
+    }
+
+    /// Call after the answer was printed in full: records its items as delivered and
+    /// releases the ledger. Not calling it (a failed print, a crash) leaves them offered.
+    pub fn confirm(&mut self) -> Result<(), String> {
+        if let Some((mut l, p)) = self.held.take() {
+            // No fsync (see `Locked::commit_with`): one write is all that is left here.
+            l.write(p, false).map_err(|e| {
+                format!("the answer was printed but recording its delivery failed ({e}); its items may be shown once more")
+            })?;
+        }
+        Ok(())
     }
 }
 
@@ -80,52 +100,6 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
     } else {
         answer.no_location = Some("inside the refresh interval".into());
     }
-    let budget = req.max_chars;
-    let result = ledger.transact(|t| {
-        let n = req.turn.unwrap_or(t.state.turns + 1);
-        t.push(Record::Turn { n, at: now });
-        answer.turn = n;
-        let mut used = 0usize;
-        if let Some(r) = &reading {
-            let st = r.state();
-            let changed = t
-                .state
-                .location
-                .as_ref()
-                .is_none_or(|(prev, _, _)| *prev != st);
-            if changed {
-                // A 12,000-character window name must not blow the budget either.
-                let text = fit(&r.render(n), budget);
-                used += text.chars().count();
-                answer.items.push(text);
-                t.push(Record::Inject {
-                    state: st,
-                    at: now,
-                    interval_ms: interval,
-                });
-            }
-        }
-        let pending = t.state.pending.clone();
-        for (key, text, _) in pending {
-            let sep = if answer.items.is_empty() { 0 } else { 2 };
-            let len = text.chars().count();
-            let item = if len + sep + used <= budget {
-                text
-            } else if answer.items.is_empty() {
-                // Could never fit: deliver a visibly truncated head rather than block forever.
-                fit(&text, budget)
-            } else {
-                break;
-            };
-            used += item.chars().count() + sep;
-            answer.items.push(item);
-            t.push(Record::Deliver {
-                key,
-                at: state::now_ms(),
-            });
-        }
-    });
-    result.map_err(|e| format!("ledger {}: {e}", ledger.path().display()))?;
     // Let commands the agent runs through its shell tool find this agent's ledger.
     if let Some(r) = &reading
         && r.agent_option != req.agent
@@ -140,6 +114,112 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
             "@tmuxmate-agent",
             Arg::literal(req.agent),
         ]);
+    }
+    let budget = req.max_chars;
+    let mut l = ledger
+        .lock()
+        .map_err(|e| format!("ledger {}: {e}", ledger.path().display()))?;
+    let n = req.turn.unwrap_or(l.state.turns + 1);
+    answer.turn = n;
+    // Phase one (before printing): the turn, items the transcript shows were delivered by
+    // a turn that died before confirming, and what is offered now.
+    let mut before = vec![Record::Turn { n, at: now }];
+    // Phase two (after printing): what this answer delivered.
+    let mut after = Vec::new();
+    let mut used = 0usize;
+    if let Some(r) = &reading {
+        let st = r.state();
+        let changed = l
+            .state
+            .location
+            .as_ref()
+            .is_none_or(|(prev, _, _)| *prev != st);
+        if changed {
+            // A 12,000-character window name must not blow the budget either.
+            let text = fit(&r.render(n), budget);
+            used += text.chars().count();
+            answer.items.push(text);
+            after.push(Record::Inject {
+                state: st,
+                at: now,
+                interval_ms: interval,
+            });
+        }
+    }
+    let tfile = req
+        .transcript
+        .and_then(|t| std::fs::metadata(t).ok().map(|m| (t, m.len())));
+    // Confirm from the transcript only one we can read: JSONL (Claude, Codex, Gemini),
+    // present now; otherwise (no transcript, dsh's .zstd) the print itself confirms.
+    let by_transcript = tfile.filter(|(t, _)| t.extension().is_some_and(|e| e == "jsonl"));
+    let tpos = tfile.map(|(_, n)| n).unwrap_or(0);
+    let pending = l.state.pending.clone();
+    for p in pending {
+        // Offered by a turn that ended without confirming (we hold the lock, so it is not
+        // running): delivered if the harness recorded it, else offered again.
+        if let Some(o) = &p.offer {
+            if crate::delivered::in_transcript(o) {
+                before.push(Record::Deliver {
+                    key: p.key.clone(),
+                    at: state::now_ms(),
+                });
+                continue;
+            }
+            if p.printed >= 2 {
+                // Printed twice and never recorded: this harness's transcript does not
+                // show our context; a third copy would be noise.
+                state::log(&format!(
+                    "turn {}: {} printed twice but not in the transcript; counted as delivered",
+                    req.agent, p.key
+                ));
+                before.push(Record::Deliver {
+                    key: p.key.clone(),
+                    at: state::now_ms(),
+                });
+                continue;
+            }
+            state::log(&format!(
+                "turn {}: offering {} again: {}",
+                req.agent,
+                p.key,
+                if p.printed == 0 {
+                    "the turn that offered it ended before confirming"
+                } else {
+                    "printed, but the transcript does not show it arrived"
+                }
+            ));
+        }
+        let sep = if answer.items.is_empty() { 0 } else { 2 };
+        let len = p.text.chars().count();
+        let item = if len + sep + used <= budget {
+            p.text
+        } else if answer.items.is_empty() {
+            // Could never fit: deliver a visibly truncated head rather than block forever.
+            fit(&p.text, budget)
+        } else {
+            break;
+        };
+        used += item.chars().count() + sep;
+        before.push(Record::Offer {
+            key: p.key.clone(),
+            at: state::now_ms(),
+            transcript: req.transcript.map(|t| t.to_string_lossy().into_owned()),
+            tpos,
+            head: crate::delivered::head(&item),
+        });
+        let at = state::now_ms();
+        after.push(if by_transcript.is_some() {
+            Record::Printed { key: p.key, at }
+        } else {
+            Record::Deliver { key: p.key, at }
+        });
+        answer.items.push(item);
+    }
+    l.commit(&before)
+        .map_err(|e| format!("ledger {}: {e}", ledger.path().display()))?;
+    if !after.is_empty() {
+        let p = l.prepare(&after);
+        answer.held = Some((l, p));
     }
     answer.location = reading;
     Ok(answer)

@@ -83,18 +83,32 @@ fn run_inner(tmux: &Tmux, harness: Harness, interval_ms: Option<u64>) -> Result<
             crate::policy::pane_address(&r)
         }
     };
-    let ledger = Ledger::for_agent(&agent);
-    if event == Event::Reset {
-        ledger.forget().map_err(|e| format!("ledger: {e}"))?;
+    crate::ledger::check_address("session_id", &agent)?;
+    let is_session_start = input.hook_event_name.as_deref() == Some("SessionStart");
+    if event == Event::Reset && !is_session_start {
+        // Gemini's PreCompress (before every model request): no location read here.
+        Ledger::for_agent(&agent)
+            .forget()
+            .map_err(|e| format!("ledger: {e}"))?;
         return Ok(());
     }
-    let ans = compose(
+    if event == Event::Reset || event == Event::Start {
+        let r = location::read(tmux).ok();
+        return crate::address::session_started(tmux, &agent, input.source.as_deref(), r.as_ref());
+    }
+    let transcript = input
+        .transcript_path
+        .as_deref()
+        .filter(|p| !p.is_empty())
+        .map(std::path::Path::new);
+    let mut ans = compose(
         tmux,
         &TurnRequest {
             agent: &agent,
             turn: None,
             interval_ms,
             max_chars: HOOK_MAX_CHARS,
+            transcript,
         },
     )?;
     // Keep a live digest of this agent's transcript for the status line and side chat.
@@ -122,7 +136,11 @@ fn run_inner(tmux: &Tmux, harness: Harness, interval_ms: Option<u64>) -> Result<
         ));
     }
     if !ans.items.is_empty() {
-        super::out_line(&hook::answer(harness, &ans.text()));
+        // Delivered only once printed; if this process dies before `confirm`, the next
+        // turn looks for the text in the transcript before offering it again.
+        super::try_out_line(&hook::answer(harness, &ans.text()))
+            .map_err(|e| format!("stdout: {e}; the items stay queued"))?;
+        ans.confirm()?;
     }
     Ok(())
 }

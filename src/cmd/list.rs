@@ -46,6 +46,8 @@ pub struct PaneJson {
     pub mode: String,
     pub created_by_us: bool,
     pub watch: Option<serde_json::Value>,
+    /// The agent address of the pane (where `--notify %N` delivers), if one is known.
+    pub agent: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -137,6 +139,7 @@ pub fn build(rows: &[PaneInfo]) -> ListJson {
                 serde_json::from_str(&p.job)
                     .unwrap_or_else(|_| serde_json::json!({"unreadable": p.job}))
             }),
+            agent: (!p.agent.is_empty()).then(|| p.agent.clone()),
         });
     }
     ListJson {
@@ -192,7 +195,7 @@ pub fn run(tmux: &Tmux, json: bool) -> CliResult {
                     flags.push("watched");
                 }
                 text.push_str(&format!(
-                    "    pane {} {}x{} {:?} ({}){}\n",
+                    "    pane {} {}x{} {:?} ({}){}{}\n",
                     p.pane_id,
                     p.width,
                     p.height,
@@ -202,7 +205,11 @@ pub fn run(tmux: &Tmux, json: bool) -> CliResult {
                         String::new()
                     } else {
                         format!(" [{}]", flags.join(", "))
-                    }
+                    },
+                    p.agent
+                        .as_deref()
+                        .map(|a| format!(" agent {a:?}"))
+                        .unwrap_or_default()
                 ));
             }
         }

@@ -48,6 +48,19 @@ pub fn out_line(text: &str) {
     }
 }
 
+/// Write a line to stdout and report whether all of it got out (for deliveries, which
+/// are confirmed only when printed).
+pub fn try_out_line(text: &str) -> std::io::Result<()> {
+    let mut line = text.to_string();
+    if !line.ends_with('\n') {
+        line.push('\n');
+    }
+    // One buffer ending in a newline: one write, so a kill cannot fall between pieces.
+    let mut o = std::io::stdout().lock();
+    o.write_all(line.as_bytes())?;
+    o.flush()
+}
+
 pub fn out_json<T: serde::Serialize>(v: &T) {
     out_line(&serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into()));
 }

@@ -36,25 +36,45 @@ pub fn run(
         )));
     }
     version::check(tmux)?;
-    let ans = compose(
+    crate::ledger::check_address("--agent", agent).map_err(crate::error::CliError::usage)?;
+    let mut ans = compose(
         tmux,
         &TurnRequest {
             agent,
             turn,
             interval_ms,
             max_chars,
+            transcript: None,
         },
     )?;
-    if json {
-        super::out_json(&TurnJson {
-            agent,
-            turn: ans.turn,
-            items: &ans.items,
-            text: ans.text(),
-            no_location: ans.no_location.as_deref(),
-        });
+    let printed = if json {
+        super::try_out_line(
+            &serde_json::to_string_pretty(&TurnJson {
+                agent,
+                turn: ans.turn,
+                items: &ans.items,
+                text: ans.text(),
+                no_location: ans.no_location.as_deref(),
+            })
+            .unwrap_or_else(|_| "null".into()),
+        )
     } else if !ans.items.is_empty() {
-        super::out_line(&ans.text());
+        super::try_out_line(&ans.text())
+    } else {
+        Ok(())
+    };
+    // Delivered only when printed: a closed stdout leaves the items for the next turn.
+    match printed {
+        Ok(()) => {
+            if let Err(e) = ans.confirm() {
+                // The text is out; failing now would make the caller distrust it.
+                crate::state::log(&format!("turn {agent}: {e}"));
+                eprintln!("tmuxmate: warning: {e}");
+            }
+        }
+        Err(e) => crate::state::log(&format!(
+            "turn {agent}: stdout failed ({e}); the items stay queued for the next turn"
+        )),
     }
     Ok(())
 }

@@ -91,11 +91,7 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
         None => None,
     };
     for n in a.notify.iter().chain(a.forward.iter()) {
-        if n.is_empty() || n.chars().any(|c| c.is_control()) {
-            return Err(CliError::usage(
-                "--notify/--forward need a non-empty agent address without control characters",
-            ));
-        }
+        crate::ledger::check_address("--notify/--forward", n).map_err(CliError::usage)?;
     }
     let line = command_line(&a.cmd);
     if a.target.is_some() {
@@ -109,7 +105,21 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
     version::check(tmux)?;
     let timeout_ms = timeout_min(tmux, a.timeout_min.as_deref())?;
     let caller = policy::caller(tmux);
-    let notify = vec![a.notify.clone().unwrap_or_else(|| caller.agent.clone())];
+    // Only addresses someone reads (see address.rs); by default the agent of this pane.
+    let notify = vec![match &a.notify {
+        Some(n) => crate::address::resolve(tmux, "--notify", n)?,
+        None => {
+            if let Some(w) = crate::address::default_notify_warning(&caller.agent) {
+                eprintln!("tmuxmate: {w}");
+            }
+            caller.agent.clone()
+        }
+    }];
+    let forward = a
+        .forward
+        .iter()
+        .map(|f| crate::address::resolve(tmux, "--forward", f))
+        .collect::<Result<Vec<_>, _>>()?;
     let id = job::new_id();
     let now = state::now_ms();
     let pipe = regex.as_ref().map(|_| {
@@ -194,7 +204,7 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
         &gate,
         now,
         timeout_ms,
-        notify,
+        (notify, forward),
         (&pane_id, launched, shell),
     );
     if let Err(e) = r {
@@ -246,7 +256,7 @@ fn launch(
     gate: &str,
     now: u64,
     timeout_ms: u64,
-    notify: Vec<String>,
+    (notify, forward): (Vec<String>, Vec<String>),
     (pane_id, launched, shell): (&str, bool, i32),
 ) -> CliResult {
     let (id, pane_id) = (id.to_string(), pane_id.to_string());
@@ -265,7 +275,7 @@ fn launch(
         regex: a.done_regex.clone(),
         deadline: now + timeout_ms,
         notify,
-        forward: a.forward.clone(),
+        forward,
         start: now,
         status: "running".into(),
         exit_status: None,

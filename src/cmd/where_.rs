@@ -1,4 +1,5 @@
-//! `tmuxmate where`: the tty-verified location of the caller, or exit 1 with the reason.
+//! `tmuxmate where`: the tty-verified location of the caller (with `--json`, also its
+//! agent address), or exit 1 with the reason.
 
 use crate::error::{CliError, CliResult};
 use crate::location;
@@ -9,7 +10,15 @@ pub fn run(tmux: &Tmux, json: bool) -> CliResult {
     match location::read(tmux) {
         Ok(r) => {
             if json {
-                super::out_json(&r);
+                // Plus the caller's agent address: what `--notify` and the ledger use.
+                let mut v = serde_json::to_value(&r).unwrap_or_default();
+                if let Some(m) = v.as_object_mut() {
+                    m.insert(
+                        "agent".into(),
+                        crate::policy::agent_address(Some(&r)).into(),
+                    );
+                }
+                super::out_json(&v);
             } else {
                 super::out_line(&r.state());
             }

@@ -30,6 +30,8 @@ pub enum Event {
     Turn,
     /// The model lost what we injected (compaction, /clear): forget it.
     Reset,
+    /// A session (re)started without losing context (startup, resume): note the address.
+    Start,
     Other,
 }
 
@@ -55,6 +57,9 @@ pub fn classify(h: Harness, input: &HookInput) -> Event {
     }
     if h == Harness::Gemini && ev == "PreCompress" {
         return Event::Reset;
+    }
+    if ev == "SessionStart" {
+        return Event::Start;
     }
     Event::Other
 }
@@ -84,6 +89,8 @@ mod tests {
         let c = parse(br#"{"hook_event_name":"SessionStart","source":"compact"}"#).unwrap();
         assert_eq!(classify(Harness::Codex, &c), Event::Reset);
         let s = parse(br#"{"hook_event_name":"SessionStart","source":"startup"}"#).unwrap();
-        assert_eq!(classify(Harness::Codex, &s), Event::Other);
+        assert_eq!(classify(Harness::Codex, &s), Event::Start);
+        let e = parse(br#"{"hook_event_name":"Stop"}"#).unwrap();
+        assert_eq!(classify(Harness::Claude, &e), Event::Other);
     }
 }

@@ -37,6 +37,8 @@ pub struct PaneInfo {
     pub mode: String,
     pub created_by_us: String,
     pub job: String,
+    /// The agent address whose per-turn call last came from this pane (`@tmuxmate-agent`).
+    pub agent: String,
 }
 
 pub const FIELDS: &[&str] = &[
@@ -60,6 +62,7 @@ pub const FIELDS: &[&str] = &[
     "pane_mode",
     "@tmuxmate-created",
     "@tmuxmate-job",
+    "@tmuxmate-agent",
 ];
 
 impl PaneInfo {
@@ -89,6 +92,7 @@ impl PaneInfo {
             mode: next(),
             created_by_us: next(),
             job: next(),
+            agent: next(),
         }
     }
 

@@ -48,6 +48,7 @@ struct PaneJson {
     mode: String,
     created_by_us: bool,
     watch: Option<serde_json::Value>,
+    agent: Option<String>,
 }
 #[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -17,6 +17,7 @@ struct WhereJson {
     pane_active: bool,
     layout: String,
     socket_path: String,
+    agent: String,
 }
 
 #[derive(Deserialize, Debug)]

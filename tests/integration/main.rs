@@ -11,6 +11,7 @@ mod control;
 mod digest;
 mod hooks;
 mod hostile;
+mod ledger;
 mod location;
 mod run;
 mod safety;
