@@ -179,22 +179,20 @@ impl Ledger {
 
     /// Run `f` under the agent's exclusive lock and durably append what it pushed.
     pub fn transact<T>(&self, f: impl FnOnce(&mut Txn) -> T) -> std::io::Result<T> {
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let lock_file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.path.with_extension("lock"))?;
+        let lock_file = state::open_private(
+            &self.path.with_extension("lock"),
+            OpenOptions::new().create(true).truncate(false).write(true),
+        )?;
         let _lock = nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusive)
             .map_err(|(_, e)| std::io::Error::from(e))?;
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .append(true)
-            .open(&self.path)?;
+        let mut file = state::open_private(
+            &self.path,
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .append(true),
+        )?;
         // Bytes, not a String: a torn write can split a UTF-8 character, and that must
         // cost one corrupt line, not the whole ledger.
         let mut raw = Vec::new();

@@ -1,6 +1,7 @@
 //! tmuxmate: parse, dispatch, exit code. Everything else lives in the modules.
 
 mod approval;
+mod bindings;
 mod bridge;
 mod capture;
 mod cli;
@@ -33,6 +34,8 @@ fn main() {
         }
         Err(e) => e.exit(),
     };
+    // A state directory left readable by others is closed before anything is read or written.
+    state::secure_existing();
     if let Err(e) = cmd::dispatch(cli) {
         eprintln!("tmuxmate: {}", e.msg);
         std::process::exit(e.code);

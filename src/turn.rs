@@ -79,6 +79,7 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
         answer.no_location = Some("inside the refresh interval".into());
     }
     let budget = req.max_chars;
+    let mut delivered_watches: Vec<String> = Vec::new();
     let result = ledger.transact(|t| {
         let n = req.turn.unwrap_or(t.state.turns + 1);
         t.push(Record::Turn { n, at: now });
@@ -121,6 +122,9 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
             };
             used += item.chars().count() + sep;
             answer.items.push(item);
+            if let Some(id) = key.strip_prefix("watch:") {
+                delivered_watches.push(id.to_string());
+            }
             t.push(Record::Deliver {
                 key,
                 at: state::now_ms(),
@@ -128,6 +132,18 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
         }
     });
     result.map_err(|e| format!("ledger {}: {e}", ledger.path().display()))?;
+    // The agent was just told: the status line's "done" count drops now, not whenever a
+    // poller next looks (it may have exited).
+    let mut sockets: Vec<String> = delivered_watches
+        .iter()
+        .filter_map(|id| crate::watch::job::load(id))
+        .map(|j| j.socket)
+        .collect();
+    sockets.sort();
+    sockets.dedup();
+    for s in sockets {
+        crate::watch::status::refresh(&s);
+    }
     // Let commands the agent runs through its shell tool find this agent's ledger.
     if let Some(r) = &reading
         && r.agent_option != req.agent

@@ -266,19 +266,7 @@ pub fn start(
 }
 
 fn write_private(p: &Path, data: &[u8]) -> Result<(), CliError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    if let Some(d) = p.parent() {
-        std::fs::create_dir_all(d)?;
-    }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(p)?;
-    f.write_all(data)?;
-    Ok(())
+    Ok(state::write_private(p, data)?)
 }
 
 /// Wait for the ready screen; a dialog or a dead pane is an error that says what to do.

@@ -34,17 +34,28 @@ fn result_path(pane: &str) -> std::path::PathBuf {
         .join(format!("{}.result", pane.trim_start_matches('%')))
 }
 
-fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
+fn open(tmux: &Tmux, target: Option<&str>, client: Option<&str>) -> CliResult {
     let Some(t) = target else {
         return Err(CliError::usage(
             "which main agent? pass -t PANE (the snippet's key binding passes the current pane)",
         ));
     };
+    if let Some(c) = client {
+        // From the key binding: unattended, so a failure is shown on that client and logged.
+        let r = side::main_pane(tmux, Some(t)).and_then(|pane| {
+            let bin = std::env::current_exe()?.to_string_lossy().into_owned();
+            let argv = vec![bin, "side".into(), "run".into(), "-t".into(), pane];
+            crate::bindings::popup(tmux, c, " side chat ", &argv)
+        });
+        if let Err(e) = &r {
+            crate::bindings::tell(tmux, c, "side chat", e);
+        }
+        return r;
+    }
     let pane = side::main_pane(tmux, Some(t))?;
     let bin = std::env::current_exe()?.to_string_lossy().into_owned();
-    // Formats expand in the popup's command: our path ('#' doubled) and a pane id only.
-    let cmd =
-        format!("exec {} side run -t {pane}", crate::create::sh_quote(&bin)).replace('#', "##");
+    // Separate words: tmux execs them without a shell and expands no format in them.
+    let argv: Vec<String> = vec![bin, "side".into(), "run".into(), "-t".into(), pane.clone()];
     let fmt = record_format(&["client_name", "client_session", "client_control_mode"]);
     let sess = tmux.run(&["display-message", "-p", "-t", &pane, "#{session_name}"])?;
     let clients = tmux
@@ -57,26 +68,11 @@ fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
         .find(|c| c[1] == sess.trim_end_matches('\n') && c[2] != "1")
         .map(|c| c[0].clone());
     match client {
-        Some(c) => {
-            // display-popup holds this client until the popup closes: wait as long.
-            let mut long = tmux.clone();
-            long.timeout = Duration::from_secs(7 * 24 * 3600);
-            long.run(&[
-                "display-popup",
-                "-c",
-                &c,
-                "-E",
-                "-w",
-                "80%",
-                "-h",
-                "80%",
-                "-T",
-                " side chat ",
-                &cmd,
-            ])?;
-        }
+        Some(c) => crate::bindings::popup(tmux, &c, " side chat ", &argv)?,
         None => {
-            tmux.run(&["split-window", "-h", "-d", "-t", &pane, "-l", "40%", &cmd])?;
+            let mut args = vec!["split-window", "-h", "-d", "-t", &pane, "-l", "40%", "--"];
+            args.extend(argv.iter().map(String::as_str));
+            tmux.run(&args)?;
             super::out_line(&format!(
                 "no client is attached to the main pane's session: the side chat opened in a split beside {pane}"
             ));
@@ -304,7 +300,7 @@ fn close(tmux: &Tmux, target: Option<&str>) -> CliResult {
 
 pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
     match action {
-        SideAction::Open { target } => open(tmux, target.as_deref()),
+        SideAction::Open { target, client } => open(tmux, target.as_deref(), client.as_deref()),
         SideAction::Run { target } => run_side(tmux, &target),
         SideAction::Status { target, json } => {
             let st = match side::main_pane(tmux, target.as_deref()) {

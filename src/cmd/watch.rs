@@ -120,7 +120,9 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
     if let Some(p) = &pipe
         && let Some(d) = std::path::Path::new(p).parent()
     {
-        std::fs::create_dir_all(d)?;
+        state::private_dir(d)?;
+        // pipe-pane's `cat >>` runs with the server's umask: the file exists first, 0600.
+        state::write_private(std::path::Path::new(p), b"")?;
     }
     let gate = format!("tmuxmate-go-{id}");
     // For a typed job, `shell` is the pid of the shell in the foreground at the start.

@@ -10,6 +10,7 @@ mod control;
 mod digest;
 mod hooks;
 mod location;
+mod privacy;
 mod run;
 mod safety;
 mod side;

@@ -1,0 +1,308 @@
+//! The snippet's key bindings and the popups they open.
+//!
+//! Owns: the table of bindable actions (their `@tmuxmate-*-key` options and defaults),
+//! the strict key-name check, binding through the tmux wrapper (`tmuxmate init bind`,
+//! which the snippet runs), and opening a popup on a named client. Invariants:
+//! - a key name is data from an option: it is bound only when it matches `valid_key`,
+//!   otherwise refused and logged; a default key never replaces a binding that is not
+//!   ours (an explicit option does: the user asked for it);
+//! - a binding is `run-shell -b` (which expands formats on every tmux, unlike
+//!   `display-popup`'s command on 3.2 to 3.6), its format text carries only our own path
+//!   (`#` doubled, shell-quoted) and tmux-generated ids (`#{pane_id}`, `#{client_name}`);
+//! - the popup's command reaches tmux as separate argv words, so tmux execs it without a
+//!   shell and expands nothing in it; flags newer than 3.2 (`-T`) are gated on the version.
+
+use crate::error::CliError;
+use crate::state;
+use crate::tmux::Tmux;
+use crate::tmux::version::{self, Version};
+
+/// One action a key opens.
+pub struct Action {
+    pub name: &'static str,
+    pub option: &'static str,
+    /// Picked to clash with no tmux default and none of tmux-resurrect (C-s, C-r), tpm
+    /// (I, U, M-u), tmux-sensible, tmux-yank, tmux-logging (P, M-p, M-P, M-c),
+    /// tmux-copycat (/, C-f, C-g, C-u, C-d, M-h, M-i), tmux-sessionist, tmux-fzf (F),
+    /// tmux-notify (m, M, M-m).
+    pub default: &'static str,
+    /// `bin` (already quoted for the shell, `#` doubled) -> the run-shell command.
+    command: fn(&str) -> String,
+    /// A substring of `command`'s text that marks the binding as ours in `list-keys`.
+    mark: &'static str,
+}
+
+pub const ACTIONS: &[Action] = &[
+    Action {
+        name: "snapshots",
+        option: "@tmuxmate-snapshots-key",
+        default: "M-s",
+        command: |bin| {
+            format!("{bin} snapshots popup --client #{{q:client_name}} >/dev/null 2>&1; true")
+        },
+        mark: " snapshots popup --client ",
+    },
+    Action {
+        name: "side",
+        option: "@tmuxmate-side-key",
+        default: "M-a",
+        command: |bin| {
+            format!(
+                "{bin} side open -t #{{pane_id}} --client #{{q:client_name}} >/dev/null 2>&1; true"
+            )
+        },
+        mark: " side open -t ",
+    },
+];
+
+/// Named keys tmux knows on every supported version (a subset: the useful ones).
+const NAMED: &[&str] = &[
+    "F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F11", "F12", "Up", "Down",
+    "Left", "Right", "Home", "End", "PPage", "NPage", "PageUp", "PageDown", "IC", "DC", "Insert",
+    "Delete", "BSpace", "Tab", "BTab", "Enter", "Escape", "Space",
+];
+
+/// A key name as tmux writes it: `C-`, `M-`, `S-` (each at most once) before one ASCII
+/// letter, digit or punctuation mark, or before one of `NAMED`. Refused: `;` (tmux's
+/// command separator), quotes, backslash, backtick, spaces, control bytes, anything longer.
+pub fn valid_key(k: &str) -> bool {
+    let mut rest = k;
+    let mut seen = String::new();
+    while rest.len() > 2 {
+        let Some(m) = ["C-", "M-", "S-"].iter().find(|m| rest.starts_with(**m)) else {
+            break;
+        };
+        if seen.contains(&m[..1]) {
+            return false;
+        }
+        seen.push_str(&m[..1]);
+        rest = &rest[2..];
+    }
+    if NAMED.contains(&rest) {
+        return true;
+    }
+    let mut chars = rest.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => {
+            c.is_ascii_alphanumeric() || (c.is_ascii_punctuation() && !";\"'\\`".contains(c))
+        }
+        _ => false,
+    }
+}
+
+/// An argv word for tmux: its command line reads a trailing `;` as the end of the
+/// command, and `\;` as a literal `;`.
+fn arg(s: &str) -> String {
+    match s.strip_suffix(';') {
+        Some(head) => format!("{head}\\;"),
+        None => s.to_string(),
+    }
+}
+
+/// This binary's path for a `run-shell` text: shell-quoted, every `#` doubled.
+fn bin_for_format() -> Result<String, CliError> {
+    let bin = std::env::current_exe()?;
+    let bin = bin.to_string_lossy();
+    if bin.chars().any(|c| c.is_control()) {
+        return Err(CliError::new(format!(
+            "refused: this binary's path {bin:?} has a control character; install tmuxmate under a plain path"
+        )));
+    }
+    Ok(crate::create::sh_quote(&bin).replace('#', "##"))
+}
+
+fn option(tmux: &Tmux, name: &str) -> Result<String, CliError> {
+    Ok(tmux
+        .run(&["show-options", "-gqv", name])?
+        .trim_end_matches('\n')
+        .to_string())
+}
+
+/// Is `key` in the prefix table bound to something other than `action`? (Unbound: no.)
+fn taken_by_other(tmux: &Tmux, key: &str, action: &Action) -> Result<Option<String>, CliError> {
+    match tmux.run(&["list-keys", "-T", "prefix", "--", key]) {
+        Ok(line) if line.trim().is_empty() || line.contains(action.mark) => Ok(None),
+        Ok(line) => Ok(Some(line.trim().to_string())),
+        Err(crate::tmux::TmuxError::Failed { stderr, .. }) if stderr.contains("unknown key") => {
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What `init bind` did, one line per action (also logged).
+pub fn bind_all(tmux: &Tmux) -> Result<Vec<String>, CliError> {
+    let bin = bin_for_format()?;
+    let mut report = Vec::new();
+    for a in ACTIONS {
+        let line = bind_one(tmux, a, &bin)?;
+        state::log(&format!("init bind: {line}"));
+        report.push(line);
+    }
+    Ok(report)
+}
+
+fn bind_one(tmux: &Tmux, a: &Action, bin: &str) -> Result<String, CliError> {
+    let set = option(tmux, a.option)?;
+    let (key, explicit) = if set.is_empty() {
+        (a.default.to_string(), false)
+    } else {
+        (set, true)
+    };
+    let bound_opt = format!("@tmuxmate-bound-{}-key", a.name);
+    let previous = option(tmux, &bound_opt)?;
+    let off = key == "none" || key == "off";
+    if !off && !valid_key(&key) {
+        // The other actions still get their keys; the earlier binding (if any) stays.
+        return Ok(format!(
+            "{}: refused: {} is {key:?}, not a tmux key name (e.g. M-s, C-y, F5; or none); nothing bound",
+            a.name, a.option
+        ));
+    }
+    // A key we bound earlier and no longer want goes, if it still runs our command.
+    if !previous.is_empty()
+        && previous != key
+        && valid_key(&previous)
+        && taken_by_other(tmux, &previous, a)?.is_none()
+    {
+        let _ = tmux.run(&["unbind-key", "-T", "prefix", "--", &previous]);
+    }
+    if off {
+        tmux.run(&["set-option", "-gu", &bound_opt])?;
+        return Ok(format!("{}: no key ({} is {key})", a.name, a.option));
+    }
+    if !explicit && let Some(other) = taken_by_other(tmux, &key, a)? {
+        tmux.run(&["set-option", "-gu", &bound_opt])?;
+        return Ok(format!(
+            "{}: default key prefix {key} is already bound ({other}); left as it is. Set {} to another key",
+            a.name, a.option
+        ));
+    }
+    let cmd = (a.command)(bin);
+    tmux.run(&[
+        "bind-key",
+        "-T",
+        "prefix",
+        "--",
+        &key,
+        "run-shell",
+        "-b",
+        &arg(&cmd),
+    ])?;
+    tmux.run(&["set-option", "-g", &bound_opt, &key])?;
+    Ok(format!("{}: prefix {key}", a.name))
+}
+
+/// The running server's tmux version, when it can be read.
+fn server_version(tmux: &Tmux) -> Option<Version> {
+    tmux.run(&["display-message", "-p", "#{version}"])
+        .ok()
+        .and_then(|v| version::parse(&format!("tmux {}", v.trim())))
+}
+
+/// A popup on `client` running `argv` (exec'd by tmux, no shell, nothing expanded).
+/// Blocks until the popup closes (display-popup holds its caller until then).
+pub fn popup(tmux: &Tmux, client: &str, title: &str, argv: &[String]) -> Result<(), CliError> {
+    if client.is_empty() || client.chars().any(|c| c.is_control()) {
+        return Err(CliError::usage(format!(
+            "--client {client:?} is not a tmux client name (see `tmux list-clients`)"
+        )));
+    }
+    let mut args: Vec<String> = [
+        "display-popup",
+        "-c",
+        client,
+        "-E",
+        "-w",
+        "90%",
+        "-h",
+        "80%",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // -T (a title) arrived in 3.3; 3.2 refuses the whole command with it.
+    let titled = server_version(tmux).is_some_and(|v| {
+        v >= Version {
+            major: 3,
+            minor: 3,
+            patch: 0,
+        }
+    });
+    if titled {
+        args.extend(["-T".to_string(), title.to_string()]);
+    }
+    args.push("--".into());
+    // More than one word: tmux execs them as they are instead of handing one to `sh -c`.
+    args.extend(argv.iter().map(|a| arg(a)));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut long = tmux.clone();
+    long.timeout = std::time::Duration::from_secs(7 * 24 * 3600);
+    long.run(&refs)?;
+    Ok(())
+}
+
+/// Tell the person at `client` that a key did nothing, and why (the log has the detail).
+pub fn tell(tmux: &Tmux, client: &str, what: &str, e: &CliError) {
+    state::log(&format!("key {what} on client {client}: {}", e.msg));
+    let first = e.msg.lines().next().unwrap_or("");
+    let short: String = first.chars().take(120).collect();
+    // display-message expands formats: '#' doubled; a trailing ';' cannot occur (suffix).
+    let msg = format!("tmuxmate {what}: {short} (details in the tmuxmate log)").replace('#', "##");
+    if !client.is_empty() && !client.chars().any(|c| c.is_control()) {
+        let _ = tmux.run(&["display-message", "-c", client, &msg]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_names() {
+        for k in [
+            "M-s", "M-a", "C-y", "F5", "M-F5", "C-M-x", "S-Up", "#", "%", "~", "Space", "BTab",
+        ] {
+            assert!(valid_key(k), "{k}");
+        }
+        for k in [
+            "",
+            ";",
+            "a;b",
+            "M-;",
+            "x y",
+            "#{pane_id}",
+            "\"",
+            "'",
+            "\\",
+            "`",
+            "M-M-s",
+            "C-",
+            "Enter\n",
+            "ab",
+            "M-ab",
+            "é",
+            "run-shell",
+            "-T",
+        ] {
+            assert!(!valid_key(k), "{k:?}");
+        }
+    }
+
+    #[test]
+    fn trailing_semicolon_is_escaped() {
+        assert_eq!(arg("a;"), "a\\;");
+        assert_eq!(arg("a;b"), "a;b");
+        assert_eq!(arg("x"), "x");
+    }
+
+    #[test]
+    fn commands_carry_only_ids_and_our_path() {
+        for a in ACTIONS {
+            let c = (a.command)("'/opt/t##m'");
+            assert!(c.contains(a.mark), "{c}");
+            assert!(!c.ends_with(';'), "{c}");
+            assert!(valid_key(a.default));
+        }
+    }
+}
