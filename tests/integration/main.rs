@@ -4,6 +4,7 @@
 #[path = "../util/mod.rs"]
 pub mod util;
 
+mod bindings;
 mod bridge;
 mod capture;
 mod control;
@@ -14,5 +15,6 @@ mod privacy;
 mod run;
 mod safety;
 mod side;
+mod status_line;
 mod tmux_layer;
 mod watch;
