@@ -248,3 +248,30 @@ fn status_line_shows_the_whole_counts() {
         (!status_row(&outer).contains(agent)).then_some(())
     });
 }
+
+#[test]
+fn status_right_length_is_raised_only_when_smaller() {
+    let s = server!();
+    let len = |s: &Server| {
+        s.tmux(&["show", "-gv", "status-right-length"])
+            .trim()
+            .to_string()
+    };
+    load_snippet(&s);
+    assert_eq!(len(&s), "156");
+    // A tmux.conf that resets status-right and is sourced again: no growth.
+    s.tmux(&["set", "-g", "status-right", "%H:%M"]);
+    load_snippet(&s);
+    load_snippet(&s);
+    assert_eq!(len(&s), "156");
+    let right = s.tmux(&["show", "-gv", "status-right"]);
+    assert_eq!(
+        right.matches("@tmuxmate-watch-status, ").count(),
+        1,
+        "{right}"
+    );
+    // A larger length of the user's is kept.
+    s.tmux(&["set", "-g", "status-right-length", "300"]);
+    load_snippet(&s);
+    assert_eq!(len(&s), "300");
+}
