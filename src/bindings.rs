@@ -118,16 +118,24 @@ fn option(tmux: &Tmux, name: &str) -> Result<String, CliError> {
         .to_string())
 }
 
+/// The binding of `key` in a `list-keys -T prefix` listing, if any. The whole table is
+/// read because `list-keys -T prefix KEY` on 3.2 drops the modifiers (M-s lists `s`).
+fn binding_of(listing: &str, key: &str) -> Option<String> {
+    listing
+        .lines()
+        .find(|l| {
+            let mut w = l.split_whitespace().skip_while(|w| *w != "prefix").skip(1);
+            // list-keys escapes some keys (`\#`, `\$`): compare unescaped.
+            w.next()
+                .is_some_and(|k| k == key || k.strip_prefix('\\') == Some(key))
+        })
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
 /// Is `key` in the prefix table bound to something other than `action`? (Unbound: no.)
 fn taken_by_other(tmux: &Tmux, key: &str, action: &Action) -> Result<Option<String>, CliError> {
-    match tmux.run(&["list-keys", "-T", "prefix", "--", key]) {
-        Ok(line) if line.trim().is_empty() || line.contains(action.mark) => Ok(None),
-        Ok(line) => Ok(Some(line.trim().to_string())),
-        Err(crate::tmux::TmuxError::Failed { stderr, .. }) if stderr.contains("unknown key") => {
-            Ok(None)
-        }
-        Err(e) => Err(e.into()),
-    }
+    let listing = tmux.run(&["list-keys", "-T", "prefix"])?;
+    Ok(binding_of(&listing, key).filter(|l| !l.contains(action.mark.trim())))
 }
 
 /// What `init bind` did, one line per action (also logged).
@@ -287,6 +295,22 @@ mod tests {
         ] {
             assert!(!valid_key(k), "{k:?}");
         }
+    }
+
+    #[test]
+    fn finds_a_binding_in_a_listing() {
+        let l = "bind-key    -T prefix s       choose-tree -Zs\nbind-key -r -T prefix M-a     display-message mine\nbind-key    -T prefix \\#       list-buffers\n";
+        assert_eq!(
+            binding_of(l, "s").unwrap(),
+            "bind-key -T prefix s choose-tree -Zs"
+        );
+        assert!(binding_of(l, "M-s").is_none());
+        assert!(
+            binding_of(l, "M-a")
+                .unwrap()
+                .ends_with("display-message mine")
+        );
+        assert!(binding_of(l, "#").unwrap().ends_with("list-buffers"));
     }
 
     #[test]

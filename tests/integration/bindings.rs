@@ -19,6 +19,17 @@ fn screen(outer: &Server, pane: &str) -> String {
     outer.tmux(&["capture-pane", "-p", "-t", pane])
 }
 
+/// Is a popup shown: its title from tmux 3.3 (3.2 has no `-T`), else its frame.
+fn popup_shown(s: &Server, screen: &str, title: &str) -> bool {
+    let v = s.tmux(&["display", "-p", "#{version}"]);
+    let titled = !v.starts_with("3.2");
+    if titled {
+        screen.contains(title)
+    } else {
+        screen.contains('┌') && screen.contains('┘')
+    }
+}
+
 fn press(outer: &Server, pane: &str, key: &str) {
     outer.tmux(&["send-keys", "-t", pane, "C-b"]);
     outer.tmux(&["send-keys", "-t", pane, key]);
@@ -74,7 +85,7 @@ fn snapshots_key_opens_the_listing_in_a_popup() {
     // It is on the client's screen, in a popup titled by tmuxmate (3.3+).
     let shown = wait_until("the popup on screen", Duration::from_secs(10), || {
         let sc = screen(&outer, &pane);
-        (sc.contains("snap-marker-4711") && sc.contains(" snapshots ")).then_some(sc)
+        (sc.contains("snap-marker-4711") && popup_shown(&inner, &sc, " snapshots ")).then_some(sc)
     });
     assert!(shown.contains('│') || shown.contains('|'), "{shown}");
 }
@@ -119,7 +130,7 @@ fn side_key_opens_the_side_chat_in_a_popup() {
     });
     assert!(argv["argv"].to_string().contains("\"plan\""), "{argv}");
     wait_until("the side chat popup", Duration::from_secs(10), || {
-        screen(&outer, &pane).contains(" side chat ").then_some(())
+        popup_shown(&inner, &screen(&outer, &pane), " side chat ").then_some(())
     });
     let rec: serde_json::Value = serde_json::from_str(
         inner
@@ -131,16 +142,23 @@ fn side_key_opens_the_side_chat_in_a_popup() {
     let closed = ok(inner.run(&["side", "close", "-t", &main.pane]));
     assert!(closed.contains("deleted"), "{closed}");
     wait_until("the popup to close", Duration::from_secs(10), || {
-        (!screen(&outer, &pane).contains(" side chat ")).then_some(())
+        (!popup_shown(&inner, &screen(&outer, &pane), " side chat ")).then_some(())
     });
     assert!(main.bytes().is_empty(), "nothing may reach the main pane");
 }
 
+/// The prefix-table line of `key` (the whole table: `list-keys KEY` on 3.2 ignores
+/// modifiers).
 fn key_line(s: &Server, key: &str) -> Option<String> {
-    let o = s.tmux_output(&["list-keys", "-T", "prefix", "--", key]);
-    o.status
-        .success()
-        .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+    s.tmux(&["list-keys", "-T", "prefix"])
+        .lines()
+        .find(|l| {
+            l.split_whitespace()
+                .skip_while(|w| *w != "prefix")
+                .nth(1)
+                .is_some_and(|k| k == key)
+        })
+        .map(str::to_string)
 }
 
 fn log(s: &Server) -> String {
