@@ -209,7 +209,8 @@ fn server_version(tmux: &Tmux) -> Option<Version> {
 }
 
 /// A popup on `client` running `argv` (exec'd by tmux, no shell, nothing expanded).
-/// Blocks until the popup closes (display-popup holds its caller until then).
+/// It closes when the command succeeds; when it fails it stays open showing why, until
+/// Escape (`-EE`). Blocks until the popup closes (display-popup holds its caller).
 pub fn popup(tmux: &Tmux, client: &str, title: &str, argv: &[String]) -> Result<(), CliError> {
     if client.is_empty() || client.chars().any(|c| c.is_control()) {
         return Err(CliError::usage(format!(
@@ -220,7 +221,7 @@ pub fn popup(tmux: &Tmux, client: &str, title: &str, argv: &[String]) -> Result<
         "display-popup",
         "-c",
         client,
-        "-E",
+        "-EE",
         "-w",
         "90%",
         "-h",

@@ -293,3 +293,39 @@ fn status_right_length_is_raised_only_when_smaller() {
     load_snippet(&s);
     assert_eq!(len(&s), "300");
 }
+
+#[test]
+fn a_key_that_fails_says_why_on_the_client() {
+    let inner = server!();
+    let outer = server!();
+    load_snippet(&inner);
+    // A side agent CLI that is on no PATH here (the test's PATH has no stand-ins).
+    inner.tmux(&["set", "-g", "@tmuxmate-side-agent", "gemini"]);
+    let pane = inner.attach_in(&outer, "main");
+    press(&outer, &pane, "M-a");
+    // The popup stays open with the reason (it closes by itself only on success).
+    wait_until("the reason in the popup", Duration::from_secs(20), || {
+        screen(&outer, &pane)
+            .contains("the gemini CLI is not on PATH")
+            .then_some(())
+    });
+    outer.tmux(&["send-keys", "-t", &pane, "Escape"]);
+    wait_until("the popup to close", Duration::from_secs(10), || {
+        (!screen(&outer, &pane).contains("the gemini CLI is not on PATH")).then_some(())
+    });
+    // A client that is not there: refused, and the reason is logged.
+    let o = inner.run(&[
+        "side",
+        "open",
+        "-t",
+        "%0",
+        "--client",
+        "/dev/no-such-client",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        log(&inner).contains("key side chat on client /dev/no-such-client"),
+        "{}",
+        log(&inner)
+    );
+}
