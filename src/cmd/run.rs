@@ -250,13 +250,13 @@ fn wrapper(tmux: &Tmux, rd: &RunDir, cmd: &[String], keep: usize, tee_output: bo
     let cmd = quote_words(cmd);
     if tee_output {
         format!(
-            "{{ trap : INT; ( {cmd} ) 2>&1; tmuxmate_st=$?; (umask 077; echo \"$tmuxmate_st\" >{st_tmp}) 2>/dev/null; }} | (trap '' INT; exec tee /dev/tty) | (trap '' INT; umask 077; exec tail -c {keep} >{out}); {signal}\n",
+            "{{ trap : INT; ( {cmd} ) 2>&1; (tmuxmate_st=$?; umask 077; echo \"$tmuxmate_st\" >{st_tmp}) 2>/dev/null; }} | (trap '' INT; exec tee /dev/tty) | (trap '' INT; umask 077; exec tail -c {keep} >{out}); {signal}\n",
             st_tmp = rd.q("st.tmp"),
             out = rd.q("out"),
         )
     } else {
         format!(
-            "( {cmd} ); tmuxmate_st=$?; (umask 077; echo \"$tmuxmate_st\" >{st_tmp}) 2>/dev/null; {signal}\n",
+            "( {cmd} ); (tmuxmate_st=$?; umask 077; echo \"$tmuxmate_st\" >{st_tmp}) 2>/dev/null; {signal}\n",
             st_tmp = rd.q("st.tmp"),
         )
     }
