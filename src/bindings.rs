@@ -138,10 +138,33 @@ fn taken_by_other(tmux: &Tmux, key: &str, action: &Action) -> Result<Option<Stri
     Ok(binding_of(&listing, key).filter(|l| !l.contains(action.mark.trim())))
 }
 
+/// Bindings an older snippet made with `display-popup` (which ran nothing on 3.3a):
+/// removed first, so that an upgrade does not keep them, nor count M-s as someone else's.
+const LEGACY: &[&str] = &["side run -t #{pane_id}", "snapshots --limit 50 |"];
+
+fn remove_legacy(tmux: &Tmux) -> Result<Vec<String>, CliError> {
+    let listing = tmux.run(&["list-keys", "-T", "prefix"])?;
+    let mut gone = Vec::new();
+    for l in listing.lines() {
+        if !(l.contains("display-popup") && LEGACY.iter().any(|m| l.contains(m))) {
+            continue;
+        }
+        let key = l.split_whitespace().skip_while(|w| *w != "prefix").nth(1);
+        if let Some(k) = key.filter(|k| valid_key(k)) {
+            tmux.run(&["unbind-key", "-T", "prefix", "--", k])?;
+            gone.push(format!("removed the old tmuxmate binding of prefix {k}"));
+        }
+    }
+    Ok(gone)
+}
+
 /// What `init bind` did, one line per action (also logged).
 pub fn bind_all(tmux: &Tmux) -> Result<Vec<String>, CliError> {
     let bin = bin_for_format()?;
-    let mut report = Vec::new();
+    let mut report = remove_legacy(tmux)?;
+    for l in &report {
+        state::log(&format!("init bind: {l}"));
+    }
     for a in ACTIONS {
         let line = bind_one(tmux, a, &bin)?;
         state::log(&format!("init bind: {line}"));

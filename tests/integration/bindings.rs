@@ -329,3 +329,44 @@ fn a_key_that_fails_says_why_on_the_client() {
         log(&inner)
     );
 }
+
+#[test]
+fn an_upgrade_removes_the_old_popup_bindings() {
+    let s = server!();
+    // What the previous snippet bound (C-s is tmux-resurrect's save key).
+    s.tmux(&["set", "-g", "@tmuxmate-bin", BIN]);
+    s.tmux(&[
+        "bind-key",
+        "-T",
+        "prefix",
+        "M-s",
+        "display-popup",
+        "-E",
+        "-w",
+        "90%",
+        "-h",
+        "80%",
+        "#{q:@tmuxmate-bin} snapshots --limit 50 | ${PAGER:-less}",
+    ]);
+    s.tmux(&[
+        "bind-key",
+        "-T",
+        "prefix",
+        "C-s",
+        "display-popup",
+        "-E",
+        "-w",
+        "80%",
+        "-h",
+        "80%",
+        "#{q:@tmuxmate-bin} side run -t #{pane_id}",
+    ]);
+    load_snippet(&s);
+    assert!(key_line(&s, "C-s").is_none());
+    assert!(
+        key_line(&s, "M-s")
+            .unwrap()
+            .contains("snapshots popup --client")
+    );
+    assert!(log(&s).contains("removed the old tmuxmate binding of prefix C-s"));
+}
