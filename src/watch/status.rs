@@ -46,8 +46,8 @@ pub struct Counter {
 }
 
 impl Counter {
-    /// The keys still pending in `agent`'s ledger (re-read only when the file changed).
-    fn pending(&mut self, agent: &str) -> &[String] {
+    /// Re-read `agent`'s pending keys if its ledger changed since the last look.
+    fn refresh_ledger(&mut self, agent: &str) {
         let l = Ledger::for_agent(agent);
         let st = stamp(&l.path().to_path_buf());
         let fresh = self.ledgers.get(agent).is_some_and(|(s, _)| *s == st);
@@ -55,10 +55,14 @@ impl Counter {
             let keys = l.peek().pending.into_iter().map(|(k, _, _)| k).collect();
             self.ledgers.insert(agent.to_string(), (st, keys));
         }
-        &self.ledgers[agent].1
     }
 
-    fn untold(&mut self, j: &Job) -> bool {
+    fn addressees(j: &Job) -> impl Iterator<Item = &String> {
+        j.notify.iter().chain(j.forward.iter())
+    }
+
+    /// Ended, not stopped, and some addressee has not been told (ledgers refreshed).
+    fn untold(&self, j: &Job) -> bool {
         if j.status == "stopped" || j.status == "running" {
             return false;
         }
@@ -66,9 +70,7 @@ impl Counter {
             return true;
         }
         let key = format!("watch:{}", j.id);
-        let mut all = j.notify.clone();
-        all.extend(j.forward.iter().cloned());
-        all.iter().any(|a| self.pending(a).contains(&key))
+        Self::addressees(j).any(|a| self.ledgers.get(a).is_some_and(|(_, p)| p.contains(&key)))
     }
 
     /// `(running, done)` for the server at `socket`.
@@ -91,6 +93,17 @@ impl Counter {
             .into_iter()
             .chain(self.done_jobs.iter().cloned())
             .collect();
+        // Each ledger is looked at once per count (a stat; parsed only when it changed).
+        let mut agents: Vec<&String> = ended
+            .iter()
+            .filter(|j| j.queued && j.status != "stopped" && j.status != "running")
+            .flat_map(Self::addressees)
+            .collect();
+        agents.sort();
+        agents.dedup();
+        for a in agents {
+            self.refresh_ledger(a);
+        }
         let done = ended.iter().filter(|j| self.untold(j)).count();
         (running, done)
     }
