@@ -120,6 +120,9 @@ pub enum Command {
 pub enum InitWhat {
     /// The tmux.conf snippet with this binary's path filled in.
     Tmux,
+    /// Bind the snippet's keys from @tmuxmate-*-key (the snippet runs this; prints what
+    /// it bound, logs refusals, always exits 0).
+    Bind,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -306,6 +309,14 @@ pub struct SnapshotsArgs {
 pub enum SnapshotsAction {
     /// Print the full stored text of one snapshot.
     Show { id: String },
+    /// Delete every stored snapshot (`set -g @tmuxmate-snapshots off` stores none).
+    Clear,
+    /// The snippet's key binding: the listing in a popup on client --client.
+    #[command(hide = true)]
+    Popup {
+        #[arg(long, value_name = "CLIENT")]
+        client: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -534,6 +545,10 @@ pub enum SideAction {
     Open {
         #[arg(short = 't', long = "target")]
         target: Option<String>,
+        /// Open the popup on this tmux client (the key binding passes the one that pressed
+        /// the key); without it, a client attached to the main pane's session.
+        #[arg(long, value_name = "CLIENT")]
+        client: Option<String>,
     },
     /// The side agent itself, inside the popup (ends by deleting its session files).
     #[command(hide = true)]

@@ -466,12 +466,14 @@ enum Body {
 }
 
 fn open_data(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(path)
+    state::open_private(
+        path,
+        OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true),
+    )
 }
 
 /// Where `queue` put an item.
@@ -517,11 +519,10 @@ impl Ledger {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let lock_file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.path.with_extension("lock"))?;
+        let lock_file = state::open_private(
+            &self.path.with_extension("lock"),
+            OpenOptions::new().create(true).truncate(false).write(true),
+        )?;
         let lock = nix::fcntl::Flock::lock(lock_file, nix::fcntl::FlockArg::LockExclusive)
             .map_err(|(_, e)| std::io::Error::from(e))?;
         let mut file = open_data(&self.path)?;

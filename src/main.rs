@@ -2,6 +2,7 @@
 
 mod address;
 mod approval;
+mod bindings;
 mod bridge;
 mod capture;
 mod cli;
@@ -96,6 +97,8 @@ fn main() {
         Err(e) if json && e.use_stderr() => report(&usage_error(&e), true, false),
         Err(e) => e.exit(),
     };
+    // A state directory left readable by others is closed before anything is read or written.
+    state::secure_existing();
     if let Err(e) = cmd::dispatch(cli) {
         report(&e, json, verbose);
     }

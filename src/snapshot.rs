@@ -158,14 +158,10 @@ impl Log {
     }
 
     fn lock(&self) -> std::io::Result<nix::fcntl::Flock<std::fs::File>> {
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let f = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.path.with_extension("lock"))?;
+        let f = state::open_private(
+            &self.path.with_extension("lock"),
+            OpenOptions::new().create(true).truncate(false).write(true),
+        )?;
         nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
             .map_err(|(_, e)| std::io::Error::from(e))
     }
@@ -177,10 +173,7 @@ impl Log {
         if size + line.len() as u64 > self.compact_bytes {
             return self.compact_with(&line);
         }
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)?;
+        let mut f = state::open_private(&self.path, OpenOptions::new().create(true).append(true))?;
         let mut buf = String::new();
         // A crash mid-append leaves a partial line; the newline keeps ours readable.
         if size > 0 && !ends_with_newline(&self.path, size) {
@@ -227,8 +220,45 @@ impl Log {
     }
 }
 
-/// Store one snapshot durably and return its id.
-pub fn record(pane_id: &str, target: &str, text: &str, truncated: bool) -> Result<String, String> {
+/// The tmux option that turns storing off (`off`); unset or `on` stores.
+pub const OPTION: &str = "@tmuxmate-snapshots";
+
+/// Whether snapshots are stored, from the option's value. Anything but `on`/`off` (or
+/// unset) is refused as a reason: what is stored is private, so a typo stores nothing.
+pub fn storing(value: &str) -> Result<bool, String> {
+    match value.trim() {
+        "" | "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(format!(
+            "{OPTION} is {other:?}: use on or off (nothing was stored)"
+        )),
+    }
+}
+
+/// Store one snapshot durably and return its id; `None` when `@tmuxmate-snapshots` is
+/// off (one option read on the server the capture came from).
+pub fn record(
+    tmux: &crate::tmux::Tmux,
+    pane_id: &str,
+    target: &str,
+    text: &str,
+    truncated: bool,
+) -> Result<Option<String>, String> {
+    let v = tmux
+        .run(&["show-options", "-gqv", OPTION])
+        .map_err(|e| format!("could not read {OPTION} (nothing was stored): {e}"))?;
+    if !storing(&v)? {
+        return Ok(None);
+    }
+    record_always(pane_id, target, text, truncated).map(Some)
+}
+
+fn record_always(
+    pane_id: &str,
+    target: &str,
+    text: &str,
+    truncated: bool,
+) -> Result<String, String> {
     let snap = new_snapshot(pane_id, target, text, truncated);
     let log = Log::global();
     log.append(&snap).map_err(|e| {
@@ -261,6 +291,28 @@ fn ends_with_newline(path: &std::path::Path, size: u64) -> bool {
     };
     let mut last = [0u8; 1];
     f.seek(SeekFrom::Start(size - 1)).is_ok() && f.read_exact(&mut last).is_ok() && last[0] == b'\n'
+}
+
+/// Delete every stored snapshot (under the writers' lock); how many there were.
+pub fn clear() -> Result<usize, String> {
+    let log = Log::global();
+    let fail = |e: std::io::Error| {
+        format!(
+            "could not clear the snapshot log {}: {e}",
+            log.path.display()
+        )
+    };
+    let _lock = log.lock().map_err(fail)?;
+    let n = log
+        .read_all()?
+        .lines()
+        .filter(|l| serde_json::from_str::<Snapshot>(l).is_ok())
+        .count();
+    match std::fs::remove_file(&log.path) {
+        Ok(()) => Ok(n),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(fail(e)),
+    }
 }
 
 /// The newest `limit` snapshots, newest first.

@@ -1,11 +1,24 @@
 //! The state directory and the log.
 //!
 //! Owns: where durable files live (`TMUXMATE_STATE_DIR`, else `$XDG_STATE_HOME/tmuxmate`,
-//! else `~/.local/state/tmuxmate`), atomic writes, and the append-only log that unattended
-//! paths write their reasons to. Invariant: logging never fails the caller.
+//! else `~/.local/state/tmuxmate`), who may read them, atomic writes, and the append-only
+//! log that unattended paths write their reasons to. Invariants: logging never fails the
+//! caller; what lives here (captured screens, run output, ledgers, launch specs) is the
+//! user's alone: every directory we create under the state directory is 0700 and every
+//! file 0600 (`private_dir`, `open_private`, `write_atomic`), and a state directory found
+//! readable by others is closed (0700, and everything in it group/other bits removed)
+//! the first time a process touches it.
 
+use std::fs::OpenOptions;
 use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Mode of every directory under the state directory (and of the directory itself).
+pub const DIR_MODE: u32 = 0o700;
+/// Mode of every file we create there.
+pub const FILE_MODE: u32 = 0o600;
 
 pub fn state_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("TMUXMATE_STATE_DIR").filter(|d| !d.is_empty()) {
@@ -22,23 +35,140 @@ pub fn log_path() -> PathBuf {
     state_dir().join("log")
 }
 
+/// Close the state directory once per process if it exists and others can read it:
+/// 0700 on it, and group/other bits removed from everything below it (an older tmuxmate,
+/// or a umask of 022, left captured screens world-readable). Cheap when nothing is wrong:
+/// one `stat`. Symlinks are not followed below the root; errors are logged, not fatal.
+pub fn secure_existing() {
+    // A flag, not a OnceLock: the log line below re-enters through `open_private`.
+    static DONE: AtomicBool = AtomicBool::new(false);
+    if DONE.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let root = state_dir();
+    let Ok(m) = std::fs::metadata(&root) else {
+        return;
+    };
+    if !m.is_dir() || m.permissions().mode() & 0o077 == 0 {
+        return;
+    }
+    let mut fixed = 0usize;
+    let mut failed = Vec::new();
+    tighten(&root, &mut fixed, &mut failed, 0);
+    // Logged after the walk, so the log file itself was already tightened.
+    log(&format!(
+        "state directory {} was readable by others: closed {fixed} entries to 0700/0600{}",
+        root.display(),
+        if failed.is_empty() {
+            String::new()
+        } else {
+            format!("; could not change {}", failed.join(", "))
+        }
+    ));
+}
+
+fn tighten(path: &Path, fixed: &mut usize, failed: &mut Vec<String>, depth: usize) {
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    if m.file_type().is_symlink() && depth > 0 {
+        return;
+    }
+    let m = if depth == 0 {
+        std::fs::metadata(path).unwrap_or(m)
+    } else {
+        m
+    };
+    let mode = m.permissions().mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        let want = if m.is_dir() { DIR_MODE } else { mode & 0o700 };
+        match std::fs::set_permissions(path, std::fs::Permissions::from_mode(want)) {
+            Ok(()) => *fixed += 1,
+            Err(e) => failed.push(format!("{} ({e})", path.display())),
+        }
+    }
+    // Deep trees are not ours: the layout is a few levels (run/<id>/file, jobs/pipes/x).
+    if m.is_dir()
+        && depth < 6
+        && let Ok(rd) = std::fs::read_dir(path)
+    {
+        for e in rd.flatten() {
+            tighten(&e.path(), fixed, failed, depth + 1);
+        }
+    }
+}
+
+/// Create `dir` (under the state directory) and its missing parents up to the state
+/// directory with mode 0700; an existing one found wider is closed to 0700. Parents
+/// above the state directory are created with the default mode.
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    secure_existing();
+    let root = state_dir();
+    if !dir.starts_with(&root) {
+        return std::fs::create_dir_all(dir);
+    }
+    if let Some(above) = root.parent() {
+        std::fs::create_dir_all(above)?;
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)?;
+    // An existing directory keeps its mode through `create`: close it if it is wider.
+    let mut d = dir;
+    loop {
+        if let Ok(m) = std::fs::metadata(d)
+            && m.permissions().mode() & 0o077 != 0
+        {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(DIR_MODE))?;
+        }
+        if d == root {
+            break;
+        }
+        match d.parent() {
+            Some(p) => d = p,
+            None => break,
+        }
+    }
+    Ok(())
+}
+
+/// Open (creating when `opts` says so) a file under the state directory as 0600: a new
+/// file gets that mode, an existing wider one is narrowed to it. Its directory is made
+/// with `private_dir` first.
+pub fn open_private(path: &Path, opts: &mut OpenOptions) -> std::io::Result<std::fs::File> {
+    if let Some(dir) = path.parent() {
+        private_dir(dir)?;
+    }
+    let f = opts.mode(FILE_MODE).open(path)?;
+    let m = f.metadata()?;
+    if m.permissions().mode() & 0o077 != 0 {
+        f.set_permissions(std::fs::Permissions::from_mode(
+            m.permissions().mode() & 0o700,
+        ))?;
+    }
+    Ok(f)
+}
+
+/// Write a whole small file as 0600 (not atomic: for files that only we read once).
+pub fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let mut f = open_private(
+        path,
+        OpenOptions::new().write(true).create(true).truncate(true),
+    )?;
+    f.write_all(data)
+}
+
 /// Append one line to the log; rotate at 1 MiB so it never grows without bound.
 pub fn log(msg: &str) {
     let path = log_path();
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
     if std::fs::metadata(&path)
         .map(|m| m.len() > 1 << 20)
         .unwrap_or(false)
     {
         let _ = std::fs::rename(&path, path.with_extension("old"));
     }
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-    {
+    if let Ok(mut f) = open_private(&path, OpenOptions::new().create(true).append(true)) {
         let line = format!(
             "{} pid={} {}\n",
             now_ms(),
@@ -58,12 +188,12 @@ pub fn now_ms() -> u64 {
 
 /// Write via a temp file and rename, so readers see the old or the new file, never half.
 pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
     let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
     let r = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = open_private(
+            &tmp,
+            OpenOptions::new().write(true).create(true).truncate(true),
+        )?;
         f.write_all(data)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)

@@ -37,6 +37,8 @@ pub struct TurnAnswer {
     pub location: Option<Reading>,
     /// The locked ledger and what to record once the answer was printed.
     held: Option<(Locked, Prepared)>,
+    /// Watch jobs whose results this answer carries (their status-line count drops).
+    watches: Vec<String>,
 }
 
 impl TurnAnswer {
@@ -52,6 +54,18 @@ impl TurnAnswer {
             l.write(p, false).map_err(|e| {
                 format!("the answer was printed but recording its delivery failed ({e}); its items may be shown once more")
             })?;
+        }
+        // The agent was just told: the status line's "done" count drops now, not whenever
+        // a poller next looks (it may have exited).
+        let mut sockets: Vec<String> = std::mem::take(&mut self.watches)
+            .iter()
+            .filter_map(|id| crate::watch::job::load(id))
+            .map(|j| j.socket)
+            .collect();
+        sockets.sort();
+        sockets.dedup();
+        for s in sockets {
+            crate::watch::status::refresh(&s);
         }
         Ok(())
     }
@@ -207,6 +221,9 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
             tpos,
             head: crate::delivered::head(&item),
         });
+        if let Some(id) = p.key.strip_prefix("watch:") {
+            answer.watches.push(id.to_string());
+        }
         let at = state::now_ms();
         after.push(if by_transcript.is_some() {
             Record::Printed { key: p.key, at }

@@ -319,21 +319,7 @@ fn finish_start(
 }
 
 fn write_private(p: &Path, data: &[u8]) -> Result<(), CliError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let err = |e| crate::error::state_io("write", p, e);
-    if let Some(d) = p.parent() {
-        std::fs::create_dir_all(d).map_err(err)?;
-    }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(p)
-        .map_err(err)?;
-    f.write_all(data).map_err(err)?;
-    Ok(())
+    state::write_private(p, data).map_err(|e| crate::error::state_io("write", p, e))
 }
 
 /// The last few non-blank lines of a screen, for an error message.

@@ -44,7 +44,7 @@ pub fn run(tmux: &Tmux, a: CaptureArgs) -> CliResult {
     let raw = capture::capture_pane(tmux, &pane.pane_id, range, a.ansi, a.join)?;
     let b = capture::bound(capture::trim_trailing_blank(&raw), budget);
     let target = pane.target();
-    if let Err(e) = snapshot::record(&pane.pane_id, &target, &b.text, b.truncated) {
+    if let Err(e) = snapshot::record(tmux, &pane.pane_id, &target, &b.text, b.truncated) {
         // The capture itself succeeded; losing its stored copy must not hide it.
         eprintln!("tmuxmate: warning: {e}");
     }

@@ -33,9 +33,14 @@ pub fn render_snippet() -> String {
     SNIPPET.replace("@TMUXMATE_BIN@", &tmux_quote_inner(&bin))
 }
 
-pub fn run(what: InitWhat) -> CliResult {
+pub fn run(tmux: &crate::tmux::Tmux, what: InitWhat) -> CliResult {
     match what {
         InitWhat::Tmux => super::out(&render_snippet()),
+        // Unattended (run by the snippet while tmux loads its configuration): fail soft.
+        InitWhat::Bind => match crate::bindings::bind_all(tmux) {
+            Ok(lines) => super::out(&lines.iter().map(|l| format!("{l}\n")).collect::<String>()),
+            Err(e) => crate::state::log(&format!("init bind: {}", e.msg)),
+        },
     }
     Ok(())
 }

@@ -191,8 +191,16 @@ pub fn run(tmux: &Tmux, json: bool) -> CliResult {
                 if p.created_by_us {
                     flags.push("ours");
                 }
-                if p.watch.is_some() {
-                    flags.push("watched");
+                // The option stays after a job ends (it records the outcome): a pane is
+                // "watched" only while its job runs.
+                match p
+                    .watch
+                    .as_ref()
+                    .map(|w| (w.get("status"), w.get("unreadable")))
+                {
+                    Some((Some(s), _)) if s == "running" => flags.push("watched"),
+                    Some((_, Some(_))) => flags.push("watch unreadable"),
+                    _ => {}
                 }
                 text.push_str(&format!(
                     "    pane {} {}x{} {:?} ({}){}{}\n",

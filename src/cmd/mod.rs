@@ -99,6 +99,6 @@ pub fn dispatch(cli: Cli) -> CliResult {
         Command::Side { action } => side::run(&tmux, action),
         Command::Digest { action } => digest::run(&tmux, action),
         Command::Demo { keep } => demo::run(keep),
-        Command::Init { what } => init::run(what),
+        Command::Init { what } => init::run(&tmux, what),
     }
 }

@@ -124,7 +124,7 @@ impl RunDir {
         sweep(&root);
         let id = format!("r{}-{}", state::now_ms(), std::process::id());
         let dir = root.join(&id);
-        std::fs::create_dir_all(&dir).map_err(|e| {
+        state::private_dir(&dir).map_err(|e| {
             CliError::new(format!(
                 "could not create the run directory {}: {e}; check that the state directory is writable (TMUXMATE_STATE_DIR or XDG_STATE_HOME)",
                 dir.display()
@@ -201,7 +201,7 @@ pub fn run(tmux: &Tmux, a: RunArgs) -> CliResult {
         (Some(t), Some(ms)) => stable_typed(tmux, t, &a.cmd, budget, timeout, ms)?,
     };
     let elapsed_ms = started.elapsed().as_millis() as u64;
-    if let Err(e) = snapshot::record(&o.pane_id, &o.target, &o.text.text, o.text.truncated) {
+    if let Err(e) = snapshot::record(tmux, &o.pane_id, &o.target, &o.text.text, o.text.truncated) {
         eprintln!("tmuxmate: warning: {e}");
     }
     // A window per call would pile up: ours goes once its result is read, unless asked to
@@ -263,13 +263,13 @@ fn wrapper(tmux: &Tmux, rd: &RunDir, cmd: &[String], keep: usize, tee_output: bo
     let cmd = quote_words(cmd);
     if tee_output {
         format!(
-            "{{ trap : INT; ( {cmd} ) 2>&1; echo \"$?\" >{st_tmp} 2>/dev/null; }} | (trap '' INT; exec tee /dev/tty) | (trap '' INT; exec tail -c {keep}) >{out}; {signal}\n",
+            "{{ trap : INT; ( {cmd} ) 2>&1; (tmuxmate_st=$?; umask 077; echo \"$tmuxmate_st\" >{st_tmp}) 2>/dev/null; }} | (trap '' INT; exec tee /dev/tty) | (trap '' INT; umask 077; exec tail -c {keep} >{out}); {signal}\n",
             st_tmp = rd.q("st.tmp"),
             out = rd.q("out"),
         )
     } else {
         format!(
-            "( {cmd} ); echo \"$?\" >{st_tmp} 2>/dev/null; {signal}\n",
+            "( {cmd} ); (tmuxmate_st=$?; umask 077; echo \"$tmuxmate_st\" >{st_tmp}) 2>/dev/null; {signal}\n",
             st_tmp = rd.q("st.tmp"),
         )
     }
@@ -286,7 +286,7 @@ fn quote(w: &str) -> String {
 }
 
 fn write_script(rd: &RunDir, body: &str) -> Result<(), CliError> {
-    std::fs::write(rd.file("cmd.sh"), body).map_err(|e| {
+    state::write_private(&rd.file("cmd.sh"), body.as_bytes()).map_err(|e| {
         CliError::new(format!(
             "could not write {}: {e}; check that the state directory is writable",
             rd.file("cmd.sh").display()

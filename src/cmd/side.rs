@@ -93,17 +93,28 @@ fn failed_open(tmux: &Tmux, pane: &str, split: Option<&str>, message: String) ->
     e
 }
 
-fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
+fn open(tmux: &Tmux, target: Option<&str>, client: Option<&str>) -> CliResult {
     let Some(t) = target else {
         return Err(CliError::usage(
             "which main agent? pass -t PANE (the snippet's key binding passes the current pane)",
         ));
     };
+    if let Some(c) = client {
+        // From the key binding: unattended, so a failure is shown on that client and logged.
+        let r = side::main_pane(tmux, Some(t)).and_then(|pane| {
+            let bin = std::env::current_exe()?.to_string_lossy().into_owned();
+            let argv = vec![bin, "side".into(), "run".into(), "-t".into(), pane];
+            crate::bindings::popup(tmux, c, " side chat ", &argv)
+        });
+        if let Err(e) = &r {
+            crate::bindings::tell(tmux, c, "side chat", e);
+        }
+        return r;
+    }
     let pane = side::main_pane(tmux, Some(t))?;
     let bin = std::env::current_exe()?.to_string_lossy().into_owned();
-    // Our quoted path and a pane id; a split's command is not format-expanded.
-    let raw_cmd = format!("exec {} side run -t {pane}", crate::create::sh_quote(&bin));
-    let cmd = raw_cmd.replace('#', "##");
+    // Separate words: tmux execs them without a shell and expands no format in them.
+    let argv: Vec<String> = vec![bin, "side".into(), "run".into(), "-t".into(), pane.clone()];
     let fmt = record_format(&["client_name", "client_session", "client_control_mode"]);
     let sess = tmux.run(&targs![
         "display-message",
@@ -124,23 +135,7 @@ fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
     let _ = std::fs::remove_file(start_path(&pane));
     match client {
         Some(c) => {
-            // display-popup holds this client until the popup closes: wait as long.
-            let mut long = tmux.clone();
-            long.timeout = Duration::from_secs(7 * 24 * 3600);
-            // -EE: a side agent that fails keeps the popup open, so its message is read.
-            long.run(&targs![
-                "display-popup",
-                "-c",
-                Arg::id(&c),
-                "-EE",
-                "-w",
-                "80%",
-                "-h",
-                "80%",
-                "-T",
-                " side chat ",
-                Arg::ours(&cmd),
-            ])?;
+            crate::bindings::popup(tmux, &c, " side chat ", &argv)?;
             match read_start(&pane) {
                 Some(st) if st.state == "failed" => Err(failed_open(tmux, &pane, None, st.message)),
                 _ => {
@@ -150,19 +145,24 @@ fn open(tmux: &Tmux, target: Option<&str>) -> CliResult {
             }
         }
         None => {
-            let out = tmux.run(&targs![
-                "split-window",
-                "-h",
-                "-d",
-                "-t",
-                Arg::id(&pane),
-                "-l",
-                "40%",
-                "-P",
-                "-F",
-                "#{pane_id}",
-                Arg::literal(&raw_cmd),
-            ])?;
+            let out = tmux.run(
+                &targs![
+                    "split-window",
+                    "-h",
+                    "-d",
+                    "-t",
+                    Arg::id(&pane),
+                    "-l",
+                    "40%",
+                    "-P",
+                    "-F",
+                    "#{pane_id}",
+                    "--",
+                ]
+                .into_iter()
+                .chain(argv.iter().map(|w| Arg::literal(w)))
+                .collect::<Vec<_>>(),
+            )?;
             let split = out.trim().to_string();
             // "Opened" only once the side agent is up: one that dies at start is an error.
             let start = Instant::now();
@@ -541,7 +541,7 @@ fn close(tmux: &Tmux, target: Option<&str>) -> CliResult {
 
 pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
     match action {
-        SideAction::Open { target } => open(tmux, target.as_deref()),
+        SideAction::Open { target, client } => open(tmux, target.as_deref(), client.as_deref()),
         SideAction::Run { target } => run_side(tmux, &target),
         SideAction::Status { target, json } => {
             let st = match side::main_pane(tmux, target.as_deref()) {

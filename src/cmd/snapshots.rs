@@ -13,11 +13,47 @@ use crate::error::{CliError, CliResult};
 use crate::snapshot::{self, Summary};
 use crate::tmux::Tmux;
 
-pub fn run(_tmux: &Tmux, a: SnapshotsArgs) -> CliResult {
+pub fn run(tmux: &Tmux, a: SnapshotsArgs) -> CliResult {
     match a.action {
         Some(SnapshotsAction::Show { id }) => show(&id, a.json),
+        Some(SnapshotsAction::Clear) => {
+            let n = snapshot::clear().map_err(CliError::new)?;
+            if a.json {
+                super::out_json(&serde_json::json!({ "cleared": n }));
+            } else {
+                super::out_line(&format!(
+                    "deleted {n} stored snapshot{} ({}); `tmux set -g {} off` stores none",
+                    if n == 1 { "" } else { "s" },
+                    snapshot::log_path().display(),
+                    snapshot::OPTION
+                ));
+            }
+            Ok(())
+        }
+        Some(SnapshotsAction::Popup { client }) => popup(tmux, &client),
         None => list(a.limit, a.json),
     }
+}
+
+/// The key binding's popup: the listing through `$PAGER` (else less) on `client`.
+fn popup(tmux: &Tmux, client: &str) -> CliResult {
+    let r = std::env::current_exe()
+        .map_err(CliError::from)
+        .and_then(|bin| {
+            // The pager needs a shell; the path reaches it as "$0", never inside the text.
+            let script = r#""$0" snapshots --limit 50 | ${PAGER:-less}"#;
+            let argv = vec![
+                "/bin/sh".to_string(),
+                "-c".to_string(),
+                script.to_string(),
+                bin.to_string_lossy().into_owned(),
+            ];
+            crate::bindings::popup(tmux, client, " snapshots ", &argv)
+        });
+    if let Err(e) = &r {
+        crate::bindings::tell(tmux, client, "snapshots", e);
+    }
+    r
 }
 
 fn show(id: &str, json: bool) -> CliResult {

@@ -132,8 +132,10 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
     if let Some(p) = &pipe
         && let Some(d) = std::path::Path::new(p).parent()
     {
-        std::fs::create_dir_all(d)
-            .map_err(|e| crate::error::state_io("create the directory", d, e))?;
+        state::private_dir(d).map_err(|e| crate::error::state_io("create the directory", d, e))?;
+        // pipe-pane's `cat >>` runs with the server's umask: the file exists first, 0600.
+        state::write_private(std::path::Path::new(p), b"")
+            .map_err(|e| crate::error::state_io("write", std::path::Path::new(p), e))?;
     }
     // The job's state must be writable before a window waits on its gate: a window that
     // was created and then never released would block on `tmux wait-for` forever.

@@ -475,13 +475,11 @@ pub fn run(tmux: &Tmux, pane: &str) -> Result<(), String> {
     }
     let socket = socket_path(tmux).map_err(|e| e.to_string())?;
     let lp = lock_path(&socket, pane);
-    std::fs::create_dir_all(dir()).map_err(|e| e.to_string())?;
-    let f = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lp)
-        .map_err(|e| e.to_string())?;
+    let f = state::open_private(
+        &lp,
+        OpenOptions::new().create(true).truncate(false).write(true),
+    )
+    .map_err(|e| e.to_string())?;
     let _lock = match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
         Ok(l) => l,
         Err(_) => return Ok(()), // another follower serves this pane

@@ -2,10 +2,13 @@
 //!
 //! Owns: socket selection (`-L`/`-S`, else the server in `$TMUX`, else tmux's default),
 //! the per-call timeout, stdin handling (closed unless given), and the typed errors that
-//! carry argv, exit status and stderr. Invariant: no other module spawns tmux; every
+//! carry argv, exit status and stderr. Invariants: no other module spawns tmux; every
 //! argument is passed as one argv element (never through a shell) and is an
 //! [`super::arg::Arg`] or a literal of ours, so user text reaches tmux only encoded for the
-//! position it takes (bulk text such as send/paste payloads goes on stdin).
+//! position it takes (bulk text such as send/paste payloads goes on stdin); a call that can
+//! start a server (`new-session`) runs with `server_env` only, because a new server copies
+//! its first client's whole environment into its global environment, where every later
+//! pane, hook and `show-environment -g` would see the caller's secrets.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -104,6 +107,51 @@ fn resolve_program(program: &str) -> PathBuf {
         c.push((program.to_string(), p.clone()));
     }
     p
+}
+
+/// What a client that may start a server keeps of our environment: what a terminal
+/// session needs (locale, terminal, paths, the display and agent sockets tmux itself
+/// refreshes through `update-environment`) and our own settings; never tokens or keys.
+pub fn server_env_allowed(name: &str) -> bool {
+    const KEEP: &[&str] = &[
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "TERM",
+        "COLORTERM",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "TMUX",
+        "TMUX_PANE",
+        "TMUX_TMPDIR",
+        "XDG_RUNTIME_DIR",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+        "DISPLAY",
+        "WAYLAND_DISPLAY",
+        "XAUTHORITY",
+        "SSH_AUTH_SOCK",
+        "SSH_AGENT_PID",
+        "SSH_CONNECTION",
+        "SSH_ASKPASS",
+        "KRB5CCNAME",
+        "WINDOWID",
+    ];
+    KEEP.contains(&name) || name.starts_with("LC_") || name.starts_with("TMUXMATE_")
+}
+
+/// True for a call that starts the server when none runs.
+fn may_start_server(args: &[&str]) -> bool {
+    matches!(
+        args.first(),
+        Some(&"new-session") | Some(&"new") | Some(&"start-server") | Some(&"start")
+    )
 }
 
 /// Default timeout for one tmux call; generous because a loaded machine can take 100 ms.
@@ -229,6 +277,11 @@ impl Tmux {
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if may_start_server(args) {
+            cmd.env_clear().envs(
+                std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(server_env_allowed)),
+            );
+        }
         if self.isolate_env {
             cmd.env_remove("TMUX").env_remove("TMUX_PANE");
         }

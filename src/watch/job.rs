@@ -315,15 +315,14 @@ pub struct Outcome {
 /// End `job` with `outcome` unless someone already did. Returns true if this call won.
 pub fn complete(tmux: &Tmux, job: &Job, outcome: Outcome) -> bool {
     let claim = claim_path(&job.id);
-    let _ = std::fs::create_dir_all(jobs_dir());
-    let won = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&claim)
-        .map(|mut f| {
-            let _ = f.write_all(outcome.status.as_bytes());
-        })
-        .is_ok();
+    let won = state::open_private(
+        &claim,
+        std::fs::OpenOptions::new().write(true).create_new(true),
+    )
+    .map(|mut f| {
+        let _ = f.write_all(outcome.status.as_bytes());
+    })
+    .is_ok();
     if !won {
         return false;
     }
@@ -349,7 +348,7 @@ pub fn complete(tmux: &Tmux, job: &Job, outcome: Outcome) -> bool {
         .filter(|t| !t.is_empty() && t != "::" && !t.starts_with(':'))
         .unwrap_or_else(|| j.pane_id.clone());
     let snap_text = format!("{}\n{}", j.delivery_head(), j.tail.as_deref().unwrap_or(""));
-    if let Err(e) = crate::snapshot::record(&j.pane_id, &target, &snap_text, false) {
+    if let Err(e) = crate::snapshot::record(tmux, &j.pane_id, &target, &snap_text, false) {
         state::log(&format!("watch {}: snapshot: {e}", j.id));
     }
     if let Err(e) = j.save_mirror() {

@@ -2,7 +2,8 @@
 //! poller, with results delivered at the notify agent's next turn, exactly once.
 //!
 //! `job` holds the state and the one way a job ends; `poller` the per-server loop and
-//! re-attaching.
+//! re-attaching; `status` the status-line counts.
 
 pub mod job;
 pub mod poller;
+pub mod status;

@@ -279,28 +279,14 @@ fn write_heartbeat(socket: &str, id: &str) {
     let _ = state::write_atomic(&heartbeat_path(socket), v.to_string().as_bytes());
 }
 
-/// Status-line text: "watch 2 running · 1 done" (empty when nothing to show).
-fn status_text(running: usize, done: usize) -> String {
-    match (running, done) {
-        (0, 0) => String::new(),
-        (r, 0) => format!("watch {r} running"),
-        (0, d) => format!("watch {d} done"),
-        (r, d) => format!("watch {r} running · {d} done"),
-    }
-}
-
 /// The poller's main loop (`tmuxmate watch poll`).
 pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
     let lp = lock_path(socket);
-    if let Some(d) = lp.parent() {
-        std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
-    }
-    let f = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lp)
-        .map_err(|e| e.to_string())?;
+    let f = state::open_private(
+        &lp,
+        OpenOptions::new().create(true).truncate(false).write(true),
+    )
+    .map_err(|e| e.to_string())?;
     let _lock = match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
         Ok(l) => l,
         Err(_) => return Ok(()), // another poller serves this server
@@ -320,8 +306,8 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
     let mut last_scan = Instant::now() - RESCAN;
     let mut last_beat = Instant::now() - HEARTBEAT;
     let mut idle_since: Option<Instant> = None;
-    let mut last_status = String::new();
-    let mut done_count = 0usize;
+    let mut last_status: Option<String> = None;
+    let mut counter = super::status::Counter::default();
     let active_dir = job::jobs_dir().join("active");
     let mut dir_mtime = None;
     while !stop.load(Ordering::Relaxed) {
@@ -340,7 +326,7 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
         if last_scan.elapsed() >= RESCAN {
             last_scan = Instant::now();
             match rescan(tmux, socket, &id, &mut watched) {
-                Ok(n) => done_count += n,
+                Ok(_) => {}
                 Err(e) if e.is_no_server() => {
                     state::log(&format!("watch poller {id}: server gone, exiting"));
                     drop(watched);
@@ -350,15 +336,18 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
                 }
                 Err(e) => state::log(&format!("watch poller {id}: rescan: {e}")),
             }
-            let st = status_text(watched.len(), done_count);
-            if st != last_status {
+            // From durable state: jobs ended elsewhere (stop, the wrapper) and results
+            // delivered at a turn count too.
+            let (running, done) = counter.counts(socket);
+            let st = super::status::text(running, done);
+            if last_status.as_ref() != Some(&st) {
                 let _ = tmux.run(&targs![
                     "set-option",
                     "-g",
                     "@tmuxmate-watch-status",
                     Arg::literal(&st)
                 ]);
-                last_status = st;
+                last_status = Some(st);
             }
         }
         let now = state::now_ms();
@@ -394,9 +383,7 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
             if let Some(o) = outcome {
                 let j = w.job.clone();
                 watched.remove(i);
-                if job::complete(tmux, &j, o) {
-                    done_count += 1;
-                }
+                job::complete(tmux, &j, o);
                 last_scan = Instant::now() - RESCAN; // refresh counts soon
                 continue;
             }
@@ -448,6 +435,13 @@ fn rescan(
         .into_iter()
         .filter(|j| j.socket == socket)
         .collect();
+    // A job someone else ended (`watch stop`, the launched command's own wrapper) is no
+    // longer ours to watch: its mirror left `running` or moved to `done`.
+    watched.retain(|w| {
+        mirror
+            .iter()
+            .any(|m| m.id == w.job.id && m.status == "running")
+    });
     for m in mirror {
         if m.status != "running" {
             continue;
@@ -516,7 +510,7 @@ fn rescan(
                 // mirror's deadline for this one (so it still ends, and the poller stays).
                 let flag = job::jobs_dir().join(format!("{}.unreadable", m.id));
                 if !flag.exists() {
-                    let _ = std::fs::write(&flag, &row[1]);
+                    let _ = state::write_private(&flag, row[1].as_bytes());
                     state::log(&format!(
                         "watch {}: @tmuxmate-job on pane {} is unreadable; only its deadline is kept",
                         m.id, m.pane_id
@@ -551,7 +545,5 @@ mod tests {
             strip_ansi("\x1b[1;31mred\x1b[0m\r\n\x1b]0;title\x07x"),
             "red\nx"
         );
-        assert_eq!(status_text(2, 1), "watch 2 running · 1 done");
-        assert_eq!(status_text(0, 0), "");
     }
 }

@@ -332,8 +332,18 @@ fn snippet_loads_into_a_real_server() {
     );
     assert!(right.matches("@tmuxmate-status").count() >= 2, "{right}");
     let keys = s.tmux(&["list-keys", "-T", "prefix"]);
-    assert!(keys.contains("snapshots"), "{keys}");
-    assert!(keys.contains("side run -t #{pane_id}"), "{keys}");
+    // Loading binds through `init bind` (run-shell); pressing them: tests/integration/bindings.rs.
+    assert!(
+        keys.contains("M-s") && keys.contains("snapshots popup --client #{q:client_name}"),
+        "{keys}"
+    );
+    assert!(keys.contains("side open -t #{pane_id} --client"), "{keys}");
+    assert!(!keys.contains("C-s"), "tmux-resurrect's save key: {keys}");
+    // Room for what was appended, once.
+    assert_eq!(
+        s.tmux(&["show", "-gv", "status-right-length"]).trim(),
+        "156"
+    );
     // The reattach hook really runs our binary: a client-attached hook fired by hand.
     s.tmux(&["set-hook", "-R", "client-attached"]);
 }

@@ -4,6 +4,7 @@
 #[path = "../util/mod.rs"]
 pub mod util;
 
+mod bindings;
 mod bridge;
 mod capture;
 mod cli;
@@ -13,9 +14,11 @@ mod hooks;
 mod hostile;
 mod ledger;
 mod location;
+mod privacy;
 mod run;
 mod safety;
 mod side;
+mod status_line;
 mod tmux_layer;
 mod watch;
 mod window_size;

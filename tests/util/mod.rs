@@ -376,3 +376,35 @@ impl Server {
         Recorder { pane, file }
     }
 }
+
+impl Server {
+    /// A real client attached to this server's session `session`, running in a new window
+    /// of `outer` (so its screen is `outer`'s pane and keys reach it by `send-keys`).
+    /// Returns that pane of `outer`.
+    pub fn attach_in(&self, outer: &Server, session: &str) -> String {
+        let cmd = format!(
+            "env -u TMUX tmux -S '{}' attach -t '{}'",
+            self.socket_path().display(),
+            session
+        );
+        let pane = outer
+            .tmux(&[
+                "new-window",
+                "-t",
+                "main:",
+                "-n",
+                "att",
+                "-P",
+                "-F",
+                "#{pane_id}",
+                &cmd,
+            ])
+            .trim()
+            .to_string();
+        wait_until("the client to attach", Duration::from_secs(15), || {
+            let c = self.tmux(&["list-clients", "-F", "#{client_name}"]);
+            (!c.trim().is_empty()).then_some(())
+        });
+        pane
+    }
+}

@@ -1,0 +1,145 @@
+//! The status-line counts of one tmux server's watches (`@tmuxmate-watch-status`).
+//!
+//! Owns: what the counts mean and computing them from durable state, never from a
+//! counter a process keeps (a counter missed jobs another process ended and never went
+//! down). Invariants:
+//! - "running" is the number of this server's jobs whose mirror says `running`
+//!   (a stopped or finished job is never running, whoever ended it);
+//! - "done" is the number of this server's ended jobs (not stopped ones) whose result
+//!   some addressee has not been told yet: not queued yet, or still pending in that
+//!   agent's ledger; a delivery at a turn makes it drop;
+//! - reading is cheap enough for the poller's rescan: the `done` directory is read again
+//!   only when its mtime changes, a ledger only when its size or mtime does.
+
+use crate::targs;
+use crate::tmux::Arg;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use super::job::{self, Job};
+use crate::ledger::Ledger;
+use crate::tmux::Tmux;
+
+/// The text for the counts: "watch 2 running · 1 done" (empty when nothing to show).
+pub fn text(running: usize, done: usize) -> String {
+    match (running, done) {
+        (0, 0) => String::new(),
+        (r, 0) => format!("watch {r} running"),
+        (0, d) => format!("watch {d} done"),
+        (r, d) => format!("watch {r} running · {d} done"),
+    }
+}
+
+type Stamp = Option<(u64, SystemTime)>;
+
+fn stamp(p: &PathBuf) -> Stamp {
+    std::fs::metadata(p)
+        .ok()
+        .and_then(|m| Some((m.len(), m.modified().ok()?)))
+}
+
+/// Caches across calls (the poller keeps one; a one-off refresh uses a fresh one).
+#[derive(Default)]
+pub struct Counter {
+    done_dir: Option<SystemTime>,
+    done_jobs: Vec<Job>,
+    ledgers: HashMap<String, (Stamp, Vec<String>)>,
+}
+
+impl Counter {
+    /// Re-read `agent`'s pending keys if its ledger changed since the last look.
+    fn refresh_ledger(&mut self, agent: &str) {
+        let l = Ledger::for_agent(agent);
+        let st = stamp(&l.path().to_path_buf());
+        let fresh = self.ledgers.get(agent).is_some_and(|(s, _)| *s == st);
+        if !fresh {
+            let keys = l.peek().pending.into_iter().map(|p| p.key).collect();
+            self.ledgers.insert(agent.to_string(), (st, keys));
+        }
+    }
+
+    fn addressees(j: &Job) -> impl Iterator<Item = &String> {
+        j.notify.iter().chain(j.forward.iter())
+    }
+
+    /// Ended, not stopped, and some addressee has not been told (ledgers refreshed).
+    fn untold(&self, j: &Job) -> bool {
+        if j.status == "stopped" || j.status == "running" {
+            return false;
+        }
+        if !j.queued {
+            return true;
+        }
+        let key = format!("watch:{}", j.id);
+        Self::addressees(j).any(|a| self.ledgers.get(a).is_some_and(|(_, p)| p.contains(&key)))
+    }
+
+    /// `(running, done)` for the server at `socket`.
+    pub fn counts(&mut self, socket: &str) -> (usize, usize) {
+        let dir = job::jobs_dir().join("done");
+        let m = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
+        if m.is_none() || m != self.done_dir {
+            self.done_dir = m;
+            self.done_jobs = job::done_jobs()
+                .into_iter()
+                .filter(|j| j.socket == socket)
+                .collect();
+        }
+        let active: Vec<Job> = job::active_jobs()
+            .into_iter()
+            .filter(|j| j.socket == socket)
+            .collect();
+        let running = active.iter().filter(|j| j.status == "running").count();
+        let ended: Vec<Job> = active
+            .into_iter()
+            .chain(self.done_jobs.iter().cloned())
+            .collect();
+        // Each ledger is looked at once per count (a stat; parsed only when it changed).
+        let mut agents: Vec<&String> = ended
+            .iter()
+            .filter(|j| j.queued && j.status != "stopped" && j.status != "running")
+            .flat_map(Self::addressees)
+            .collect();
+        agents.sort();
+        agents.dedup();
+        for a in agents {
+            self.refresh_ledger(a);
+        }
+        let done = ended.iter().filter(|j| self.untold(j)).count();
+        (running, done)
+    }
+}
+
+/// Recompute and push the counts of the server at `socket` if they changed (for callers
+/// other than the poller: a turn that delivered watch results).
+pub fn refresh(socket: &str) {
+    let tmux = Tmux::new(crate::tmux::Socket::Path(PathBuf::from(socket)));
+    let (r, d) = Counter::default().counts(socket);
+    let want = text(r, d);
+    let have = tmux
+        .run(&["show-options", "-gqv", "@tmuxmate-watch-status"])
+        .map(|s| s.trim_end_matches('\n').to_string());
+    if let Ok(have) = have
+        && have != want
+    {
+        let _ = tmux.run(&targs![
+            "set-option",
+            "-g",
+            "@tmuxmate-watch-status",
+            Arg::literal(&want)
+        ]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts() {
+        assert_eq!(text(2, 1), "watch 2 running · 1 done");
+        assert_eq!(text(0, 3), "watch 3 done");
+        assert_eq!(text(0, 0), "");
+    }
+}
