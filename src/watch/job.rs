@@ -7,7 +7,11 @@
 //!   O_EXCL wins (wrapper, poller, per-turn call or `watch stop` may race);
 //! - the result is queued to every notify/forward agent's ledger under the key
 //!   `watch:<id>` (queued at most once per agent), then the mirror is marked `queued`;
-//!   a crash between the `.done` file and `queued` is repaired by `finalize_pending`.
+//!   a crash between the `.done` file and `queued` is repaired by `finalize_pending`;
+//! - every operation on a job addresses the job's own server (`socket`), whoever runs it:
+//!   pane ids repeat across servers;
+//! - only `<id>.json` files are jobs; an ended job's pipe file, unreadable flag and gate
+//!   are removed, leftover temp files after a minute (see `sweep`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -16,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ledger::Ledger;
 use crate::state;
-use crate::tmux::Tmux;
+use crate::tmux::{Socket, Tmux};
 
 pub const VERSION: u32 = 1;
 pub const DEFAULT_TAIL_LINES: u32 = 40;
@@ -67,6 +71,14 @@ pub struct Job {
     pub queued: bool,
     #[serde(default)]
     pub tail: Option<String>,
+    /// Typed jobs: the pane's tty, the line mode of the shell's idle prompt and the
+    /// shell's `rchar` once it has read the typed line (see `prompt`).
+    #[serde(default)]
+    pub tty: Option<String>,
+    #[serde(default)]
+    pub prompt_mode: Option<u32>,
+    #[serde(default)]
+    pub read_target: Option<u64>,
 }
 
 pub fn jobs_dir() -> PathBuf {
@@ -80,6 +92,23 @@ pub fn done_path(id: &str) -> PathBuf {
 }
 fn claim_path(id: &str) -> PathBuf {
     jobs_dir().join(format!("{id}.done"))
+}
+pub fn unreadable_path(id: &str) -> PathBuf {
+    jobs_dir().join(format!("{id}.unreadable"))
+}
+
+/// The tmux of the job's own server.
+pub fn tmux_of(job: &Job) -> Tmux {
+    Tmux::new(Socket::Path(PathBuf::from(&job.socket)))
+}
+
+/// `--done-regex`: `^` and `$` match at line ends too (multi-line mode), so `GO1$`
+/// matches the output line `GO1`; bounded compiled size.
+pub fn done_regex(re: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(re)
+        .multi_line(true)
+        .size_limit(1 << 20)
+        .build()
 }
 
 /// A job id: `w` + base36 millis + pid, safe in option names, file names and formats.
@@ -132,8 +161,9 @@ impl Job {
         Ok(())
     }
 
-    pub fn save_option(&self, tmux: &Tmux) -> Result<(), crate::tmux::TmuxError> {
-        tmux.run(&[
+    /// Write the job into its pane's `@tmuxmate-job`, on the job's own server.
+    pub fn save_option(&self) -> Result<(), crate::tmux::TmuxError> {
+        tmux_of(self).run(&[
             "set-option",
             "-p",
             "-t",
@@ -247,16 +277,30 @@ pub fn capture_tail(tmux: &Tmux, pane_id: &str, lines: u32) -> Option<String> {
     Some(bound_tail(&out, lines))
 }
 
-/// Every job in one of the mirror's directories (`active` or `done`), oldest first.
-fn jobs_in(sub: &str) -> Vec<Job> {
-    let mut v: Vec<Job> = std::fs::read_dir(jobs_dir().join(sub))
+/// The `<id>.json` files of one of the mirror's directories (never a writer's temp file).
+fn job_files(sub: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(jobs_dir().join(sub))
         .map(|rd| {
             rd.flatten()
-                .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-                .filter_map(|t| serde_json::from_str(&t).ok())
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.extension().is_some_and(|x| x == "json")
+                        && p.file_stem()
+                            .and_then(|s| s.to_str())
+                            .is_some_and(valid_id)
+                })
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// Every job in one of the mirror's directories (`active` or `done`), oldest first.
+fn jobs_in(sub: &str) -> Vec<Job> {
+    let mut v: Vec<Job> = job_files(sub)
+        .into_iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .filter_map(|t| serde_json::from_str(&t).ok())
+        .collect();
     v.sort_by_key(|j| j.start);
     v
 }
@@ -276,20 +320,87 @@ pub fn load(id: &str) -> Option<Job> {
         .and_then(|t| serde_json::from_str(&t).ok())
 }
 
+/// How many ended jobs `jobs/done` keeps (with their `.done` claims).
+pub const DONE_KEPT: usize = 200;
+
+/// Keep the newest `DONE_KEPT` ended jobs. Other processes prune and rename in the same
+/// directory at the same time: every mtime is read once, before sorting (a key that
+/// changed during the sort would break the sort's order), and a file that vanished in
+/// between is simply gone already.
 fn prune_done() {
-    let mut files: Vec<_> = std::fs::read_dir(jobs_dir().join("done"))
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    if files.len() <= 200 {
+    let files = job_files("done");
+    if files.len() <= DONE_KEPT {
         return;
     }
-    files.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
-    for p in &files[..files.len() - 200] {
-        let _ = std::fs::remove_file(p);
+    let mut dated: Vec<(std::time::SystemTime, PathBuf)> = files
+        .into_iter()
+        .filter_map(|p| {
+            let t = std::fs::metadata(&p).and_then(|m| m.modified()).ok()?;
+            Some((t, p))
+        })
+        .collect();
+    if dated.len() <= DONE_KEPT {
+        return;
+    }
+    dated.sort();
+    let excess = dated.len() - DONE_KEPT;
+    for (_, p) in dated.into_iter().take(excess) {
+        let _ = std::fs::remove_file(&p);
         if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
             let _ = std::fs::remove_file(claim_path(stem));
         }
     }
+}
+
+/// A leftover older than this is no longer anyone's work in progress (writers rename
+/// their temp files within milliseconds; a start finishes within seconds).
+const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+fn older_than(p: &std::path::Path, age: std::time::Duration) -> bool {
+    std::fs::metadata(p)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().is_ok_and(|e| e >= age))
+}
+
+/// Remove what no live job needs: temp files of killed writers (`*.tmp.<pid>`) and the
+/// pipe files, unreadable flags and gates of jobs that are not running, once they are a
+/// minute old. Together with `DONE_KEPT` this bounds `jobs/` (see README, state dir).
+pub fn sweep() {
+    let dir = jobs_dir();
+    let running = |id: &str| active_path(id).exists();
+    for sub in ["", "active", "done", "pipes", "gates"] {
+        let Ok(rd) = std::fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let id = name.split('.').next().unwrap_or("");
+            let leftover = if name.contains(".tmp.") {
+                true
+            } else {
+                match sub {
+                    "pipes" | "gates" => !running(id),
+                    "" => name.ends_with(".unreadable") && !running(id),
+                    _ => false,
+                }
+            };
+            if leftover && older_than(&p, LEFTOVER_AGE) {
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
+}
+
+/// The files only a running job needs.
+fn remove_run_files(j: &Job) {
+    if let Some(p) = &j.pipe
+        && std::path::Path::new(p).starts_with(jobs_dir())
+    {
+        let _ = std::fs::remove_file(p);
+    }
+    let _ = std::fs::remove_file(unreadable_path(&j.id));
+    super::gate::remove(&j.id);
 }
 
 /// How a job ended.
@@ -302,7 +413,9 @@ pub struct Outcome {
 }
 
 /// End `job` with `outcome` unless someone already did. Returns true if this call won.
-pub fn complete(tmux: &Tmux, job: &Job, outcome: Outcome) -> bool {
+/// Every tmux call goes to the job's own server.
+pub fn complete(job: &Job, outcome: Outcome) -> bool {
+    let tmux = &tmux_of(job);
     let claim = claim_path(&job.id);
     let _ = std::fs::create_dir_all(jobs_dir());
     let won = std::fs::OpenOptions::new()
@@ -344,17 +457,19 @@ pub fn complete(tmux: &Tmux, job: &Job, outcome: Outcome) -> bool {
     if let Err(e) = j.save_mirror() {
         state::log(&format!("watch {}: cannot write mirror: {e}", j.id));
     }
-    let _ = j.save_option(tmux);
+    let _ = j.save_option();
     if j.pipe.is_some() {
         // Stop piping; only if the pane still exists.
         let _ = tmux.run(&["pipe-pane", "-t", &j.pane_id]);
     }
-    finalize(tmux, j);
+    // The tail is read; the pipe, the unreadable flag and the gate served the run only.
+    remove_run_files(&j);
+    finalize(j);
     true
 }
 
 /// Queue the result for every addressee and mark the mirror `queued` (idempotent).
-pub fn finalize(tmux: &Tmux, mut j: Job) {
+pub fn finalize(mut j: Job) {
     if j.queued || j.status == "running" {
         return;
     }
@@ -376,15 +491,16 @@ pub fn finalize(tmux: &Tmux, mut j: Job) {
     if let Err(e) = j.save_mirror() {
         state::log(&format!("watch {}: cannot mark queued: {e}", j.id));
     }
-    let _ = j.save_option(tmux);
+    let _ = j.save_option();
 }
 
 /// Repair: jobs whose `.done` claim exists but were never queued (crash in between).
 /// A claim younger than 5 s may still be in its claimant's hands and is left alone.
-pub fn finalize_pending(tmux: &Tmux) {
-    for j in active_jobs() {
+/// Only the jobs of the server at `socket` (each is finalized through its own server).
+pub fn finalize_pending(socket: &str) {
+    for j in active_jobs().into_iter().filter(|j| j.socket == socket) {
         if j.status != "running" {
-            finalize(tmux, j);
+            finalize(j);
         } else if std::fs::metadata(claim_path(&j.id))
             .and_then(|m| m.modified())
             .is_ok_and(|t| t.elapsed().is_ok_and(|e| e.as_secs() >= 5))
@@ -400,7 +516,8 @@ pub fn finalize_pending(tmux: &Tmux) {
                 j.detail = Some("interrupted while recording the result".into());
             }
             j.end.get_or_insert_with(state::now_ms);
-            finalize(tmux, j);
+            remove_run_files(&j);
+            finalize(j);
         }
     }
 }

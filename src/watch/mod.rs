@@ -2,7 +2,10 @@
 //! poller, with results delivered at the notify agent's next turn, exactly once.
 //!
 //! `job` holds the state and the one way a job ends; `poller` the per-server loop and
-//! re-attaching.
+//! re-attaching; `prompt` tells when a typed command gave its shell back; `gate` holds a
+//! launched command until its job state exists.
 
+pub mod gate;
 pub mod job;
 pub mod poller;
+pub mod prompt;
