@@ -196,7 +196,20 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
         }
         gate::remove(&id);
     };
-    let recorded = record(tmux, &a, &id, &line, &pane_id, launched, shell, in_mode, now, timeout_ms, notify, pipe.as_deref());
+    let recorded = record(
+        tmux,
+        &a,
+        &id,
+        &line,
+        &pane_id,
+        launched,
+        shell,
+        in_mode,
+        now,
+        timeout_ms,
+        notify,
+        pipe.as_deref(),
+    );
     let j = match recorded {
         Ok(j) => j,
         Err(e) => {

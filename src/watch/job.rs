@@ -279,15 +279,17 @@ pub fn capture_tail(tmux: &Tmux, pane_id: &str, lines: u32) -> Option<String> {
 
 /// The `<id>.json` files of one of the mirror's directories (never a writer's temp file).
 fn job_files(sub: &str) -> Vec<PathBuf> {
-    std::fs::read_dir(jobs_dir().join(sub))
+    job_files_in(&jobs_dir().join(sub))
+}
+
+fn job_files_in(dir: &std::path::Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
         .map(|rd| {
             rd.flatten()
                 .map(|e| e.path())
                 .filter(|p| {
                     p.extension().is_some_and(|x| x == "json")
-                        && p.file_stem()
-                            .and_then(|s| s.to_str())
-                            .is_some_and(valid_id)
+                        && p.file_stem().and_then(|s| s.to_str()).is_some_and(valid_id)
                 })
                 .collect()
         })
@@ -328,8 +330,12 @@ pub const DONE_KEPT: usize = 200;
 /// changed during the sort would break the sort's order), and a file that vanished in
 /// between is simply gone already.
 fn prune_done() {
-    let files = job_files("done");
-    if files.len() <= DONE_KEPT {
+    prune_in(&jobs_dir().join("done"), DONE_KEPT);
+}
+
+fn prune_in(dir: &std::path::Path, keep: usize) {
+    let files = job_files_in(dir);
+    if files.len() <= keep {
         return;
     }
     let mut dated: Vec<(std::time::SystemTime, PathBuf)> = files
@@ -339,15 +345,17 @@ fn prune_done() {
             Some((t, p))
         })
         .collect();
-    if dated.len() <= DONE_KEPT {
+    if dated.len() <= keep {
         return;
     }
     dated.sort();
-    let excess = dated.len() - DONE_KEPT;
+    let excess = dated.len() - keep;
     for (_, p) in dated.into_iter().take(excess) {
         let _ = std::fs::remove_file(&p);
-        if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
-            let _ = std::fs::remove_file(claim_path(stem));
+        if let Some(stem) = p.file_stem().and_then(|s| s.to_str())
+            && let Some(jobs) = dir.parent()
+        {
+            let _ = std::fs::remove_file(jobs.join(format!("{stem}.done")));
         }
     }
 }
@@ -542,6 +550,49 @@ mod tests {
         assert!(b.ends_with("line 99"));
         let big = "é".repeat(10_000);
         assert!(bound_tail(&big, 40).len() <= TAIL_MAX_BYTES + 40);
+    }
+
+    #[test]
+    fn pruning_while_others_prune_and_rename_never_panics() {
+        let dir = std::env::temp_dir().join(format!("tmuxmate-prune-{}", std::process::id()));
+        let done = dir.join("done");
+        std::fs::create_dir_all(&done).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Writers keep renaming fresh files in (changing the directory under the sort).
+        let writers: Vec<_> = (0..2)
+            .map(|w| {
+                let (done, stop) = (done.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut i = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let tmp = done.join(format!("w{w}x{i}.json.tmp.1"));
+                        let _ = std::fs::write(&tmp, b"{}");
+                        let _ = std::fs::rename(&tmp, done.join(format!("w{w}x{}.json", i % 400)));
+                        i += 1;
+                    }
+                })
+            })
+            .collect();
+        let pruners: Vec<_> = (0..4)
+            .map(|_| {
+                let done = done.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..200 {
+                        prune_in(&done, 50);
+                    }
+                })
+            })
+            .collect();
+        for p in pruners {
+            p.join().expect("a pruner panicked");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for w in writers {
+            w.join().unwrap();
+        }
+        prune_in(&done, 50);
+        assert!(job_files_in(&done).len() <= 50);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

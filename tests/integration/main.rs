@@ -15,3 +15,4 @@ mod safety;
 mod side;
 mod tmux_layer;
 mod watch;
+mod watch_faults;
