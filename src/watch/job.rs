@@ -557,6 +557,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("tmuxmate-prune-{}", std::process::id()));
         let done = dir.join("done");
         std::fs::create_dir_all(&done).unwrap();
+        for i in 0..1500 {
+            std::fs::write(done.join(format!("wpre{i}.json")), b"{}").unwrap();
+        }
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         // Writers keep renaming fresh files in (changing the directory under the sort).
         let writers: Vec<_> = (0..2)
@@ -565,9 +568,19 @@ mod tests {
                 std::thread::spawn(move || {
                     let mut i = 0u64;
                     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        let tmp = done.join(format!("w{w}x{i}.json.tmp.1"));
-                        let _ = std::fs::write(&tmp, b"{}");
-                        let _ = std::fs::rename(&tmp, done.join(format!("w{w}x{}.json", i % 400)));
+                        // Replace (new mtime) or delete (no mtime) files mid-sort.
+                        let name = if i % 2 == 0 {
+                            done.join(format!("wpre{}.json", (i * 7 + w) % 1500))
+                        } else {
+                            done.join(format!("w{w}x{}.json", i % 1500))
+                        };
+                        if i % 3 == 0 {
+                            let _ = std::fs::remove_file(&name);
+                        } else {
+                            let tmp = done.join(format!("w{w}x{i}.tmp.1"));
+                            let _ = std::fs::write(&tmp, b"{}");
+                            let _ = std::fs::rename(&tmp, &name);
+                        }
                         i += 1;
                     }
                 })
@@ -577,7 +590,7 @@ mod tests {
             .map(|_| {
                 let done = done.clone();
                 std::thread::spawn(move || {
-                    for _ in 0..200 {
+                    for _ in 0..30 {
                         prune_in(&done, 50);
                     }
                 })

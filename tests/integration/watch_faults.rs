@@ -500,3 +500,34 @@ fn copy_mode_refusal_gives_advice_that_works() {
         "0"
     );
 }
+
+#[test]
+fn an_unreadable_verdict_ends_when_the_option_is_valid_again() {
+    let s = server!();
+    let go = s.dir.join("go");
+    let cmd = format!(
+        "while [ ! -e '{}' ]; do sleep 0.05; done; echo LATE-OK; sleep 60",
+        go.display()
+    );
+    let j = start(&s, &["--done-regex", "^LATE-OK$"], &[&cmd]);
+    wait_until("the poller", SLOW, || poller_pid(&s));
+    let valid = s.tmux(&["show", "-pv", "-t", &j.pane_id, "@tmuxmate-job"]);
+    let valid = valid.trim_end();
+    s.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &j.pane_id,
+        "@tmuxmate-job",
+        "{hand edited",
+    ]);
+    let flag = s.state.join(format!("jobs/{}.unreadable", j.job_id));
+    wait_until("the unreadable verdict", SLOW, || flag.exists().then_some(()));
+    // Restored (as a restore tool or the user might): the job is watched fully again.
+    s.tmux(&["set-option", "-p", "-t", &j.pane_id, "@tmuxmate-job", valid]);
+    wait_until("the verdict to be withdrawn", SLOW, || {
+        (!flag.exists()).then_some(())
+    });
+    std::fs::write(&go, "").unwrap();
+    assert_eq!(ended(&s.state, &j.job_id, SLOW)["status"], "matched");
+}
