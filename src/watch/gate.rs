@@ -53,9 +53,7 @@ pub fn wait(id: &str, starter: i32, started: u64) -> bool {
             remove(id);
             return true;
         }
-        let alive = procfs::start_time(starter).is_some_and(|t| t == started)
-            && procfs::state(starter).is_some_and(|s| s != 'Z');
-        if !alive {
+        if !alive(starter, started) {
             // It may have said go just before it ended.
             let go = p.exists();
             remove(id);
@@ -66,4 +64,13 @@ pub fn wait(id: &str, starter: i32, started: u64) -> bool {
         }
         std::thread::sleep(STEP);
     }
+}
+
+/// Is the starter still running? A killed starter can stay a zombie until its parent
+/// reaps it: that counts as gone. Without `/proc`, only the pid is checked.
+fn alive(pid: i32, started: u64) -> bool {
+    if started == 0 || !std::path::Path::new("/proc/self/stat").exists() {
+        return nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
+    }
+    procfs::start_time(pid) == Some(started) && procfs::state(pid).is_some_and(|s| s != 'Z')
 }

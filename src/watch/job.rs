@@ -370,13 +370,14 @@ fn older_than(p: &std::path::Path, age: std::time::Duration) -> bool {
         .is_ok_and(|t| t.elapsed().is_ok_and(|e| e >= age))
 }
 
-/// Remove what no live job needs: temp files of killed writers (`*.tmp.<pid>`) and the
-/// pipe files, unreadable flags and gates of jobs that are not running, once they are a
-/// minute old. Together with `DONE_KEPT` this bounds `jobs/` (see README, state dir).
+/// Remove what no live job needs: temp files of killed writers (`*.tmp.<pid>`, also of a
+/// poller's heartbeat) and the pipe files, unreadable flags and gates of jobs that are not
+/// running, once they are a minute old. Together with `DONE_KEPT` this bounds `jobs/`
+/// (see README, state dir).
 pub fn sweep() {
     let dir = jobs_dir();
     let running = |id: &str| active_path(id).exists();
-    for sub in ["", "active", "done", "pipes", "gates"] {
+    for sub in ["", "active", "done", "pipes", "gates", "../pollers"] {
         let Ok(rd) = std::fs::read_dir(dir.join(sub)) else {
             continue;
         };
@@ -569,12 +570,12 @@ mod tests {
                     let mut i = 0u64;
                     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                         // Replace (new mtime) or delete (no mtime) files mid-sort.
-                        let name = if i % 2 == 0 {
+                        let name = if i.is_multiple_of(2) {
                             done.join(format!("wpre{}.json", (i * 7 + w) % 1500))
                         } else {
                             done.join(format!("w{w}x{}.json", i % 1500))
                         };
-                        if i % 3 == 0 {
+                        if i.is_multiple_of(3) {
                             let _ = std::fs::remove_file(&name);
                         } else {
                             let tmp = done.join(format!("w{w}x{i}.tmp.1"));

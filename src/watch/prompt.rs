@@ -24,6 +24,7 @@ use nix::sys::termios::{LocalFlags, tcgetattr};
 use crate::procfs;
 
 /// The line-mode bits compared (see the module header).
+#[allow(clippy::unnecessary_cast)] // tcflag_t is u32 on Linux, wider elsewhere
 fn mode_bits(f: LocalFlags) -> u32 {
     (f & (LocalFlags::ICANON | LocalFlags::ECHO)).bits() as u32
 }
