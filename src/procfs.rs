@@ -78,6 +78,15 @@ pub fn read_bytes(pid: i32) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// The kernel function a sleeping process waits in (`/proc/PID/wchan`), e.g.
+/// `poll_schedule_timeout` or `wait_woken`; None when unknown (running, or the kernel
+/// does not tell: it then reads `0`).
+pub fn wchan(pid: i32) -> Option<String> {
+    let w = std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()?;
+    let w = w.trim();
+    (!w.is_empty() && w != "0").then(|| w.to_string())
+}
+
 /// (major, minor) of a Linux `tty_nr`.
 pub fn tty_nr_dev(nr: u64) -> (u64, u64) {
     let major = (nr >> 8) & 0xfff;

@@ -220,10 +220,12 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
     let go = if launched {
         gate::open(&id).map_err(CliError::from)
     } else {
-        input::paste_bytes(tmux, &pane_id, line.as_bytes(), false).and_then(|()| {
-            tmux.run(&["send-keys", "-t", &pane_id, "Enter"])?;
-            Ok(())
-        })
+        // The line and its Enter (CR, as the Enter key sends) in one write: the shell
+        // never sits at its prompt holding the typed line while the Enter is still on its
+        // way, which would look like "the command ran and the prompt is back".
+        let mut typed = line.as_bytes().to_vec();
+        typed.push(b'\r');
+        input::paste_bytes(tmux, &pane_id, &typed, false)
     };
     if let Err(e) = go {
         undo(&pane_id);

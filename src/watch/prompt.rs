@@ -11,7 +11,10 @@
 //!   only while they edit a line and give the cooked mode back while a command runs, so a
 //!   builtin that waits for input (`read x`) is not taken for the prompt (dash edits in
 //!   the cooked mode: there the two look alike);
-//! - the shell sleeps (a builtin loop runs).
+//! - the shell sleeps, and where the kernel names what it waits in, it waits for input
+//!   (poll/select, or a tty read): not for a lock, a disk write or a thread, as fish does
+//!   between reading a line and starting its command (saving history), which on a busy
+//!   machine can outlast two looks.
 //!
 //! Invariant: the tty is opened read-only with O_NOCTTY|O_NONBLOCK for one look and closed
 //! again; it never becomes our controlling terminal and not one byte is read from it.
@@ -63,9 +66,20 @@ pub fn baseline(shell: i32, tty: &str, typed: usize) -> Option<(u32, u64)> {
 /// observed any more.
 pub fn at_prompt(shell: i32, tty: &str, mode: u32, read_target: u64) -> Option<(bool, u64)> {
     let read = procfs::read_bytes(shell)?;
-    if read < read_target || procfs::state(shell)? != 'S' {
+    if read < read_target || procfs::state(shell)? != 'S' || !waits_for_input(shell) {
         return Some((false, read));
     }
     let (now_mode, queued) = look_tty(tty)?;
     Some((now_mode == mode && queued == 0, read))
+}
+
+/// Sleeping in poll/select or a tty read (what a line editor or dash's prompt does), or
+/// the kernel does not say.
+fn waits_for_input(pid: i32) -> bool {
+    match procfs::wchan(pid) {
+        Some(w) => ["poll", "select", "wait_woken", "tty"]
+            .iter()
+            .any(|k| w.contains(k)),
+        None => true,
+    }
 }

@@ -403,7 +403,7 @@ fn ended_jobs_leave_no_files_and_listing_ignores_temp_files() {
     let pipe = j["pipe"].as_str().unwrap().to_string();
     assert!(!Path::new(&pipe).exists(), "{pipe} was left behind");
     // An unreadable flag goes when its job ends.
-    let u = start(&s, &["--timeout-min", "0.02"], &["sleep 300"]);
+    let u = start(&s, &[], &["sleep 300"]);
     wait_until("the poller", SLOW, || poller_pid(&s));
     s.tmux(&[
         "set-option",
@@ -415,7 +415,8 @@ fn ended_jobs_leave_no_files_and_listing_ignores_temp_files() {
     ]);
     let flag = s.state.join(format!("jobs/{}.unreadable", u.job_id));
     wait_until("the unreadable flag", SLOW, || flag.exists().then_some(()));
-    assert_eq!(ended(&s.state, &u.job_id, SLOW)["status"], "timed-out");
+    ok(s.run(&["watch", "stop", &u.job_id]));
+    assert_eq!(ended(&s.state, &u.job_id, SLOW)["status"], "stopped");
     assert!(!flag.exists(), "the unreadable flag was left behind");
     // A writer killed before its rename leaves `<id>.tmp.<pid>`: never a job, and
     // removed once it is a minute old. So are pipes and gates of jobs that ended.
