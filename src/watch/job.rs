@@ -161,6 +161,22 @@ impl Job {
         Ok(())
     }
 
+    /// An ended job's state, written into its pane only while the pane's option still
+    /// holds this job: a later job typed into the same pane meanwhile keeps its own.
+    fn save_option_if_ours(&self) {
+        let tmux = tmux_of(self);
+        let now = tmux.run(&["show-options", "-pqv", "-t", &self.pane_id, "@tmuxmate-job"]);
+        let ours = match now {
+            Ok(text) => serde_json::from_str::<Job>(text.trim_end())
+                .map(|j| j.id == self.id)
+                .unwrap_or(true),
+            Err(_) => false,
+        };
+        if ours {
+            let _ = self.save_option();
+        }
+    }
+
     /// Write the job into its pane's `@tmuxmate-job`, on the job's own server.
     pub fn save_option(&self) -> Result<(), crate::tmux::TmuxError> {
         tmux_of(self).run(&[
@@ -466,7 +482,7 @@ pub fn complete(job: &Job, outcome: Outcome) -> bool {
     if let Err(e) = j.save_mirror() {
         state::log(&format!("watch {}: cannot write mirror: {e}", j.id));
     }
-    let _ = j.save_option();
+    j.save_option_if_ours();
     if j.pipe.is_some() {
         // Stop piping; only if the pane still exists.
         let _ = tmux.run(&["pipe-pane", "-t", &j.pane_id]);
@@ -500,7 +516,7 @@ pub fn finalize(mut j: Job) {
     if let Err(e) = j.save_mirror() {
         state::log(&format!("watch {}: cannot mark queued: {e}", j.id));
     }
-    let _ = j.save_option();
+    j.save_option_if_ours();
 }
 
 /// Repair: jobs whose `.done` claim exists but were never queued (crash in between).
