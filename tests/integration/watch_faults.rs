@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::server;
 use crate::util::*;
-use crate::watch::{SLOW, Started, poller_pid, prompt_shell, start};
+use crate::watch::{SLOW, Started, poller_pid, prompt_shell, start, turn};
 
 /// A job's mirror, read straight from the state dir (`done` first: a job is written
 /// there before it leaves `active`).
@@ -37,6 +37,30 @@ fn started(out: std::process::Output) -> Started {
 
 fn log_text(s: &Server) -> String {
     std::fs::read_to_string(s.state.join("log")).unwrap_or_default()
+}
+
+/// How often each job's result appears in `text`.
+fn deliveries(text: &str, ids: &[String]) -> Vec<(String, usize)> {
+    ids.iter()
+        .map(|id| {
+            (
+                id.clone(),
+                text.matches(&format!("tmux watch {id} ")).count(),
+            )
+        })
+        .collect()
+}
+
+/// The agent's turns until nothing more is delivered.
+fn drain(s: &Server, agent: &str) -> String {
+    let mut all = String::new();
+    loop {
+        let t = turn(s, agent);
+        if t.is_empty() {
+            return all;
+        }
+        all.push_str(&t);
+    }
 }
 
 /// A long job that keeps the server's poller alive; waits until the poller runs.
@@ -102,7 +126,13 @@ fn hundred_quick_starts_with_a_live_poller_end_right_and_none_unreadable() {
         !log.contains("unreadable"),
         "a job was seen unreadable: {log}"
     );
-    eprintln!("stress: 100 starts, 0 lost, 0 doubled, 0 missed, 0 unreadable");
+    // Each result reaches the agent exactly once.
+    let ids: Vec<String> = jobs.iter().map(|j| j.0.clone()).collect();
+    let got = deliveries(&drain(&s, "ag"), &ids);
+    let lost = got.iter().filter(|(_, n)| *n == 0).count();
+    let doubled = got.iter().filter(|(_, n)| *n > 1).count();
+    assert_eq!((lost, doubled), (0, 0), "{got:?}");
+    eprintln!("stress: 100 starts: 0 wrong outcomes, {lost} lost, {doubled} doubled, 0 unreadable");
 }
 
 #[test]
@@ -138,7 +168,7 @@ fn two_servers_with_the_same_pane_ids_keep_their_own_jobs() {
             let mut c = s.tmuxmate();
             c.env("TMUXMATE_STATE_DIR", &a.state)
                 .args(["turn", "--agent", "ag"])
-                .stdout(std::process::Stdio::null());
+                .stdout(std::process::Stdio::piped());
             c.spawn().unwrap()
         })
         .collect();
@@ -149,10 +179,25 @@ fn two_servers_with_the_same_pane_ids_keep_their_own_jobs() {
             wrong.push(format!("server {n} {id} {pane}: {j}"));
         }
     }
-    for mut t in turns {
-        t.wait().unwrap();
-    }
+    let mut seen: String = turns
+        .into_iter()
+        .map(|t| String::from_utf8_lossy(&t.wait_with_output().unwrap().stdout).into_owned())
+        .collect();
     assert!(wrong.is_empty(), "false outcomes: {wrong:#?}");
+    // Every result delivered once, whichever server's turn delivered it.
+    loop {
+        let o = on(&b, &["turn", "--agent", "ag"]);
+        let t = String::from_utf8_lossy(&o.stdout).into_owned();
+        if t.is_empty() {
+            break;
+        }
+        seen.push_str(&t);
+    }
+    let ids: Vec<String> = jobs.iter().map(|j| j.1.clone()).collect();
+    let got = deliveries(&seen, &ids);
+    let lost = got.iter().filter(|(_, n)| *n == 0).count();
+    let doubled = got.iter().filter(|(_, n)| *n > 1).count();
+    assert_eq!((lost, doubled), (0, 0), "{got:?}");
     // Each pane's option holds its own server's job.
     for (n, id, pane, _) in &jobs {
         let s = if *n == 0 { &a } else { &b };
@@ -162,7 +207,7 @@ fn two_servers_with_the_same_pane_ids_keep_their_own_jobs() {
             "{n} {pane}: {opt}"
         );
     }
-    eprintln!("stress: 2 servers x 20 jobs, 0 false outcomes");
+    eprintln!("stress: 2 servers x 20 jobs: 0 false outcomes, {lost} lost, {doubled} doubled");
 }
 
 /// The path of `name` on PATH.
