@@ -516,7 +516,10 @@ pub fn finalize(mut j: Job) {
     if let Err(e) = j.save_mirror() {
         state::log(&format!("watch {}: cannot mark queued: {e}", j.id));
     }
-    j.save_option_if_ours();
+    // The pane option is not written again: its ended state was written by `complete`,
+    // and a write now (after the agent may have seen the result and typed its next watch
+    // into the same pane) could replace that next job's state. `queued` lives in the
+    // mirror only.
 }
 
 /// Repair: jobs whose `.done` claim exists but were never queued (crash in between).
@@ -542,6 +545,9 @@ pub fn finalize_pending(socket: &str) {
             }
             j.end.get_or_insert_with(state::now_ms);
             remove_run_files(&j);
+            // The claimant died before the option said "ended": no later job can have
+            // been typed into the pane since (it is refused while the option runs).
+            j.save_option_if_ours();
             finalize(j);
         }
     }
