@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-20}
 cargo build --release -q
-BIN=$PWD/target/release/tmuxmate
+BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/tmuxmate
 W=$(mktemp -d /tmp/tmuxmate-bench-watch.XXXXXX)
 export TMUX_TMPDIR=$W/tmp TMUXMATE_STATE_DIR=$W/state HOME=$W
 mkdir -p "$TMUX_TMPDIR"

@@ -348,6 +348,13 @@ pub enum WatchAction {
     /// Called by the job wrapper when the command it launched exits.
     #[command(hide = true, name = "record-exit")]
     RecordExit { job: String, status: i32 },
+    /// The job wrapper's start gate: waits until `watch start` recorded the job.
+    #[command(hide = true)]
+    Gate {
+        job: String,
+        starter: i32,
+        started: u64,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -355,7 +362,10 @@ pub struct WatchStartArgs {
     /// An existing shell pane to type the command into (default: a new window).
     #[arg(short = 't', long = "target")]
     pub target: Option<String>,
-    /// Done when output produced after the start matches this regex.
+    /// Done when output produced after the start matches this regex (Rust regex syntax,
+    /// multi-line mode: `^` and `$` match at the start and end of every output line, so
+    /// `GO1$` matches a line `GO1`). With -t, the shell's echo of the typed command is not
+    /// searched.
     #[arg(long, value_name = "RE")]
     pub done_regex: Option<String>,
     /// Give up after M minutes (default @tmuxmate-watch-timeout-min, else 120); the pane stays.
@@ -369,6 +379,9 @@ pub struct WatchStartArgs {
     /// Also queue the result for this agent (same addresses as --notify).
     #[arg(long, value_name = "AGENT")]
     pub forward: Vec<String>,
+    /// With -t: leave copy or view mode first (else a pane in a mode is refused).
+    #[arg(long)]
+    pub cancel_mode: bool,
     #[arg(long)]
     pub json: bool,
     /// The command: one argument is a shell command line; several are quoted words.

@@ -53,6 +53,40 @@ pub fn children_faults(pid: i32) -> Option<u64> {
     text[close + 1..].split_whitespace().nth(8)?.parse().ok()
 }
 
+/// The scheduler state letter (`R` running, `S` sleeping, `Z` zombie, ...).
+pub fn state(pid: i32) -> Option<char> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let close = text.rfind(')')?;
+    text[close + 1..].split_whitespace().next()?.chars().next()
+}
+
+/// `starttime` (field 22, clock ticks since boot): with the pid, names one process for
+/// good (a pid alone may be reused).
+pub fn start_time(pid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let close = text.rfind(')')?;
+    text[close + 1..].split_whitespace().nth(19)?.parse().ok()
+}
+
+/// `rchar` of `/proc/PID/io`: bytes the process has read so far (any fd). A shell reads
+/// what is typed into it, so this grows past "before + typed" only once it consumed the
+/// whole typed line. None when `/proc/PID/io` is not readable (another user, hidepid).
+pub fn read_bytes(pid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("rchar:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The kernel function a sleeping process waits in (`/proc/PID/wchan`), e.g.
+/// `poll_schedule_timeout` or `wait_woken`; None when unknown (running, or the kernel
+/// does not tell: it then reads `0`).
+pub fn wchan(pid: i32) -> Option<String> {
+    let w = std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()?;
+    let w = w.trim();
+    (!w.is_empty() && w != "0").then(|| w.to_string())
+}
+
 /// (major, minor) of a Linux `tty_nr`.
 pub fn tty_nr_dev(nr: u64) -> (u64, u64) {
     let major = (nr >> 8) & 0xfff;

@@ -5,8 +5,6 @@
 //! held at a gate until its job state exists, so even a 5 ms command finds its job when
 //! it reports its exit; `stop` never kills the pane.
 
-use crate::targs;
-use crate::tmux::Arg;
 use serde::Serialize;
 
 use crate::cli::{WatchAction, WatchStartArgs};
@@ -15,9 +13,10 @@ use crate::error::{CliError, CliResult};
 use crate::input;
 use crate::policy;
 use crate::state;
-use crate::tmux::{Socket, Text, Tmux, version};
+use crate::targs;
+use crate::tmux::{Arg, Socket, Text, Tmux, version};
 use crate::watch::job::{self, Job, Outcome};
-use crate::watch::poller;
+use crate::watch::{gate, poller, prompt};
 
 const DEFAULT_TIMEOUT_MIN: u64 = 120;
 const MAX_TIMEOUT_MIN: u64 = 7 * 24 * 60;
@@ -83,9 +82,7 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
             ));
         }
         Some(r) => Some(
-            regex::RegexBuilder::new(r)
-                .size_limit(1 << 20)
-                .build()
+            job::done_regex(r)
                 .map_err(|e| CliError::usage(format!("--done-regex does not compile: {e}")))?,
         ),
         None => None,
@@ -138,19 +135,21 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
             .map_err(|e| crate::error::state_io("write", std::path::Path::new(p), e))?;
     }
     // The job's state must be writable before a window waits on its gate: a window that
-    // was created and then never released would block on `tmux wait-for` forever.
+    // was created and then never released would block forever.
     probe_writable(&job::active_path(&id))?;
-    let gate = format!("tmuxmate-go-{id}");
     // For a typed job, `shell` is the pid of the shell in the foreground at the start.
-    let (pane_id, launched, shell) = match &a.target {
+    let (pane_id, launched, shell, in_mode) = match &a.target {
         None => {
             let bin = std::env::current_exe()?.to_string_lossy().into_owned();
             let q = create::sh_quote;
+            let state_dir = q(&state::state_dir().to_string_lossy());
+            // The gate holds the command until this process said go, and closes the
+            // window if this process dies first (killed at any moment).
+            let (me, started) = gate::me();
             let wrapper = format!(
-                "tmux wait-for {gate}\n/bin/sh -c {}\ntmuxmate_status=$?\nTMUXMATE_STATE_DIR={} {} watch record-exit {id} \"$tmuxmate_status\" >/dev/null 2>&1\nexec \"${{SHELL:-/bin/sh}}\"\n",
+                "TMUXMATE_STATE_DIR={state_dir} {bin} watch gate {id} {me} {started} || exit 1\n/bin/sh -c {}\ntmuxmate_status=$?\nTMUXMATE_STATE_DIR={state_dir} {bin} watch record-exit {id} \"$tmuxmate_status\" >/dev/null 2>&1\nexec \"${{SHELL:-/bin/sh}}\"\n",
                 q(&line),
-                q(&state::state_dir().to_string_lossy()),
-                q(&bin),
+                bin = q(&bin),
             );
             let c = create::new_work_window(
                 tmux,
@@ -159,7 +158,7 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
                 None,
                 &["sh".into(), "-c".into(), wrapper],
             )?;
-            (c.pane_id, true, 0)
+            (c.pane_id, true, 0, false)
         }
         Some(t) => {
             let p = policy::resolve(tmux, Some(t), &caller.agent)?;
@@ -175,16 +174,18 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
                     p.pane_id
                 )));
             }
-            if p.in_mode {
+            if p.in_mode && !a.cancel_mode {
                 return Err(CliError::new(format!(
-                    "refused: pane {} is in {}; leave the mode (or `tmuxmate keys -t {} q`) first",
-                    p.pane_id, p.mode, p.pane_id
+                    "refused: pane {} is in {} (the typed command would be eaten by the mode); \
+                     pass --cancel-mode to leave the mode first",
+                    p.pane_id,
+                    if p.mode.is_empty() { "a mode" } else { &p.mode }
                 )));
             }
             let pid: i32 = p.pane_pid.parse().unwrap_or(0);
             let shells = poller::shells(tmux);
             match poller::foreground(pid, &shells) {
-                Some((fg, true)) => (p.pane_id.clone(), false, fg),
+                Some((fg, true)) => (p.pane_id.clone(), false, fg, p.in_mode),
                 _ => {
                     return Err(CliError::new(format!(
                         "refused: pane {} is not at a shell prompt (its foreground program is {}); \
@@ -197,131 +198,61 @@ fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
             }
         }
     };
-    let r = launch(
+    // From here a failure must leave nothing behind: the new window goes, the typed
+    // pane's option is cleared, the mirror and the pipe are removed.
+    let undo = |pane_id: &str| {
+        if launched {
+            let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(pane_id)]);
+        } else {
+            let _ = tmux.run(&targs![
+                "set-option",
+                "-pu",
+                "-t",
+                Arg::id(pane_id),
+                "@tmuxmate-job"
+            ]);
+            let _ = tmux.run(&targs!["pipe-pane", "-t", Arg::id(pane_id)]);
+        }
+        let _ = std::fs::remove_file(job::active_path(&id));
+        if let Some(p) = &pipe {
+            let _ = std::fs::remove_file(p);
+        }
+        gate::remove(&id);
+    };
+    let recorded = record(
         tmux,
         &a,
         &id,
         &line,
-        &pipe,
-        &gate,
+        &pane_id,
+        launched,
+        shell,
+        in_mode,
         now,
         timeout_ms,
         (notify, forward),
-        (&pane_id, launched, shell),
+        pipe.as_deref(),
     );
-    if let Err(e) = r {
-        undo(tmux, &id, &pane_id, launched);
-        return Err(e);
-    }
-    Ok(())
-}
-
-/// Write and remove a probe file beside `path`: the state directory takes our files.
-fn probe_writable(path: &std::path::Path) -> CliResult {
-    let dir = path.parent().unwrap_or(path);
-    let probe = dir.join(format!(".probe-{}", std::process::id()));
-    state::write_atomic(&probe, b"")
-        .map_err(|e| crate::error::state_io("write the job state in", dir, e))?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
-}
-
-/// A start that failed half-way leaves nothing: our window goes (its wrapper is still
-/// at the gate, so the command never ran), a typed-into pane loses our option and pipe.
-fn undo(tmux: &Tmux, id: &str, pane_id: &str, launched: bool) {
-    if launched {
-        let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(pane_id)]);
-    } else {
-        let _ = tmux.run(&targs!["pipe-pane", "-t", Arg::id(pane_id)]);
-        let _ = tmux.run(&targs![
-            "set-option",
-            "-p",
-            "-u",
-            "-t",
-            Arg::id(pane_id),
-            "@tmuxmate-job"
-        ]);
-    }
-    let _ = std::fs::remove_file(job::active_path(id));
-    state::log(&format!(
-        "watch {id}: start failed; removed what it had created"
-    ));
-}
-
-#[allow(clippy::too_many_arguments)]
-fn launch(
-    tmux: &Tmux,
-    a: &WatchStartArgs,
-    id: &str,
-    line: &str,
-    pipe: &Option<String>,
-    gate: &str,
-    now: u64,
-    timeout_ms: u64,
-    (notify, forward): (Vec<String>, Vec<String>),
-    (pane_id, launched, shell): (&str, bool, i32),
-) -> CliResult {
-    let (id, pane_id) = (id.to_string(), pane_id.to_string());
-    let info = tmux.run(&targs![
-        "display-message",
-        "-p",
-        "-t",
-        Arg::id(&pane_id),
-        "#{socket_path}\t#{pane_pid}",
-    ])?;
-    let (socket, pane_pid) = info.trim_end().split_once('\t').unwrap_or(("", ""));
-    let j = Job {
-        v: job::VERSION,
-        id: id.clone(),
-        command: line.to_string(),
-        regex: a.done_regex.clone(),
-        deadline: now + timeout_ms,
-        notify,
-        forward,
-        start: now,
-        status: "running".into(),
-        exit_status: None,
-        end: None,
-        detail: None,
-        pane_id: pane_id.clone(),
-        socket: socket.to_string(),
-        launched,
-        pane_pid: if launched {
-            pane_pid.parse().unwrap_or(0)
-        } else {
-            shell
-        },
-        // Read before the job becomes visible to a poller; typing forks nothing, so the
-        // count can only grow once the command runs.
-        baseline: if launched {
-            0
-        } else {
-            crate::procfs::children_faults(shell).unwrap_or(0)
-        },
-        pipe: pipe.clone(),
-        poller: None,
-        heartbeat: None,
-        queued: false,
-        tail: None,
+    let j = match recorded {
+        Ok(j) => j,
+        Err(e) => {
+            undo(&pane_id);
+            return Err(e);
+        }
     };
-    j.save_mirror()
-        .map_err(|e| crate::error::state_io("write the job state", &job::active_path(&id), e))?;
-    j.save_option(tmux)?;
-    if let Some(p) = &pipe {
-        let cmd = format!("exec cat >> {}", create::sh_quote(p));
-        // pipe-pane expands formats in its command, then runs a shell.
-        tmux.run(&targs![
-            "pipe-pane",
-            "-t",
-            Arg::id(&pane_id),
-            Arg::expanded(&cmd)
-        ])?;
-    }
-    if launched {
-        tmux.run(&targs!["wait-for", "-S", Arg::id(gate)])?;
+    let go = if launched {
+        gate::open(&id).map_err(CliError::from)
     } else {
-        input::paste_bytes(tmux, &pane_id, line.as_bytes(), false)?;
-        tmux.run(&targs!["send-keys", "-t", Arg::id(&pane_id), "Enter"])?;
+        // The line and its Enter (CR, as the Enter key sends) in one write: the shell
+        // never sits at its prompt holding the typed line while the Enter is still on its
+        // way, which would look like "the command ran and the prompt is back".
+        let mut typed = line.as_bytes().to_vec();
+        typed.push(b'\r');
+        input::paste_bytes(tmux, &pane_id, &typed, false)
+    };
+    if let Err(e) = go {
+        undo(&pane_id);
+        return Err(e);
     }
     if let Err(e) = poller::ensure(&j.socket) {
         state::log(&format!("watch {id}: could not start the poller: {e}"));
@@ -337,6 +268,109 @@ fn launch(
     Ok(())
 }
 
+/// Write and remove a probe file beside `path`: the state directory takes our files.
+fn probe_writable(path: &std::path::Path) -> CliResult {
+    let dir = path.parent().unwrap_or(path);
+    let probe = dir.join(format!(".probe-{}", std::process::id()));
+    state::write_atomic(&probe, b"")
+        .map_err(|e| crate::error::state_io("write the job state in", dir, e))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Write the job's state: the pane option first, then the mirror (a poller finds jobs
+/// through the mirror, so it never meets one whose option is not there yet), then the
+/// pipe for `--done-regex`.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    tmux: &Tmux,
+    a: &WatchStartArgs,
+    id: &str,
+    line: &str,
+    pane_id: &str,
+    launched: bool,
+    shell: i32,
+    in_mode: bool,
+    now: u64,
+    timeout_ms: u64,
+    (notify, forward): (Vec<String>, Vec<String>),
+    pipe: Option<&str>,
+) -> Result<Job, CliError> {
+    let info = tmux.run(&targs![
+        "display-message",
+        "-p",
+        "-t",
+        Arg::id(pane_id),
+        "#{socket_path}\t#{pane_pid}\t#{pane_tty}",
+    ])?;
+    let mut f = info.trim_end().split('\t');
+    let (socket, pane_pid, tty) = (
+        f.next().unwrap_or(""),
+        f.next().unwrap_or(""),
+        f.next().unwrap_or(""),
+    );
+    if in_mode {
+        tmux.run(&targs!["send-keys", "-t", Arg::id(pane_id), "-X", "cancel"])?;
+    }
+    // Typed jobs: read before the job becomes visible to a poller; typing forks nothing
+    // and the shell reads nothing until the line arrives, so both counts only grow once
+    // the command is typed. The typed bytes are the line and its Enter.
+    let prompt = if launched {
+        None
+    } else {
+        prompt::baseline(shell, tty, line.len() + 1)
+    };
+    let j = Job {
+        v: job::VERSION,
+        id: id.to_string(),
+        command: line.to_string(),
+        regex: a.done_regex.clone(),
+        deadline: now + timeout_ms,
+        notify,
+        forward,
+        start: now,
+        status: "running".into(),
+        exit_status: None,
+        end: None,
+        detail: None,
+        pane_id: pane_id.to_string(),
+        socket: socket.to_string(),
+        launched,
+        pane_pid: if launched {
+            pane_pid.parse().unwrap_or(0)
+        } else {
+            shell
+        },
+        baseline: if launched {
+            0
+        } else {
+            crate::procfs::children_faults(shell).unwrap_or(0)
+        },
+        pipe: pipe.map(str::to_string),
+        poller: None,
+        heartbeat: None,
+        queued: false,
+        tail: None,
+        tty: (!launched && !tty.is_empty()).then(|| tty.to_string()),
+        prompt_mode: prompt.map(|p| p.0),
+        read_target: prompt.map(|p| p.1),
+    };
+    j.save_option()?;
+    j.save_mirror()
+        .map_err(|e| crate::error::state_io("write the job state", &job::active_path(id), e))?;
+    if let Some(p) = pipe {
+        let cmd = format!("exec cat >> {}", create::sh_quote(p));
+        // pipe-pane expands formats in its command, then runs a shell.
+        tmux.run(&targs![
+            "pipe-pane",
+            "-t",
+            Arg::id(pane_id),
+            Arg::expanded(&cmd)
+        ])?;
+    }
+    Ok(j)
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ListedJob {
@@ -348,7 +382,7 @@ struct ListedJob {
 }
 
 fn listed(j: Job) -> ListedJob {
-    let flag = job::jobs_dir().join(format!("{}.unreadable", j.id));
+    let flag = job::unreadable_path(&j.id);
     let unreadable = std::fs::read_to_string(flag).ok().map(|raw| {
         format!(
             "the @tmuxmate-job option on pane {} is unreadable (hand-edited?): {}",
@@ -370,6 +404,7 @@ fn listed(j: Job) -> ListedJob {
 
 fn list(json: bool) -> CliResult {
     poller::reattach_all(true);
+    job::sweep();
     let mut all: Vec<ListedJob> = job::active_jobs().into_iter().map(listed).collect();
     let done = job::done_jobs();
     let keep = done.len().saturating_sub(20);
@@ -436,9 +471,7 @@ pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
                     j.outcome()
                 )));
             }
-            let t = Tmux::new(Socket::Path(j.socket.clone().into()));
             let stopped = job::complete(
-                &t,
                 &j,
                 Outcome {
                     status: "stopped",
@@ -459,6 +492,25 @@ pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
             }
             Ok(())
         }
+        WatchAction::Gate {
+            job: id,
+            starter,
+            started,
+        } => {
+            // Unattended (the wrapper): a gate that is never opened closes its window.
+            if job::valid_id(&id) && gate::wait(&id, starter, started) {
+                return Ok(());
+            }
+            state::log(&format!(
+                "watch {id}: its `watch start` ended before the job was recorded; closing its window"
+            ));
+            if let Ok(pane) = std::env::var("TMUX_PANE") {
+                let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(&pane)]);
+            }
+            Err(CliError::new(format!(
+                "watch {id}: `watch start` ended before the job was recorded; nothing runs here"
+            )))
+        }
         WatchAction::Reattach => {
             poller::reattach_all(false);
             Ok(())
@@ -477,9 +529,7 @@ pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
             // Unattended (the wrapper): log, never fail loudly.
             match find(&id) {
                 Ok(j) => {
-                    let t = Tmux::new(Socket::Path(j.socket.clone().into()));
                     job::complete(
-                        &t,
                         &j,
                         Outcome {
                             status: "finished",

@@ -7,7 +7,11 @@
 //!   O_EXCL wins (wrapper, poller, per-turn call or `watch stop` may race);
 //! - the result is queued to every notify/forward agent's ledger under the key
 //!   `watch:<id>` (queued at most once per agent), then the mirror is marked `queued`;
-//!   a crash between the `.done` file and `queued` is repaired by `finalize_pending`.
+//!   a crash between the `.done` file and `queued` is repaired by `finalize_pending`;
+//! - every operation on a job addresses the job's own server (`socket`), whoever runs it:
+//!   pane ids repeat across servers;
+//! - only `<id>.json` files are jobs; an ended job's pipe file, unreadable flag and gate
+//!   are removed, leftover temp files after a minute (see `sweep`).
 
 use crate::targs;
 use crate::tmux::Arg;
@@ -18,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ledger::Ledger;
 use crate::state;
-use crate::tmux::Tmux;
+use crate::tmux::{Socket, Tmux};
 
 pub const VERSION: u32 = 1;
 pub const DEFAULT_TAIL_LINES: u32 = 40;
@@ -69,6 +73,14 @@ pub struct Job {
     pub queued: bool,
     #[serde(default)]
     pub tail: Option<String>,
+    /// Typed jobs: the pane's tty, the line mode of the shell's idle prompt and the
+    /// shell's `rchar` once it has read the typed line (see `prompt`).
+    #[serde(default)]
+    pub tty: Option<String>,
+    #[serde(default)]
+    pub prompt_mode: Option<u32>,
+    #[serde(default)]
+    pub read_target: Option<u64>,
 }
 
 pub fn jobs_dir() -> PathBuf {
@@ -82,6 +94,23 @@ pub fn done_path(id: &str) -> PathBuf {
 }
 fn claim_path(id: &str) -> PathBuf {
     jobs_dir().join(format!("{id}.done"))
+}
+pub fn unreadable_path(id: &str) -> PathBuf {
+    jobs_dir().join(format!("{id}.unreadable"))
+}
+
+/// The tmux of the job's own server.
+pub fn tmux_of(job: &Job) -> Tmux {
+    Tmux::new(Socket::Path(PathBuf::from(&job.socket)))
+}
+
+/// `--done-regex`: `^` and `$` match at line ends too (multi-line mode), so `GO1$`
+/// matches the output line `GO1`; bounded compiled size.
+pub fn done_regex(re: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(re)
+        .multi_line(true)
+        .size_limit(1 << 20)
+        .build()
 }
 
 /// A job id: `w` + base36 millis + pid, safe in option names, file names and formats.
@@ -134,9 +163,32 @@ impl Job {
         Ok(())
     }
 
-    pub fn save_option(&self, tmux: &Tmux) -> Result<(), crate::tmux::TmuxError> {
+    /// An ended job's state, written into its pane only while the pane's option still
+    /// holds this job: a later job typed into the same pane meanwhile keeps its own.
+    fn save_option_if_ours(&self) {
+        let tmux = tmux_of(self);
+        let now = tmux.run(&targs![
+            "show-options",
+            "-pqv",
+            "-t",
+            Arg::id(&self.pane_id),
+            "@tmuxmate-job"
+        ]);
+        let ours = match now {
+            Ok(text) => serde_json::from_str::<Job>(text.trim_end())
+                .map(|j| j.id == self.id)
+                .unwrap_or(true),
+            Err(_) => false,
+        };
+        if ours {
+            let _ = self.save_option();
+        }
+    }
+
+    /// Write the job into its pane's `@tmuxmate-job`, on the job's own server.
+    pub fn save_option(&self) -> Result<(), crate::tmux::TmuxError> {
         let v = self.to_json();
-        tmux.run(&targs![
+        tmux_of(self).run(&targs![
             "set-option",
             "-p",
             "-t",
@@ -258,16 +310,32 @@ pub fn capture_tail(tmux: &Tmux, pane_id: &str, lines: u32) -> Option<String> {
     Some(bound_tail(&out, lines))
 }
 
-/// Every job in one of the mirror's directories (`active` or `done`), oldest first.
-fn jobs_in(sub: &str) -> Vec<Job> {
-    let mut v: Vec<Job> = std::fs::read_dir(jobs_dir().join(sub))
+/// The `<id>.json` files of one of the mirror's directories (never a writer's temp file).
+fn job_files(sub: &str) -> Vec<PathBuf> {
+    job_files_in(&jobs_dir().join(sub))
+}
+
+fn job_files_in(dir: &std::path::Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
         .map(|rd| {
             rd.flatten()
-                .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-                .filter_map(|t| serde_json::from_str(&t).ok())
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.extension().is_some_and(|x| x == "json")
+                        && p.file_stem().and_then(|s| s.to_str()).is_some_and(valid_id)
+                })
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// Every job in one of the mirror's directories (`active` or `done`), oldest first.
+fn jobs_in(sub: &str) -> Vec<Job> {
+    let mut v: Vec<Job> = job_files(sub)
+        .into_iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .filter_map(|t| serde_json::from_str(&t).ok())
+        .collect();
     v.sort_by_key(|j| j.start);
     v
 }
@@ -287,20 +355,94 @@ pub fn load(id: &str) -> Option<Job> {
         .and_then(|t| serde_json::from_str(&t).ok())
 }
 
+/// How many ended jobs `jobs/done` keeps (with their `.done` claims).
+pub const DONE_KEPT: usize = 200;
+
+/// Keep the newest `DONE_KEPT` ended jobs. Other processes prune and rename in the same
+/// directory at the same time: every mtime is read once, before sorting (a key that
+/// changed during the sort would break the sort's order), and a file that vanished in
+/// between is simply gone already.
 fn prune_done() {
-    let mut files: Vec<_> = std::fs::read_dir(jobs_dir().join("done"))
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    if files.len() <= 200 {
+    prune_in(&jobs_dir().join("done"), DONE_KEPT);
+}
+
+fn prune_in(dir: &std::path::Path, keep: usize) {
+    let files = job_files_in(dir);
+    if files.len() <= keep {
         return;
     }
-    files.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
-    for p in &files[..files.len() - 200] {
-        let _ = std::fs::remove_file(p);
-        if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
-            let _ = std::fs::remove_file(claim_path(stem));
+    let mut dated: Vec<(std::time::SystemTime, PathBuf)> = files
+        .into_iter()
+        .filter_map(|p| {
+            let t = std::fs::metadata(&p).and_then(|m| m.modified()).ok()?;
+            Some((t, p))
+        })
+        .collect();
+    if dated.len() <= keep {
+        return;
+    }
+    dated.sort();
+    let excess = dated.len() - keep;
+    for (_, p) in dated.into_iter().take(excess) {
+        let _ = std::fs::remove_file(&p);
+        if let Some(stem) = p.file_stem().and_then(|s| s.to_str())
+            && let Some(jobs) = dir.parent()
+        {
+            let _ = std::fs::remove_file(jobs.join(format!("{stem}.done")));
         }
     }
+}
+
+/// A leftover older than this is no longer anyone's work in progress (writers rename
+/// their temp files within milliseconds; a start finishes within seconds).
+const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+fn older_than(p: &std::path::Path, age: std::time::Duration) -> bool {
+    std::fs::metadata(p)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().is_ok_and(|e| e >= age))
+}
+
+/// Remove what no live job needs: temp files of killed writers (`*.tmp.<pid>`, also of a
+/// poller's heartbeat) and the pipe files, unreadable flags and gates of jobs that are not
+/// running, once they are a minute old. Together with `DONE_KEPT` this bounds `jobs/`
+/// (see README, state dir).
+pub fn sweep() {
+    let dir = jobs_dir();
+    let running = |id: &str| active_path(id).exists();
+    for sub in ["", "active", "done", "pipes", "gates", "../pollers"] {
+        let Ok(rd) = std::fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let id = name.split('.').next().unwrap_or("");
+            let leftover = if name.contains(".tmp.") {
+                true
+            } else {
+                match sub {
+                    "pipes" | "gates" => !running(id),
+                    "" => name.ends_with(".unreadable") && !running(id),
+                    _ => false,
+                }
+            };
+            if leftover && older_than(&p, LEFTOVER_AGE) {
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
+}
+
+/// The files only a running job needs.
+fn remove_run_files(j: &Job) {
+    if let Some(p) = &j.pipe
+        && std::path::Path::new(p).starts_with(jobs_dir())
+    {
+        let _ = std::fs::remove_file(p);
+    }
+    let _ = std::fs::remove_file(unreadable_path(&j.id));
+    super::gate::remove(&j.id);
 }
 
 /// How a job ended.
@@ -313,7 +455,9 @@ pub struct Outcome {
 }
 
 /// End `job` with `outcome` unless someone already did. Returns true if this call won.
-pub fn complete(tmux: &Tmux, job: &Job, outcome: Outcome) -> bool {
+/// Every tmux call goes to the job's own server.
+pub fn complete(job: &Job, outcome: Outcome) -> bool {
+    let tmux = &tmux_of(job);
     let claim = claim_path(&job.id);
     let won = state::open_private(
         &claim,
@@ -354,17 +498,19 @@ pub fn complete(tmux: &Tmux, job: &Job, outcome: Outcome) -> bool {
     if let Err(e) = j.save_mirror() {
         state::log(&format!("watch {}: cannot write mirror: {e}", j.id));
     }
-    let _ = j.save_option(tmux);
+    j.save_option_if_ours();
     if j.pipe.is_some() {
         // Stop piping; only if the pane still exists.
         let _ = tmux.run(&targs!["pipe-pane", "-t", Arg::id(&j.pane_id)]);
     }
-    finalize(tmux, j);
+    // The tail is read; the pipe, the unreadable flag and the gate served the run only.
+    remove_run_files(&j);
+    finalize(j);
     true
 }
 
 /// Queue the result for every addressee and mark the mirror `queued` (idempotent).
-pub fn finalize(tmux: &Tmux, mut j: Job) {
+pub fn finalize(mut j: Job) {
     if j.queued || j.status == "running" {
         return;
     }
@@ -386,15 +532,19 @@ pub fn finalize(tmux: &Tmux, mut j: Job) {
     if let Err(e) = j.save_mirror() {
         state::log(&format!("watch {}: cannot mark queued: {e}", j.id));
     }
-    let _ = j.save_option(tmux);
+    // The pane option is not written again: its ended state was written by `complete`,
+    // and a write now (after the agent may have seen the result and typed its next watch
+    // into the same pane) could replace that next job's state. `queued` lives in the
+    // mirror only.
 }
 
 /// Repair: jobs whose `.done` claim exists but were never queued (crash in between).
 /// A claim younger than 5 s may still be in its claimant's hands and is left alone.
-pub fn finalize_pending(tmux: &Tmux) {
-    for j in active_jobs() {
+/// Only the jobs of the server at `socket` (each is finalized through its own server).
+pub fn finalize_pending(socket: &str) {
+    for j in active_jobs().into_iter().filter(|j| j.socket == socket) {
         if j.status != "running" {
-            finalize(tmux, j);
+            finalize(j);
         } else if std::fs::metadata(claim_path(&j.id))
             .and_then(|m| m.modified())
             .is_ok_and(|t| t.elapsed().is_ok_and(|e| e.as_secs() >= 5))
@@ -410,7 +560,11 @@ pub fn finalize_pending(tmux: &Tmux) {
                 j.detail = Some("interrupted while recording the result".into());
             }
             j.end.get_or_insert_with(state::now_ms);
-            finalize(tmux, j);
+            remove_run_files(&j);
+            // The claimant died before the option said "ended": no later job can have
+            // been typed into the pane since (it is refused while the option runs).
+            j.save_option_if_ours();
+            finalize(j);
         }
     }
 }
@@ -435,6 +589,62 @@ mod tests {
         assert!(b.ends_with("line 99"));
         let big = "é".repeat(10_000);
         assert!(bound_tail(&big, 40).len() <= TAIL_MAX_BYTES + 40);
+    }
+
+    #[test]
+    fn pruning_while_others_prune_and_rename_never_panics() {
+        let dir = std::env::temp_dir().join(format!("tmuxmate-prune-{}", std::process::id()));
+        let done = dir.join("done");
+        std::fs::create_dir_all(&done).unwrap();
+        for i in 0..1500 {
+            std::fs::write(done.join(format!("wpre{i}.json")), b"{}").unwrap();
+        }
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Writers keep renaming fresh files in (changing the directory under the sort).
+        let writers: Vec<_> = (0..2)
+            .map(|w| {
+                let (done, stop) = (done.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut i = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        // Replace (new mtime) or delete (no mtime) files mid-sort.
+                        let name = if i.is_multiple_of(2) {
+                            done.join(format!("wpre{}.json", (i * 7 + w) % 1500))
+                        } else {
+                            done.join(format!("w{w}x{}.json", i % 1500))
+                        };
+                        if i.is_multiple_of(3) {
+                            let _ = std::fs::remove_file(&name);
+                        } else {
+                            let tmp = done.join(format!("w{w}x{i}.tmp.1"));
+                            let _ = std::fs::write(&tmp, b"{}");
+                            let _ = std::fs::rename(&tmp, &name);
+                        }
+                        i += 1;
+                    }
+                })
+            })
+            .collect();
+        let pruners: Vec<_> = (0..4)
+            .map(|_| {
+                let done = done.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..30 {
+                        prune_in(&done, 50);
+                    }
+                })
+            })
+            .collect();
+        for p in pruners {
+            p.join().expect("a pruner panicked");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for w in writers {
+            w.join().unwrap();
+        }
+        prune_in(&done, 50);
+        assert!(job_files_in(&done).len() <= 50);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -2,8 +2,11 @@
 //! poller, with results delivered at the notify agent's next turn, exactly once.
 //!
 //! `job` holds the state and the one way a job ends; `poller` the per-server loop and
-//! re-attaching; `status` the status-line counts.
+//! re-attaching; `status` the status-line counts; `prompt` tells when a typed command gave
+//! its shell back; `gate` holds a launched command until its job state exists.
 
+pub mod gate;
 pub mod job;
 pub mod poller;
+pub mod prompt;
 pub mod status;

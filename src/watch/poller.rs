@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 
 use super::job::{self, Job, Outcome};
+use super::prompt;
 use crate::procfs;
 use crate::state;
 use crate::tmux::format::{parse_records, record_format};
@@ -33,6 +34,8 @@ use crate::tmux::{Socket, Tmux};
 const TICK: Duration = Duration::from_millis(40);
 const RESCAN: Duration = Duration::from_millis(1000);
 const HEARTBEAT: Duration = Duration::from_millis(2000);
+/// How often leftovers of ended jobs are swept (see `job::sweep`).
+const SWEEP: Duration = Duration::from_secs(60);
 /// With nothing left to watch, linger a little (a new job usually follows), then exit.
 const IDLE_EXIT: Duration = Duration::from_secs(20);
 
@@ -94,7 +97,7 @@ pub fn reattach_all(check_servers: bool) {
     sockets.dedup();
     for sock in sockets {
         let tmux = Tmux::new(Socket::Path(PathBuf::from(&sock)));
-        job::finalize_pending(&tmux);
+        job::finalize_pending(&sock);
         let alive = if check_servers && is_running(&sock) {
             tmux.run(&["display-message", "-p", "#{pid}"])
                 .map(|_| false)
@@ -109,7 +112,6 @@ pub fn reattach_all(check_servers: bool) {
                     .filter(|j| j.socket == sock && j.status == "running")
                 {
                     job::complete(
-                        &tmux,
                         j,
                         Outcome {
                             status: "failed",
@@ -182,8 +184,12 @@ struct Watched {
     offset: u64,
     window: String,
     saw_foreground: bool,
-    /// The shell's reaped-children count at the previous look, when it was idle.
-    settled: Option<u64>,
+    /// The shell's (reaped-children count, bytes read) at the previous look, when it was
+    /// idle.
+    settled: Option<(u64, u64)>,
+    /// Typed jobs: the pipe's first line is the shell echoing the typed command, which
+    /// must not match `--done-regex`; true until that line has passed.
+    skip_echo: bool,
     /// Its pane option is unreadable: only the mirror's deadline still applies.
     unreadable: bool,
 }
@@ -218,11 +224,14 @@ pub fn foreground(pid: i32, shells: &[String]) -> Option<(i32, bool)> {
     Some((fg, shells.contains(&exe)))
 }
 
-/// A typed job is done when the foreground is its shell again and the shell reaped a
-/// child since the start (so a 5 ms command that came and went between two looks counts),
-/// or another program was seen in the foreground in between; and that state held for two
-/// consecutive looks with no child reaped in between, because `a; b` briefly returns to
-/// the shell between `a` and `b`.
+/// A typed job is done when the foreground is its shell again and the shell is back at
+/// its prompt (see `prompt`: it read the whole typed line, its tty is in the prompt's line
+/// mode with nothing queued, and it sleeps), which also sees commands that fork nothing
+/// (`true`, `cd /tmp`). Where that cannot be observed (no tty or `/proc/PID/io` access):
+/// when the shell reaped a child since the start (so a 5 ms command that came and went
+/// between two looks counts), or another program was seen in the foreground in between.
+/// Either way the state must hold for two consecutive looks with no child reaped and
+/// nothing read in between, because `a; b` briefly returns to the shell between `a` and `b`.
 fn typed_done(w: &mut Watched, shells: &[String]) -> bool {
     let shell = w.job.pane_pid;
     match foreground(shell, shells) {
@@ -233,11 +242,22 @@ fn typed_done(w: &mut Watched, shells: &[String]) -> bool {
         }
         Some((_, true)) => {
             let faults = procfs::children_faults(shell).unwrap_or(0);
-            if !(w.saw_foreground || faults > w.job.baseline) {
+            let prompt = match (&w.job.tty, w.job.prompt_mode, w.job.read_target) {
+                (Some(tty), Some(mode), Some(target)) => {
+                    prompt::at_prompt(shell, tty, mode, target)
+                }
+                _ => None,
+            };
+            let (ready, read) = match prompt {
+                Some((back, read)) => (back, read),
+                None => (w.saw_foreground || faults > w.job.baseline, 0),
+            };
+            if !ready {
+                w.settled = None;
                 return false;
             }
-            let stable = w.settled == Some(faults);
-            w.settled = Some(faults);
+            let stable = w.settled == Some((faults, read));
+            w.settled = Some((faults, read));
             stable
         }
         _ => false,
@@ -261,6 +281,17 @@ fn check_regex(w: &mut Watched) -> bool {
     w.offset += buf.len() as u64;
     w.window
         .push_str(&strip_ansi(&String::from_utf8_lossy(&buf)));
+    if w.skip_echo {
+        match w.window.find('\n') {
+            Some(i) => {
+                w.window.drain(..=i);
+                w.skip_echo = false;
+            }
+            // No line end in 8 KiB: not an echo of one typed line; stop skipping.
+            None if w.window.len() > 8192 => w.skip_echo = false,
+            None => return false,
+        }
+    }
     let hit = re.is_match(&w.window);
     // Keep a tail so a match spanning two reads is still seen.
     if w.window.len() > 8192 {
@@ -305,6 +336,7 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
     let mut watched: Vec<Watched> = Vec::new();
     let mut last_scan = Instant::now() - RESCAN;
     let mut last_beat = Instant::now() - HEARTBEAT;
+    let mut last_sweep = Instant::now() - SWEEP;
     let mut idle_since: Option<Instant> = None;
     let mut last_status: Option<String> = None;
     let mut counter = super::status::Counter::default();
@@ -322,6 +354,10 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
         if last_beat.elapsed() >= HEARTBEAT {
             write_heartbeat(socket, &id);
             last_beat = Instant::now();
+        }
+        if last_sweep.elapsed() >= SWEEP {
+            job::sweep();
+            last_sweep = Instant::now();
         }
         if last_scan.elapsed() >= RESCAN {
             last_scan = Instant::now();
@@ -383,7 +419,8 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
             if let Some(o) = outcome {
                 let j = w.job.clone();
                 watched.remove(i);
-                job::complete(tmux, &j, o);
+                // The counts come from durable state at the next rescan.
+                let _ = job::complete(&j, o);
                 last_scan = Instant::now() - RESCAN; // refresh counts soon
                 continue;
             }
@@ -415,12 +452,21 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
 
 /// Reconcile with tmux: adopt new jobs, report vanished panes and unreadable options.
 /// Returns how many jobs completed here.
+///
+/// The mirror is read before the panes: `watch start` writes the pane option before the
+/// mirror, so a job found in the mirror has its option in place by the time `list-panes`
+/// runs, and a job is never seen half-made.
 fn rescan(
     tmux: &Tmux,
     socket: &str,
     poller: &str,
     watched: &mut Vec<Watched>,
 ) -> Result<usize, crate::tmux::TmuxError> {
+    job::finalize_pending(socket);
+    let mirror: Vec<Job> = job::active_jobs()
+        .into_iter()
+        .filter(|j| j.socket == socket)
+        .collect();
     let fmt = record_format(&["pane_id", "@tmuxmate-job"]);
     let args = targs!["list-panes", "-a", "-F", Arg::ours(&fmt)];
     let out = tmux.run_bytes(&args, None)?;
@@ -429,12 +475,7 @@ fn rescan(
         argv: tmux.argv(&args),
         detail,
     })?;
-    job::finalize_pending(tmux);
     let mut completed = 0;
-    let mirror: Vec<Job> = job::active_jobs()
-        .into_iter()
-        .filter(|j| j.socket == socket)
-        .collect();
     // A job someone else ended (`watch stop`, the launched command's own wrapper) is no
     // longer ours to watch: its mirror left `running` or moved to `done`.
     watched.retain(|w| {
@@ -450,7 +491,6 @@ fn rescan(
         let Some(row) = row else {
             watched.retain(|w| w.job.id != m.id);
             if job::complete(
-                tmux,
                 &m,
                 Outcome {
                     status: "failed",
@@ -471,12 +511,23 @@ fn rescan(
                     watched.retain(|w| w.job.id != m.id);
                     continue;
                 }
+                // Unreadable before, valid again: watch it fully from now on.
+                if watched.iter().any(|w| w.job.id == o.id && w.unreadable) {
+                    watched.retain(|w| w.job.id != o.id);
+                    let _ = std::fs::remove_file(job::unreadable_path(&o.id));
+                    state::log(&format!(
+                        "watch {}: @tmuxmate-job on pane {} is readable again",
+                        o.id, o.pane_id
+                    ));
+                }
                 if !watched.iter().any(|w| w.job.id == o.id) {
+                    // Adopted in memory only: writing the option back here could undo a
+                    // completion (or a replacement) written since `list-panes` read it.
                     let mut o = o;
                     o.poller = Some(poller.to_string());
                     o.heartbeat = Some(state::now_ms());
-                    let _ = o.save_option(tmux);
-                    let regex = o.regex.as_deref().and_then(|r| Regex::new(r).ok());
+                    let regex = o.regex.as_deref().and_then(|r| job::done_regex(r).ok());
+                    let skip_echo = !o.launched;
                     watched.push(Watched {
                         job: o,
                         regex,
@@ -484,6 +535,7 @@ fn rescan(
                         window: String::new(),
                         saw_foreground: false,
                         settled: None,
+                        skip_echo,
                         unreadable: false,
                     });
                 }
@@ -493,7 +545,6 @@ fn rescan(
                 // watched there. End it rather than leave it "running" for ever.
                 watched.retain(|w| w.job.id != m.id);
                 if job::complete(
-                    tmux,
                     &m,
                     Outcome {
                         status: "failed",
@@ -506,9 +557,10 @@ fn rescan(
                 }
             }
             None => {
-                // Hand-edited: report once, keep serving the others, and keep only the
+                // Hand-edited: report it, keep serving the others, and keep only the
                 // mirror's deadline for this one (so it still ends, and the poller stays).
-                let flag = job::jobs_dir().join(format!("{}.unreadable", m.id));
+                // Every rescan looks again: a valid option ends the verdict.
+                let flag = job::unreadable_path(&m.id);
                 if !flag.exists() {
                     let _ = state::write_private(&flag, row[1].as_bytes());
                     state::log(&format!(
@@ -524,6 +576,7 @@ fn rescan(
                         window: String::new(),
                         saw_foreground: false,
                         settled: None,
+                        skip_echo: false,
                         unreadable: true,
                     });
                 } else if let Some(w) = watched.iter_mut().find(|w| w.job.id == m.id) {

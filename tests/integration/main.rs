@@ -21,4 +21,5 @@ mod side;
 mod status_line;
 mod tmux_layer;
 mod watch;
+mod watch_faults;
 mod window_size;

@@ -6,11 +6,15 @@ use crate::server;
 use crate::util::*;
 use serde::Deserialize;
 
+/// Deadlines are bounds for a busy 2-core machine (a process start can take seconds
+/// there), never expected durations: every wait ends as soon as its condition holds.
+pub(crate) const SLOW: Duration = Duration::from_secs(60);
+
 #[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Started {
-    job_id: String,
-    pane_id: String,
+pub(crate) struct Started {
+    pub job_id: String,
+    pub pane_id: String,
 }
 
 /// `--notify`/`--forward` take only known agents: one per-turn call makes an address known
@@ -22,7 +26,7 @@ fn known(s: &Server, agent: &str) {
     }
 }
 
-fn start(s: &Server, extra: &[&str], cmd: &[&str]) -> Started {
+pub(crate) fn start(s: &Server, extra: &[&str], cmd: &[&str]) -> Started {
     known(s, "ag");
     for w in extra.windows(2).filter(|w| w[0] == "--forward") {
         known(s, w[1]);
@@ -40,7 +44,7 @@ fn start(s: &Server, extra: &[&str], cmd: &[&str]) -> Started {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn turn(s: &Server, agent: &str) -> String {
+pub(crate) fn turn(s: &Server, agent: &str) -> String {
     let out = s.run(&["turn", "--agent", agent]);
     assert!(
         out.status.success(),
@@ -51,7 +55,7 @@ fn turn(s: &Server, agent: &str) -> String {
 }
 
 /// Call the per-turn entry until the job's result shows up; returns all text seen.
-fn turn_until(s: &Server, agent: &str, job: &str, secs: u64) -> String {
+pub(crate) fn turn_until(s: &Server, agent: &str, job: &str, secs: u64) -> String {
     let mut seen = String::new();
     wait_until(
         &format!("watch {job} to be delivered"),
@@ -66,9 +70,9 @@ fn turn_until(s: &Server, agent: &str, job: &str, secs: u64) -> String {
 
 /// A pane running an interactive shell that has drawn its prompt (typing before that can
 /// race the shell's start, which no real user pane does).
-fn prompt_shell(s: &Server) -> String {
+pub(crate) fn prompt_shell(s: &Server) -> String {
     let pane = s.window("shell", "exec sh -i");
-    wait_until("the shell prompt", Duration::from_secs(10), || {
+    wait_until("the shell prompt", SLOW, || {
         let scr = s.tmux(&["capture-pane", "-p", "-t", &pane]);
         scr.lines()
             .any(|l| l.trim_end().ends_with('#') || l.trim_end().ends_with('$'))
@@ -77,7 +81,7 @@ fn prompt_shell(s: &Server) -> String {
     pane
 }
 
-fn poller_pid(s: &Server) -> Option<i32> {
+pub(crate) fn poller_pid(s: &Server) -> Option<i32> {
     let dir = s.state.join("pollers");
     for e in std::fs::read_dir(dir).ok()?.flatten() {
         if e.path().extension().is_some_and(|x| x == "json") {
@@ -89,14 +93,14 @@ fn poller_pid(s: &Server) -> Option<i32> {
     None
 }
 
-fn kill(pid: i32, sig: &str) {
+pub(crate) fn kill(pid: i32, sig: &str) {
     std::process::Command::new("kill")
         .args([sig, &pid.to_string()])
         .status()
         .unwrap();
 }
 
-fn job_state(s: &Server, id: &str) -> serde_json::Value {
+pub(crate) fn job_state(s: &Server, id: &str) -> serde_json::Value {
     let out = s.run(&["watch", "show", id, "--json"]);
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -105,7 +109,7 @@ fn job_state(s: &Server, id: &str) -> serde_json::Value {
 fn launched_command_result_arrives_once_with_exact_status_and_pane_stays() {
     let s = server!();
     let j = start(&s, &[], &["echo out-line; exit 7"]);
-    let t = turn_until(&s, "ag", &j.job_id, 20);
+    let t = turn_until(&s, "ag", &j.job_id, 60);
     let head = format!("tmux watch {} finished (exit 7) after ", j.job_id);
     assert!(t.contains(&head), "{t}");
     assert!(
@@ -132,18 +136,18 @@ fn launched_command_result_arrives_once_with_exact_status_and_pane_stays() {
 fn five_ms_commands_are_not_missed_launched_or_typed() {
     let s = server!();
     let j = start(&s, &[], &["true"]);
-    assert!(turn_until(&s, "ag", &j.job_id, 20).contains("finished (exit 0)"));
+    assert!(turn_until(&s, "ag", &j.job_id, 60).contains("finished (exit 0)"));
     // Typed into an existing shell pane: a command that runs ~5 ms.
     let pane = prompt_shell(&s);
     let t = start(&s, &["-t", &pane], &["/bin/true"]);
-    let got = turn_until(&s, "ag", &t.job_id, 20);
+    let got = turn_until(&s, "ag", &t.job_id, 60);
     assert!(
         got.contains(&format!("tmux watch {} finished", t.job_id)),
         "{got}"
     );
     // And a longer typed command.
     let t2 = start(&s, &["-t", &pane], &["sleep 0.5; echo typed-done"]);
-    let got = turn_until(&s, "ag", &t2.job_id, 20);
+    let got = turn_until(&s, "ag", &t2.job_id, 60);
     assert!(got.contains("typed-done"), "{got}");
 }
 
@@ -152,7 +156,7 @@ fn done_regex_matches_only_new_output() {
     let s = server!();
     let pane = prompt_shell(&s);
     s.tmux(&["send-keys", "-t", &pane, "echo BUILD OK", "Enter"]);
-    wait_until("old output", Duration::from_secs(10), || {
+    wait_until("old output", SLOW, || {
         s.tmux(&["capture-pane", "-p", "-t", &pane])
             .contains("BUILD OK")
             .then_some(())
@@ -165,7 +169,7 @@ fn done_regex_matches_only_new_output() {
     // Old scrollback holds "BUILD OK": it must not match.
     let first = turn(&s, "ag");
     assert!(!first.contains(&j.job_id), "{first}");
-    let t = turn_until(&s, "ag", &j.job_id, 20);
+    let t = turn_until(&s, "ag", &j.job_id, 60);
     assert!(t.contains("matched /BUILD (OK|FAIL)/"), "{t}");
     assert!(t.contains("BUILD FAIL"), "{t}");
 }
@@ -174,7 +178,7 @@ fn done_regex_matches_only_new_output() {
 fn timeout_leaves_the_pane_alive() {
     let s = server!();
     let j = start(&s, &["--timeout-min", "0.02"], &["sleep 300"]);
-    let t = turn_until(&s, "ag", &j.job_id, 20);
+    let t = turn_until(&s, "ag", &j.job_id, 60);
     assert!(
         t.contains(&format!("tmux watch {} timed out after", j.job_id)),
         "{t}"
@@ -190,9 +194,9 @@ fn timeout_leaves_the_pane_alive() {
 fn killed_pane_is_pane_gone() {
     let s = server!();
     let j = start(&s, &[], &["sleep 300"]);
-    wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
+    wait_until("the poller", SLOW, || poller_pid(&s));
     s.tmux(&["kill-pane", "-t", &j.pane_id]);
-    let t = turn_until(&s, "ag", &j.job_id, 20);
+    let t = turn_until(&s, "ag", &j.job_id, 60);
     assert!(
         t.contains(&format!("tmux watch {} failed: pane-gone after", j.job_id)),
         "{t}"
@@ -208,17 +212,17 @@ fn poller_sigkill_then_completion_is_delivered_once_after_reattach() {
         &["-t", &pane, "--done-regex", "PHASE TWO"],
         &["sleep 1.5; echo PHASE TWO; sleep 100"],
     );
-    let pid = wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
+    let pid = wait_until("the poller", SLOW, || poller_pid(&s));
     kill(pid, "-KILL");
     // The command goes on and prints its pattern while no poller runs.
-    wait_until("PHASE TWO", Duration::from_secs(10), || {
+    wait_until("PHASE TWO", SLOW, || {
         s.tmux(&["capture-pane", "-p", "-t", &pane])
             .contains("PHASE TWO\n")
             .then_some(())
     });
     // Concurrent per-turn calls re-attach; the result is delivered exactly once.
     let mut seen = String::new();
-    wait_until("delivery after re-attach", Duration::from_secs(20), || {
+    wait_until("delivery after re-attach", SLOW, || {
         let hs: Vec<_> = (0..5)
             .map(|_| s.tmuxmate().args(["turn", "--agent", "ag"]).output())
             .collect();
@@ -244,14 +248,12 @@ fn poller_sigkill_then_completion_is_delivered_once_after_reattach() {
 fn completion_while_no_poller_runs_is_delivered() {
     let s = server!();
     let j = start(&s, &[], &["sleep 1; echo finished-alone"]);
-    let pid = wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
+    let pid = wait_until("the poller", SLOW, || poller_pid(&s));
     kill(pid, "-TERM");
-    wait_until(
-        "job recorded by its wrapper",
-        Duration::from_secs(20),
-        || (job_state(&s, &j.job_id)["status"] == "finished").then_some(()),
-    );
-    let t = turn_until(&s, "ag", &j.job_id, 20);
+    wait_until("job recorded by its wrapper", SLOW, || {
+        (job_state(&s, &j.job_id)["status"] == "finished").then_some(())
+    });
+    let t = turn_until(&s, "ag", &j.job_id, 60);
     assert!(
         t.contains("finished (exit 0)") && t.contains("finished-alone"),
         "{t}"
@@ -262,10 +264,10 @@ fn completion_while_no_poller_runs_is_delivered() {
 fn dead_server_reports_jobs_lost() {
     let s = server!();
     let j = start(&s, &[], &["sleep 300"]);
-    wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
+    wait_until("the poller", SLOW, || poller_pid(&s));
     s.tmux(&["kill-server"]);
     // kill-server returns before the server process is gone.
-    wait_until("the server to be gone", Duration::from_secs(10), || {
+    wait_until("the server to be gone", SLOW, || {
         (!s.tmux_output(&["list-sessions"]).status.success()).then_some(())
     });
     let list = String::from_utf8_lossy(&s.run(&["watch", "list"]).stdout).into_owned();
@@ -273,7 +275,7 @@ fn dead_server_reports_jobs_lost() {
         list.contains(&j.job_id) && list.contains("server-gone"),
         "{list}"
     );
-    let t = turn_until(&s, "ag", &j.job_id, 10);
+    let t = turn_until(&s, "ag", &j.job_id, 60);
     assert!(t.contains("failed: server-gone"), "{t}");
     assert_eq!(turn(&s, "ag"), "");
 }
@@ -284,7 +286,7 @@ fn twenty_parallel_turns_get_each_result_once() {
     let a = start(&s, &[], &["echo A"]);
     let b = start(&s, &[], &["echo B"]);
     for id in [&a.job_id, &b.job_id] {
-        wait_until("recorded", Duration::from_secs(20), || {
+        wait_until("recorded", SLOW, || {
             (job_state(&s, id)["queued"] == true).then_some(())
         });
     }
@@ -324,10 +326,10 @@ fn forward_and_restarted_agent_and_half_written_ledger() {
     )
     .unwrap();
     let j = start(&s, &["--forward", "other"], &["echo fwd"]);
-    let t = turn_until(&s, "ag", &j.job_id, 20);
+    let t = turn_until(&s, "ag", &j.job_id, 60);
     assert!(t.contains("fwd"));
     // The forward agent (a new process, as after a restart) gets it too, once.
-    let t2 = turn_until(&s, "other", &j.job_id, 5);
+    let t2 = turn_until(&s, "other", &j.job_id, 60);
     assert_eq!(t2.matches(&j.job_id).count(), 1);
     assert_eq!(turn(&s, "other"), "");
 }
@@ -345,10 +347,10 @@ fn corrupted_job_option_is_reported_and_others_continue() {
         "@tmuxmate-job",
         "{hand edited",
     ]);
-    let t = turn_until(&s, "ag", &good.job_id, 20);
+    let t = turn_until(&s, "ag", &good.job_id, 60);
     assert!(t.contains("finished (exit 0)"), "{t}");
     let list = String::from_utf8_lossy(&s.run(&["watch", "list"]).stdout).into_owned();
-    wait_until("unreadable report", Duration::from_secs(10), || {
+    wait_until("unreadable report", SLOW, || {
         let l = String::from_utf8_lossy(&s.run(&["watch", "list"]).stdout).into_owned();
         l.contains("unreadable").then_some(())
     });
@@ -420,7 +422,7 @@ fn snippet_hook_restarts_a_dead_poller() {
     std::fs::write(&conf, s.run(&["init", "tmux"]).stdout).unwrap();
     s.tmux(&["source-file", conf.to_str().unwrap()]);
     let j = start(&s, &[], &["sleep 300"]);
-    let pid = wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
+    let pid = wait_until("the poller", SLOW, || poller_pid(&s));
     kill(pid, "-KILL");
     std::fs::remove_file(
         s.state
@@ -434,10 +436,10 @@ fn snippet_hook_restarts_a_dead_poller() {
     )
     .unwrap();
     s.tmux(&["set-hook", "-R", "client-attached"]);
-    let np = wait_until("a new poller", Duration::from_secs(10), || poller_pid(&s));
+    let np = wait_until("a new poller", SLOW, || poller_pid(&s));
     assert_ne!(np, pid);
     // The status line text is pushed into the global option.
-    wait_until("status option", Duration::from_secs(10), || {
+    wait_until("status option", SLOW, || {
         s.tmux(&["show", "-gqv", "@tmuxmate-watch-status"])
             .contains("1 running")
             .then_some(())
@@ -449,7 +451,7 @@ fn snippet_hook_restarts_a_dead_poller() {
 fn finished_watch_leaves_a_snapshot() {
     let s = server!();
     let j = start(&s, &[], &["echo snap-me"]);
-    turn_until(&s, "ag", &j.job_id, 20);
+    turn_until(&s, "ag", &j.job_id, 60);
     let out = String::from_utf8_lossy(&s.run(&["snapshots"]).stdout).into_owned();
     assert!(out.contains(&j.pane_id), "{out}");
     assert!(out.contains("snap-me") || out.contains(&j.job_id), "{out}");
@@ -459,7 +461,7 @@ fn finished_watch_leaves_a_snapshot() {
 fn unreadable_job_still_times_out_and_a_replaced_one_ends() {
     let s = server!();
     let j = start(&s, &["--timeout-min", "0.03"], &["sleep 300"]);
-    wait_until("the poller", Duration::from_secs(10), || poller_pid(&s));
+    wait_until("the poller", SLOW, || poller_pid(&s));
     s.tmux(&[
         "set-option",
         "-p",
@@ -468,7 +470,7 @@ fn unreadable_job_still_times_out_and_a_replaced_one_ends() {
         "@tmuxmate-job",
         "{hand edited",
     ]);
-    let t = turn_until(&s, "ag", &j.job_id, 20);
+    let t = turn_until(&s, "ag", &j.job_id, 60);
     assert!(
         t.contains(&format!("tmux watch {} timed out", j.job_id)),
         "{t}"
@@ -496,6 +498,6 @@ fn unreadable_job_still_times_out_and_a_replaced_one_ends() {
         "@tmuxmate-job",
         &other.to_string(),
     ]);
-    let t = turn_until(&s, "ag", &k.job_id, 20);
+    let t = turn_until(&s, "ag", &k.job_id, 60);
     assert!(t.contains("failed: job-option-replaced"), "{t}");
 }

@@ -296,9 +296,10 @@ impl Agent {
         std::fs::write(&tmp, body).unwrap();
         std::fs::rename(&tmp, self.dir.join(format!("req.{n}"))).unwrap();
         let out_path = self.dir.join(format!("out.{n}"));
+        // A bound for a busy 2-core machine (some scripts run hundreds of commands).
         let out = wait_until(
             "the stand-in agent's answer",
-            Duration::from_secs(30),
+            Duration::from_secs(120),
             || std::fs::read_to_string(&out_path).ok(),
         );
         let rc = std::fs::read_to_string(self.dir.join(format!("rc.{n}")))
