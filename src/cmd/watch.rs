@@ -404,6 +404,7 @@ fn listed(j: Job) -> ListedJob {
 
 fn list(json: bool) -> CliResult {
     poller::reattach_all(true);
+    job::settle_claimed(std::time::Duration::from_secs(3));
     job::sweep();
     let mut all: Vec<ListedJob> = job::active_jobs().into_iter().map(listed).collect();
     let done = job::done_jobs();

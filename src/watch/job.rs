@@ -445,6 +445,20 @@ fn remove_run_files(j: &Job) {
     super::gate::remove(&j.id);
 }
 
+/// Wait (bounded) until no job is "claimed but still running": another process won its
+/// completion and is writing it. Readers such as `watch list` then show the outcome, not
+/// the moment before it.
+pub fn settle_claimed(bound: std::time::Duration) {
+    let t0 = std::time::Instant::now();
+    while active_jobs()
+        .iter()
+        .any(|j| j.status == "running" && claim_path(&j.id).exists())
+        && t0.elapsed() < bound
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// How a job ended.
 pub struct Outcome {
     pub status: &'static str,
