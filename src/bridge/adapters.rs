@@ -44,6 +44,8 @@ pub struct Adapter {
     /// After the ready screen, wait this long and look again (late start-up dialogs).
     pub late_dialog_ms: u64,
     pub reply: ReplySource,
+    /// Variables set for the CLI on top of the caller's environment.
+    pub env: Vec<(&'static str, &'static str)>,
 }
 
 const CLAUDE_DIALOGS: &[&str] = &[
@@ -95,6 +97,7 @@ pub fn claude() -> Adapter {
         settle_ms: 30,
         late_dialog_ms: 300,
         reply: ReplySource::ClaudeTranscript,
+        env: vec![],
     }
 }
 
@@ -136,7 +139,9 @@ pub fn codex() -> Adapter {
                 ],
             ),
         ],
-        base_args: vec!["--no-alt-screen"],
+        // `--no-daemon`: without it Codex 0.171 starts (or joins) a shared app-server
+        // daemon that outlives the session and runs the hooks without the pane's tty.
+        base_args: vec!["--no-alt-screen", "--no-daemon"],
         session_id_flag: None,
         exes: v(&["codex"]),
         ready: v(&[r"(?m)^› ", r"\? for shortcuts"]),
@@ -145,6 +150,7 @@ pub fn codex() -> Adapter {
         settle_ms: 60,
         late_dialog_ms: 1500,
         reply: ReplySource::CodexRollout,
+        env: vec![],
     }
 }
 
@@ -172,6 +178,9 @@ pub fn gemini() -> Adapter {
         settle_ms: 150,
         late_dialog_ms: 500,
         reply: ReplySource::Pane,
+        // One process instead of a launcher that relaunches itself and ignores SIGHUP
+        // (Gemini CLI 0.61: both survived `kill-session`); this one exits on the hangup.
+        env: vec![("GEMINI_CLI_NO_RELAUNCH", "true")],
     }
 }
 
@@ -192,6 +201,7 @@ pub fn custom(cli: &str, ready: &str) -> Adapter {
         settle_ms: 150,
         late_dialog_ms: 0,
         reply: ReplySource::Pane,
+        env: vec![],
     }
 }
 

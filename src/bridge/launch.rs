@@ -77,12 +77,39 @@ fn is_exec(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-pub fn attach_line(name: &str) -> String {
-    format!("tmux attach -t '={name}'")
+/// The socket flags that reach this server from any shell: `-L NAME` only when it is read
+/// against tmux's default socket directory (no `TMUX_TMPDIR`), else `-S PATH`.
+fn socket_words(tmux: &Tmux) -> Vec<String> {
+    let tmpdir_set = std::env::var_os("TMUX_TMPDIR").is_some_and(|d| !d.is_empty());
+    match (&tmux.socket, tmux.socket_file()) {
+        (crate::tmux::Socket::Name(n), _) if !tmpdir_set => vec!["-L".into(), n.clone()],
+        (crate::tmux::Socket::Default, _) if !tmpdir_set => vec![],
+        (_, Some(p)) => vec!["-S".into(), p.to_string_lossy().into_owned()],
+        (_, None) => vec![],
+    }
+}
+
+/// The command a person runs to look at session `name`, with the socket of the server
+/// it lives on (a bare `tmux attach` would find the default server, or none).
+pub fn attach_line(tmux: &Tmux, name: &str) -> String {
+    let mut w = vec!["tmux".to_string()];
+    w.extend(socket_words(tmux));
+    w.extend(["attach".into(), "-t".into(), format!("={name}")]);
+    crate::create::sh_join(&w)
+}
+
+/// A tmuxmate command as a person or model should type it: with the socket this run
+/// used, so that it reaches the same server from anywhere.
+pub fn tm_hint(tmux: &Tmux, words: &[&str]) -> String {
+    let mut w = vec!["tmuxmate".to_string()];
+    w.extend(socket_words(tmux));
+    w.extend(words.iter().map(|s| s.to_string()));
+    crate::create::sh_join(&w)
 }
 
 /// Check an existing session's contract against what the caller asks for.
 pub fn check_contract(
+    tmux: &Tmux,
     c: &Contract,
     adapter: &Adapter,
     project: &str,
@@ -116,8 +143,9 @@ pub fn check_contract(
         && c.mode != m
     {
         return Err(CliError::new(format!(
-            "refused: session {name} runs with permission mode {}, you asked for {m}; stop it (`tmuxmate agent stop {name} --confirm`) to change the mode",
-            c.mode
+            "refused: session {name} runs with permission mode {}, you asked for {m}; stop it (`{}`) to change the mode",
+            c.mode,
+            tm_hint(tmux, &["agent", "stop", name, "--confirm"])
         )));
     }
     Ok(())
@@ -151,10 +179,10 @@ pub fn start(
     }
     if let Some(sid) = contract::find(tmux, &name)? {
         let c = contract::read(tmux, &sid)?;
-        check_contract(&c, adapter, &root, mode)?;
+        check_contract(tmux, &c, adapter, &root, mode)?;
         super::deliver::check_pane(tmux, &c, adapter)?;
         return Ok(Started {
-            attach: attach_line(&name),
+            attach: attach_line(tmux, &name),
             name,
             session_id: sid,
             pane_id: c.pane,
@@ -190,7 +218,11 @@ pub fn start(
             .iter()
             .map(|s| s.to_string()),
     );
-    let env: BTreeMap<String, String> = std::env::vars().filter(|(k, _)| k != "NO_COLOR").collect();
+    let mut env: BTreeMap<String, String> =
+        std::env::vars().filter(|(k, _)| k != "NO_COLOR").collect();
+    for (k, v) in &adapter.env {
+        env.insert(k.to_string(), v.to_string());
+    }
     let spec = Spec {
         argv,
         env,
@@ -253,7 +285,7 @@ pub fn start(
     wait_ready(tmux, adapter, &created.pane_id, &name, timeout)?;
     let _ = std::fs::remove_file(&spec_path);
     Ok(Started {
-        attach: attach_line(&name),
+        attach: attach_line(tmux, &name),
         name,
         session_id: sid,
         pane_id: created.pane_id,
@@ -302,14 +334,14 @@ pub fn wait_ready(
                 "the {} CLI exited during start-up in session {name}; its last lines:\n{}\ninspect: {}",
                 a.name,
                 tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-                attach_line(name)
+                attach_line(tmux, name)
             )));
         }
         if let Some(d) = super::any(&a.dialogs, &scr) {
             return Err(CliError::new(format!(
                 "refused: the {} CLI in session {name} shows a start-up dialog ({d:?}); tmuxmate never answers dialogs. Answer it yourself: {}",
                 a.name,
-                attach_line(name)
+                attach_line(tmux, name)
             )));
         }
         if super::all(&a.ready, &scr) {
@@ -321,7 +353,7 @@ pub fn wait_ready(
                     return Err(CliError::new(format!(
                         "refused: the {} CLI in session {name} opened a dialog after start-up ({d:?}); answer it yourself: {}",
                         a.name,
-                        attach_line(name)
+                        attach_line(tmux, name)
                     )));
                 }
             }
@@ -332,7 +364,7 @@ pub fn wait_ready(
                 "the {} CLI in session {name} did not show its prompt within {} s; inspect: {}",
                 a.name,
                 timeout.as_secs(),
-                attach_line(name)
+                attach_line(tmux, name)
             )));
         }
         std::thread::sleep(Duration::from_millis(100));

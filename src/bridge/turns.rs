@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::adapters::{Adapter, ReplySource};
 use super::contract::{Contract, SendMark};
-use super::launch::attach_line;
+use super::launch::{attach_line, tm_hint};
 use super::transcript::{self, Turn};
 use crate::error::CliError;
 use crate::tmux::Tmux;
@@ -89,21 +89,26 @@ fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
 fn current(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(Turn, String), CliError> {
     let Some(m) = &c.last_send else {
         return Err(CliError::new(format!(
-            "nothing was sent to {} through tmuxmate yet; send with `tmuxmate agent send {}`",
-            c.name, c.name
+            "nothing was sent to {} through tmuxmate yet; send with `{}`",
+            c.name,
+            tm_hint(tmux, &["agent", "send", &c.name, "--message", "..."])
         )));
     };
     let mut c = c.clone();
-    if a.reply == ReplySource::CodexRollout
-        && c.rollout.is_empty()
-        && let Some(p) = transcript::find_rollout(&c.project, m.at)
-    {
-        c.rollout = p.to_string_lossy().into_owned();
-        super::contract::set(tmux, &c.session_id, "@tmuxmate-rollout", &c.rollout)?;
+    let mut turn = None;
+    if let Some(f) = super::deliver::reply_file(&c, a) {
+        turn = Some(read_turn(a, &f, m));
     }
+    // Not in the pinned record (yet): Codex's rollout may have appeared, or a `/clear`
+    // moved Claude to a new session that holds our prompt.
+    if !turn.as_ref().is_some_and(|t| t.submitted) {
+        super::deliver::pin_record(tmux, &mut c, a, Some(m))?;
+        turn = None;
+    }
+    let m = c.last_send.clone().unwrap_or_else(|| m.clone());
     match super::deliver::reply_file(&c, a) {
         Some(f) if f.exists() => Ok((
-            read_turn(a, &f, m),
+            turn.unwrap_or_else(|| read_turn(a, &f, &m)),
             if a.reply == ReplySource::CodexRollout {
                 "rollout"
             } else {
@@ -111,7 +116,7 @@ fn current(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(Turn, String), Cli
             }
             .into(),
         )),
-        _ => Ok((pane_turn(tmux, &c, a, m), "pane".into())),
+        _ => Ok((pane_turn(tmux, &c, a, &m), "pane".into())),
     }
 }
 
@@ -123,10 +128,36 @@ pub fn wait(tmux: &Tmux, name: &str, timeout: Duration) -> Result<Reply, CliErro
     // The pane fallback has no end marker: the prompt must be back, nothing busy shown,
     // and the text unchanged for PANE_STABLE (a CLI may draw its prompt before its reply).
     let mut stable_since: Option<(String, Instant)> = None;
+    // When a turn tmuxmate did not start (typed in the pane) was seen running.
+    let mut foreign_since: Option<Instant> = None;
     loop {
         // Re-read the contract: the session could vanish under us.
         let c = super::contract::read(tmux, &c.session_id)?;
         let (t, source) = current(tmux, &c, &a)?;
+        // Our last turn is over and another one runs: wait for it, but its reply is not
+        // ours to hand back (nor is our previous one an answer to anything now).
+        if t.complete && t.later_open {
+            foreign_since.get_or_insert_with(Instant::now);
+            if start.elapsed() >= timeout {
+                return Err(CliError::new(format!(
+                    "{name} is in a turn that tmuxmate did not start (a prompt given there after tmuxmate's last message was answered); it is still running after {} s. Wait again, or look: {}",
+                    start.elapsed().as_secs(),
+                    attach_line(tmux, name)
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        if let Some(since) = foreign_since
+            && t.complete
+        {
+            return Err(CliError::new(format!(
+                "the turn that was running in {name} was not started by tmuxmate; it ended after {} s, and {name} is idle now: send with `{}` (the reply to tmuxmate's own last message: `{}`)",
+                since.elapsed().as_secs(),
+                tm_hint(tmux, &["agent", "send", name, "--message", "..."]),
+                tm_hint(tmux, &["agent", "reply", name])
+            )));
+        }
         let done = if source == "pane" {
             if !t.complete {
                 stable_since = None;
@@ -144,10 +175,10 @@ pub fn wait(tmux: &Tmux, name: &str, timeout: Duration) -> Result<Reply, CliErro
             t.complete
         };
         if done {
-            return Ok(reply_of(name, t, source));
+            return Ok(reply_of(tmux, name, t, source));
         }
         if start.elapsed() >= timeout {
-            let mut r = reply_of(name, t, source);
+            let mut r = reply_of(tmux, name, t, source);
             r.complete = false;
             return Ok(r);
         }
@@ -167,10 +198,10 @@ pub fn wait(tmux: &Tmux, name: &str, timeout: Duration) -> Result<Reply, CliErro
 pub fn reply(tmux: &Tmux, name: &str) -> Result<Reply, CliError> {
     let (c, a) = super::deliver::resolve(tmux, name)?;
     let (t, source) = current(tmux, &c, &a)?;
-    Ok(reply_of(name, t, source))
+    Ok(reply_of(tmux, name, t, source))
 }
 
-fn reply_of(name: &str, t: Turn, source: String) -> Reply {
+fn reply_of(tmux: &Tmux, name: &str, t: Turn, source: String) -> Reply {
     let mut text = t.text;
     let truncated = text.len() > MAX_REPLY_BYTES;
     if truncated {
@@ -189,7 +220,7 @@ fn reply_of(name: &str, t: Turn, source: String) -> Reply {
         source,
         text,
         truncated,
-        attach: attach_line(name),
+        attach: attach_line(tmux, name),
     }
 }
 
