@@ -44,6 +44,9 @@ pub struct Adapter {
     /// After the ready screen, wait this long and look again (late start-up dialogs).
     pub late_dialog_ms: u64,
     pub reply: ReplySource,
+    /// Pane fallback: the first line matching any of these ends the reply (the CLI's own
+    /// UI drawn below it: hook notices, rules, the composer, the footer).
+    pub reply_end: Vec<String>,
     /// Variables set for the CLI on top of the caller's environment.
     pub env: Vec<(&'static str, &'static str)>,
 }
@@ -97,6 +100,7 @@ pub fn claude() -> Adapter {
         settle_ms: 30,
         late_dialog_ms: 300,
         reply: ReplySource::ClaudeTranscript,
+        reply_end: vec![],
         env: vec![],
     }
 }
@@ -150,6 +154,7 @@ pub fn codex() -> Adapter {
         settle_ms: 60,
         late_dialog_ms: 1500,
         reply: ReplySource::CodexRollout,
+        reply_end: vec![],
         env: vec![],
     }
 }
@@ -178,15 +183,34 @@ pub fn gemini() -> Adapter {
         settle_ms: 150,
         late_dialog_ms: 500,
         reply: ReplySource::Pane,
+        // Gemini CLI 0.61's inline screen below a reply (rig sample): a leftover
+        // `Executing Hook: …` line or `? for shortcuts`, a rule, `Shift+Tab to accept
+        // edits` / `YOLO Ctrl+Y`, the composer, the footer.
+        reply_end: v(&[
+            r"^\s*Executing Hook",
+            r"\? for shortcuts",
+            r"^─{8,}",
+            r"^\s*[>*]\s+Type your message",
+            r"^\s*(Shift\+Tab to accept edits|YOLO Ctrl\+Y)",
+        ]),
         // One process instead of a launcher that relaunches itself and ignores SIGHUP
         // (Gemini CLI 0.61: both survived `kill-session`); this one exits on the hangup.
         env: vec![("GEMINI_CLI_NO_RELAUNCH", "true")],
     }
 }
 
-/// A CLI we know only by its path and its ready pattern.
+/// A CLI we know only by its path and its ready pattern. Its identity is the executable
+/// the path resolves to (`/usr/bin/python3` runs as `python3.11`), or the name itself.
 pub fn custom(cli: &str, ready: &str) -> Adapter {
-    let exe = cli.rsplit('/').next().unwrap_or(cli).to_string();
+    let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let mut exes = vec![base(cli)];
+    if let Some(real) = super::launch::which(cli)
+        .and_then(|p| std::fs::canonicalize(p).ok())
+        .map(|p| base(&p.to_string_lossy()))
+        && !exes.contains(&real)
+    {
+        exes.push(real);
+    }
     Adapter {
         name: "custom",
         cli: cli.to_string(),
@@ -194,13 +218,14 @@ pub fn custom(cli: &str, ready: &str) -> Adapter {
         modes: vec![("default", vec![])],
         base_args: vec![],
         session_id_flag: None,
-        exes: vec![exe],
+        exes,
         ready: vec![ready.to_string()],
         busy: vec![],
         dialogs: v(&[r"\[y/N\]", r"(?i)do you want to proceed"]),
         settle_ms: 150,
         late_dialog_ms: 0,
         reply: ReplySource::Pane,
+        reply_end: vec![],
         env: vec![],
     }
 }

@@ -238,7 +238,7 @@ pub fn send(
             tm_hint(tmux, &["agent", "wait", name])
         )));
     }
-    if !a.ready.is_empty() && !super::all(&a.ready, &scr) {
+    if !a.ready.is_empty() && !super::ready(&a, &scr) {
         return Err(CliError::new(format!(
             "refused: {name} is not at its prompt; inspect: {}",
             attach_line(tmux, name)

@@ -344,7 +344,7 @@ pub fn wait_ready(
                 attach_line(tmux, name)
             )));
         }
-        if super::all(&a.ready, &scr) {
+        if super::ready(a, &scr) {
             // Some dialogs draw a moment after the prompt (Codex's model migration).
             if a.late_dialog_ms > 0 {
                 std::thread::sleep(Duration::from_millis(a.late_dialog_ms));

@@ -31,6 +31,24 @@ pub fn any(patterns: &[String], text: &str) -> Option<String> {
     })
 }
 
+/// Is the CLI at its prompt? A custom CLI's `--ready-regex` is matched against each
+/// screen line, as drawn and with its trailing blanks trimmed (so `>>> ?$` finds a
+/// `>>> ` prompt and `❯ ` still matches a drawn blank); the built-in adapters' patterns
+/// against the whole screen.
+pub fn ready(a: &adapters::Adapter, screen: &str) -> bool {
+    if a.name != "custom" {
+        return all(&a.ready, screen);
+    }
+    !a.ready.is_empty()
+        && a.ready.iter().all(|p| {
+            Regex::new(p).is_ok_and(|re| {
+                screen
+                    .lines()
+                    .any(|l| re.is_match(l) || re.is_match(l.trim_end()))
+            })
+        })
+}
+
 pub fn all(patterns: &[String], text: &str) -> bool {
     !patterns.is_empty()
         && patterns

@@ -77,10 +77,20 @@ fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
         .map(|(i, _)| i + from)
     {
         t.submitted = true;
-        let after = flat[i + 1..].join("\n");
+        let ends: Vec<regex::Regex> = a
+            .reply_end
+            .iter()
+            .filter_map(|p| regex::Regex::new(p).ok())
+            .collect();
+        let rest = &flat[i + 1..];
+        let stop = rest
+            .iter()
+            .position(|l| ends.iter().any(|re| re.is_match(l)))
+            .unwrap_or(rest.len());
+        let after = rest[..stop].join("\n");
         let scr = super::screen(tmux, &c.pane);
-        t.complete = super::any(&a.busy, &scr).is_none()
-            && (a.ready.is_empty() || super::all(&a.ready, &scr));
+        t.complete =
+            super::any(&a.busy, &scr).is_none() && (a.ready.is_empty() || super::ready(a, &scr));
         t.text = after.trim().to_string();
     }
     t

@@ -809,3 +809,50 @@ fn pane_fallback_for_a_custom_cli() {
         r.text
     );
 }
+
+#[test]
+fn custom_cli_behind_a_symlink_is_itself_and_ready_regex_matches_trimmed_lines() {
+    let s = server!();
+    let b = Bridge::new(&s, "sym", "main");
+    // As `python3` -> `python3.11`: the name given is a symlink, the process runs the target.
+    let link = b.bin.join("repl-link");
+    std::os::unix::fs::symlink(b.bin.join("myrepl"), &link).unwrap();
+    // The stand-in draws `❯ ` (a trailing blank); `$` must match at the trimmed line end.
+    let st: Started = serde_json::from_str(&b.ok(
+        &s,
+        &[
+            "agent",
+            "start",
+            "custom",
+            "--cli",
+            link.to_str().unwrap(),
+            "--ready-regex",
+            "^❯ ?$",
+            "--json",
+        ],
+    ))
+    .unwrap();
+    let list = b.ok(&s, &["agent", "list"]);
+    assert!(list.contains("[ready]"), "{list}");
+    let r = b.ok(&s, &["agent", "ask", &st.name, "--message", "hello there"]);
+    assert!(r.contains("stand-in reply to: hello there"), "{r}");
+    // Printed hints reach this server as printed: the attach line names its socket.
+    assert!(
+        st.attach
+            .starts_with(&format!("tmux -S {} attach -t", s.socket_path().display())),
+        "{}",
+        st.attach
+    );
+    let check = st.attach.replace(" attach -t ", " has-session -t ");
+    let o = std::process::Command::new("sh")
+        .args(["-c", &check])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{check}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
