@@ -193,8 +193,14 @@ pub fn reply_file(c: &Contract, a: &Adapter) -> Option<std::path::PathBuf> {
 }
 
 /// Is the turn that began with the last send still open, as far as the record shows?
-fn mid_turn(c: &Contract, a: &Adapter) -> bool {
+/// (The pane fallback: our prompt is on screen and its reply not yet whole; a CLI may
+/// look idle for a moment between Enter and its first busy frame.)
+fn mid_turn(tmux: &Tmux, c: &Contract, a: &Adapter) -> bool {
     let Some(m) = &c.last_send else { return false };
+    if a.reply == ReplySource::Pane {
+        let t = super::turns::pane_turn(tmux, c, a, m);
+        return t.submitted && !t.complete;
+    }
     let Some(f) = reply_file(c, a) else {
         return false;
     };
@@ -220,7 +226,7 @@ pub fn send(
     // After a `/clear` typed in the pane, the prompt goes into Claude's new session.
     pin_record(tmux, &mut c, &a, None)?;
     let scr = super::screen(tmux, &c.pane);
-    if mid_turn(&c, &a) {
+    if mid_turn(tmux, &c, &a) {
         return Err(CliError::new(format!(
             "refused: {name} is mid-turn (its previous message has not finished); wait with `{}`",
             tm_hint(tmux, &["agent", "wait", name])
@@ -259,18 +265,39 @@ pub fn send(
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(0);
     let prior_matches = if a.reply == ReplySource::Pane {
-        super::turns::pane_matches(tmux, &c.pane, history, &head)
+        super::turns::pane_matches(tmux, &c.pane, history, &pane_key(&clean))
     } else {
         0
     };
     let mark = SendMark {
+        bytes: clean.len() as u64,
         at: crate::state::now_ms(),
         offset: file.as_deref().map(transcript::size).unwrap_or(0),
         head,
+        pane_key: pane_key(&clean),
         history,
         prior_matches,
     };
     crate::input::paste_bytes(tmux, &c.pane, clean.as_bytes(), true)?;
+    // Enter only once the CLI drew the paste: Gemini CLI 0.61 right after start-up took
+    // the text but lost an Enter that came 150 ms after it (the text stayed in its input).
+    // Gemini CLI 0.61 on a loaded 2-core machine took ~25 s to take in 1 MiB.
+    let draw_limit = Duration::from_secs(5 + (clean.len() as u64 >> 15));
+    let drawn_by = Instant::now() + draw_limit;
+    let pasted = loop {
+        let now = super::screen(tmux, &c.pane);
+        if now != scr {
+            break now;
+        }
+        if Instant::now() >= drawn_by {
+            return Err(CliError::new(format!(
+                "the message was pasted into {name}, but its screen did not change within {} s; Enter was NOT pressed, so nothing was submitted (the text may sit in its input). Look: {}",
+                draw_limit.as_secs(),
+                attach_line(tmux, name)
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(15));
+    };
     std::thread::sleep(Duration::from_millis(a.settle_ms));
     let scr = super::screen(tmux, &c.pane);
     if let Some(d) = super::any(&a.dialogs, &scr) {
@@ -287,7 +314,7 @@ pub fn send(
         &serde_json::to_string(&mark).unwrap_or_default(),
     )?;
     tmux.run(&["send-keys", "-t", &c.pane, "Enter"])?;
-    let verified_by = verify(tmux, &c, &a, &mark, &clean)?;
+    let verified_by = verify(tmux, &c, &a, &mark, &pasted)?;
     Ok(Sent {
         name: name.to_string(),
         pane_id: c.pane.clone(),
@@ -297,31 +324,39 @@ pub fn send(
     })
 }
 
-/// Wait until the transcript records our prompt, or the composer emptied.
+/// What the pane fallback looks for: the start of the message's first non-blank line (a
+/// CLI echoes a multi-line prompt over several screen lines).
+fn pane_key(clean: &str) -> String {
+    clean
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(30)
+        .collect()
+}
+
+/// Wait until the transcript records our prompt, or (pane fallback) the CLI shows that
+/// it took it: busy, or its ready prompt back on a screen other than the one with our
+/// paste in the composer.
 fn verify(
     tmux: &Tmux,
     c: &Contract,
     a: &Adapter,
     mark: &SendMark,
-    clean: &str,
+    pasted: &str,
 ) -> Result<String, CliError> {
     let start = Instant::now();
-    // A large paste takes the CLI longer to take in (1 MiB: 0.2 s in Claude 2.1.332).
+    // A large paste takes the CLI longer to take in (1 MiB: 0.2 s in Claude 2.1.332,
+    // 3.5 s in Codex 0.171, ~30 s in Gemini CLI 0.61 on a loaded machine).
     // TMUXMATE_VERIFY_TIMEOUT_MS replaces the limit (tests; very slow machines).
     let limit = std::env::var("TMUXMATE_VERIFY_TIMEOUT_MS")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
         .filter(|&ms| ms > 0)
         .map(Duration::from_millis)
-        .unwrap_or(Duration::from_secs(15 + (clean.len() as u64 >> 16).min(45)));
-    let first_line: String = clean
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
-        .chars()
-        .take(40)
-        .collect();
+        .unwrap_or(Duration::from_secs(15 + (mark.bytes >> 14).min(105)));
     let mut c2 = c.clone();
     c2.last_send = Some(mark.clone());
     while start.elapsed() < limit {
@@ -335,12 +370,7 @@ fn verify(
             }
         } else if a.reply == ReplySource::Pane {
             let scr = super::screen(tmux, &c.pane);
-            let composer_holds = scr
-                .lines()
-                .rev()
-                .take(6)
-                .any(|l| !first_line.is_empty() && l.contains(&first_line));
-            if !composer_holds || super::any(&a.busy, &scr).is_some() {
+            if super::any(&a.busy, &scr).is_some() || (scr != pasted && super::ready(a, &scr)) {
                 return Ok("screen".into());
             }
         }

@@ -344,7 +344,10 @@ pub fn wait_ready(
                 attach_line(tmux, name)
             )));
         }
-        if super::ready(a, &scr) {
+        // The start-up banner may already have scrolled into the history.
+        if super::ready(a, &scr)
+            && (a.start_ready.is_empty() || super::all(&a.start_ready, &history(tmux, pane)))
+        {
             // Some dialogs draw a moment after the prompt (Codex's model migration).
             if a.late_dialog_ms > 0 {
                 std::thread::sleep(Duration::from_millis(a.late_dialog_ms));
@@ -369,6 +372,11 @@ pub fn wait_ready(
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+fn history(tmux: &Tmux, pane: &str) -> String {
+    tmux.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", pane])
+        .unwrap_or_default()
 }
 
 /// `tmuxmate agent _exec SPEC`: become the CLI described by SPEC (and delete SPEC).

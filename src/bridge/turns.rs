@@ -36,10 +36,9 @@ pub struct Reply {
     pub attach: String,
 }
 
-/// Lines of the pane, from the screen's top at `history` on, that contain the first 30
-/// characters of `head` (what `pane_turn` will look for).
-pub fn pane_matches(tmux: &Tmux, pane: &str, history: u64, head: &str) -> usize {
-    let key: String = head.chars().take(30).collect();
+/// Lines of the pane, from the screen's top at `history` on, that contain `key` (what
+/// `pane_turn` will look for).
+pub fn pane_matches(tmux: &Tmux, pane: &str, history: u64, key: &str) -> usize {
     if key.is_empty() {
         return 0;
     }
@@ -48,7 +47,7 @@ pub fn pane_matches(tmux: &Tmux, pane: &str, history: u64, head: &str) -> usize 
         .unwrap_or_default();
     all.lines()
         .skip(history as usize)
-        .filter(|l| l.contains(&key))
+        .filter(|l| l.contains(key))
         .count()
 }
 
@@ -60,11 +59,15 @@ pub fn read_turn(a: &Adapter, file: &Path, m: &SendMark) -> Turn {
     }
 }
 
-fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
+pub fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
     let all = tmux
         .run(&["capture-pane", "-p", "-J", "-S", "-", "-t", &c.pane])
         .unwrap_or_default();
-    let key: String = m.head.chars().take(30).collect();
+    let key: String = if m.pane_key.is_empty() {
+        m.head.chars().take(30).collect()
+    } else {
+        m.pane_key.clone()
+    };
     let mut t = Turn::default();
     let flat: Vec<&str> = all.lines().collect();
     // Lines above the screen's top at send time are older than our message.
@@ -82,16 +85,35 @@ fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
             .iter()
             .filter_map(|p| regex::Regex::new(p).ok())
             .collect();
+        let echo = a.prompt_echo.and_then(|p| regex::Regex::new(p).ok());
         let rest = &flat[i + 1..];
         let stop = rest
             .iter()
             .position(|l| ends.iter().any(|re| re.is_match(l)))
             .unwrap_or(rest.len());
-        let after = rest[..stop].join("\n");
+        // A later prompt echoed in the history: our turn ended where it begins.
+        let later = echo
+            .as_ref()
+            .and_then(|re| rest[..stop].iter().position(|l| re.is_match(l)));
+        let body = &rest[..later.unwrap_or(stop)];
+        let first = a
+            .reply_start
+            .and_then(|p| regex::Regex::new(p).ok())
+            .map(|re| {
+                body.iter()
+                    .position(|l| re.is_match(l))
+                    .unwrap_or(body.len())
+            })
+            .unwrap_or(0);
+        let after = body[first..].join("\n");
         let scr = super::screen(tmux, &c.pane);
-        t.complete =
+        let idle =
             super::any(&a.busy, &scr).is_none() && (a.ready.is_empty() || super::ready(a, &scr));
         t.text = after.trim().to_string();
+        // Nothing drawn yet is no reply: a CLI can look idle between Enter and its
+        // first busy frame.
+        t.complete = (idle || later.is_some()) && !t.text.is_empty();
+        t.later_open = later.is_some() && !idle;
     }
     t
 }
