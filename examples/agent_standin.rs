@@ -1,5 +1,16 @@
 //! Stand-in for the Claude Code and Codex TUIs, for tmuxmate's bridge tests.
 //!
+//! Where it imitates the real programs (checked in the rig on a mock API; each row is
+//! pinned by a test in tests/integration/bridge.rs):
+//!
+//! | real behaviour | version seen | stand-in |
+//! |---|---|---|
+//! | a bracketed paste with 3+ line breaks, or over 800 characters (UTF-16 units), becomes `[Pasted text #N +K lines]` in the composer and `\n\n<pasted_content id="HEX4">\nTEXT\n</pasted_content id="HEX4">\n` in the transcript and the request; tabs become 4 spaces, CRLF LF, the prompt is trimmed | Claude Code 2.1.332 | `add_paste`, `expand` |
+//! | the user record appears ~0.12-0.16 s after Enter, the turn ends ~0.3-0.7 s after it | Claude Code 2.1.332 (mock API) | `RECORD_MS`, default `delay-ms` |
+//! | `/clear` starts a new session id (new transcript file) in the same process; `~/.claude/sessions/<pid>.json` holds the live `sessionId` | Claude Code 2.1.332 | `clear`, `write_session_file` |
+//! | the process title is the version number | Claude Code 2.1.332 | re-exec with argv[0] `2.1.332` |
+//! | without `--no-daemon`, a detached `codex app-server --listen unix://… --managed-daemon` that outlives the TUI and its tmux session, sockets in `codex-daemon-<uid>/` | Codex 0.171.0 | `start_daemon` (under `$STANDIN_DIR`; it exits when that directory is removed) |
+//!
 //! Behaves like the real CLIs where it matters to the bridge: runs in raw mode with
 //! bracketed paste enabled, draws a ready prompt in the real CLI's shape, goes busy for
 //! a turn, can show an approval dialog on demand, sets its process title like Claude
@@ -11,7 +22,10 @@
 //! Control files in `$STANDIN_DIR`: `received.bin` (all input bytes), `argv.json`,
 //! `dialog` (exists: show an approval dialog), `dialog-enter` (written if an Enter
 //! arrives while the dialog is shown), `busy` (exists: never finish the turn),
-//! `reply.txt` (reply text), `delay-ms` (reply delay), `prompts` (one line per prompt).
+//! `reply.txt` (reply text), `record-ms` (delay before the prompt is recorded),
+//! `delay-ms` (reply delay after the prompt is recorded),
+//! `prompts` (one JSON line per prompt: the text as the model would get it, envelopes
+//! included).
 #![allow(clippy::disallowed_methods)]
 
 use std::io::{Read, Write};
@@ -29,6 +43,173 @@ struct St {
     sid: String,
     cwd: String,
     turn: u32,
+    /// Texts of the pastes shown as placeholders in the composer (`#N` is index + 1).
+    pastes: Vec<String>,
+    /// Claude's paste envelope id: 4 hex digits, one per session.
+    paste_id: String,
+}
+
+/// Claude 2.1.332 writes the prompt's user record this long after Enter.
+const RECORD_MS: u64 = 120;
+
+fn paste_id() -> String {
+    format!("{:04x}", (now_ms() ^ std::process::id() as u128) & 0xffff)
+}
+
+/// Claude's session file: the live session id of this process.
+fn write_session_file(s: &St) {
+    let p = claude_base()
+        .join("sessions")
+        .join(format!("{}.json", std::process::id()));
+    if let Some(d) = p.parent() {
+        let _ = std::fs::create_dir_all(d);
+    }
+    let _ = std::fs::write(
+        p,
+        serde_json::json!({"pid": std::process::id(), "sessionId": s.sid, "cwd": s.cwd,
+            "version": "2.1.332", "kind": "interactive", "status": if s.busy { "busy" } else { "idle" }})
+        .to_string(),
+    );
+}
+
+/// A finished bracketed paste, as Claude takes it into the composer.
+fn add_paste(s: &mut St, raw: &[u8]) {
+    let text = String::from_utf8_lossy(raw)
+        .replace("\r\n", "\n")
+        .replace('\r', "\n")
+        .replace('\t', "    ");
+    if s.kind != "claude" {
+        s.composer.push_str(&text);
+        return;
+    }
+    let breaks = text.matches('\n').count();
+    if breaks > 2 || text.encode_utf16().count() > 800 {
+        s.pastes.push(text);
+        let n = s.pastes.len();
+        if breaks > 0 {
+            s.composer
+                .push_str(&format!("[Pasted text #{n} +{breaks} lines]"));
+        } else {
+            s.composer.push_str(&format!("[Pasted text #{n}]"));
+        }
+    } else {
+        s.composer.push_str(&text);
+    }
+}
+
+/// The composer with each placeholder replaced: by the envelope (what the transcript
+/// and the model get) or by the bare text (what the person pasted).
+fn expand(s: &St, composer: &str, envelope: bool) -> String {
+    let mut out = composer.to_string();
+    for (i, t) in s.pastes.iter().enumerate().rev() {
+        let n = i + 1;
+        let breaks = t.matches('\n').count();
+        let ph = if breaks > 0 {
+            format!("[Pasted text #{n} +{breaks} lines]")
+        } else {
+            format!("[Pasted text #{n}]")
+        };
+        let body = t.strip_suffix('\n').unwrap_or(t);
+        let with = if envelope {
+            format!(
+                "\n\n<pasted_content id=\"{id}\">\n{body}\n</pasted_content id=\"{id}\">\n",
+                id = s.paste_id
+            )
+        } else {
+            body.to_string()
+        };
+        out = out.replacen(&ph, &with, 1);
+    }
+    out
+}
+
+/// `/clear`: a new session (id, transcript file) in the same process.
+fn clear(s: &mut St) {
+    s.sid = format!(
+        "c1ea4000-0000-4000-8000-{:012x}",
+        now_ms() % 0xffff_ffff_ffff
+    );
+    s.paste_id = paste_id();
+    s.log.clear();
+    let path = claude_path(s);
+    append(
+        &path,
+        &serde_json::json!({"type": "user", "isMeta": true, "message": {"role": "user",
+        "content": "<local-command-caveat>The command below was run directly in Claude Code.</local-command-caveat>"},
+        "sessionId": s.sid}),
+    );
+    append(
+        &path,
+        &serde_json::json!({"type": "user", "message": {"role": "user",
+        "content": "<command-name>/clear</command-name>\n            <command-message>clear</command-message>\n            <command-args></command-args>"},
+        "sessionId": s.sid}),
+    );
+    append(
+        &path,
+        &serde_json::json!({"type": "system", "subtype": "local_command", "sessionId": s.sid}),
+    );
+    s.transcript = Some(path);
+    write_session_file(s);
+}
+
+/// Codex without `--no-daemon`: a shared app-server, detached from the TUI's session.
+fn start_daemon(dir: &Path) {
+    use std::os::unix::process::CommandExt;
+    let sock_dir = dir.join(format!("codex-daemon-{}", nix::unistd::getuid()));
+    let _ = std::fs::create_dir_all(&sock_dir);
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg0("codex")
+        .args([
+            "app-server",
+            "--listen",
+            &format!("unix://{}", sock_dir.join("app-server.sock").display()),
+            "--managed-daemon",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::unistd::setsid().map_err(std::io::Error::from)?;
+            // Fork once more so init adopts it, as the real daemon is.
+            match nix::unistd::fork().map_err(std::io::Error::from)? {
+                nix::unistd::ForkResult::Parent { .. } => nix::libc::_exit(0),
+                nix::unistd::ForkResult::Child => Ok(()),
+            }
+        });
+    }
+    if let Ok(mut c) = cmd.spawn() {
+        let _ = c.wait();
+    }
+}
+
+/// The daemon itself: holds its socket until its stand-in directory is removed.
+fn run_daemon(argv: &[String]) {
+    let sock = argv
+        .iter()
+        .position(|a| a == "--listen")
+        .and_then(|i| argv.get(i + 1))
+        .and_then(|a| a.strip_prefix("unix://"))
+        .map(PathBuf::from);
+    let Some(sock) = sock else { return };
+    let _ = std::fs::remove_file(&sock);
+    let _l = std::os::unix::net::UnixListener::bind(&sock);
+    let _ = std::fs::write(
+        sock.with_file_name("app-server.pid"),
+        std::process::id().to_string(),
+    );
+    let dir = sock.parent().and_then(Path::parent).map(Path::to_path_buf);
+    let start = std::time::Instant::now();
+    // Outlives the TUI like the real one, but not the test that made it.
+    while dir.as_ref().is_some_and(|d| d.exists())
+        && start.elapsed() < std::time::Duration::from_secs(600)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let _ = std::fs::remove_file(&sock);
 }
 
 fn now_ms() -> u128 {
@@ -114,12 +295,16 @@ fn draw(s: &St) {
     let _ = out.flush();
 }
 
-fn claude_path(s: &St) -> PathBuf {
-    let base = std::env::var_os("CLAUDE_CONFIG_DIR")
+fn claude_base() -> PathBuf {
+    std::env::var_os("CLAUDE_CONFIG_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".claude")
-        });
+        })
+}
+
+fn claude_path(s: &St) -> PathBuf {
+    let base = claude_base();
     let enc: String = s
         .cwd
         .chars()
@@ -141,16 +326,30 @@ fn codex_path(s: &St) -> PathBuf {
 }
 
 fn submit(state: &Arc<Mutex<St>>) {
-    let (kind, msg, path, turn, dir) = {
+    let (kind, msg, sent, path, turn, dir) = {
         let mut s = state.lock().unwrap();
-        let msg = std::mem::take(&mut s.composer);
-        if msg.trim().is_empty() {
+        let typed = std::mem::take(&mut s.composer);
+        let composer = if s.kind == "claude" {
+            typed.trim().to_string()
+        } else {
+            typed
+        };
+        if composer.trim().is_empty() {
             return;
         }
+        if s.kind == "claude" && composer == "/clear" {
+            clear(&mut s);
+            s.pastes.clear();
+            draw(&s);
+            return;
+        }
+        let msg = expand(&s, &composer, false);
+        let sent = expand(&s, &composer, true);
+        s.pastes.clear();
         s.turn += 1;
         s.busy = true;
         s.log
-            .push(format!("> {}", msg.lines().next().unwrap_or("")));
+            .push(format!("> {}", composer.lines().next().unwrap_or("")));
         let path = if s.kind == "claude" {
             claude_path(&s)
         } else {
@@ -164,38 +363,49 @@ fn submit(state: &Arc<Mutex<St>>) {
             );
         }
         s.transcript = Some(path.clone());
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(s.dir.join("prompts"))
-            .unwrap();
-        let _ = writeln!(f, "{}", serde_json::to_string(&msg).unwrap());
         if s.kind == "claude" {
-            append(
-                &path,
-                &serde_json::json!({"type": "user", "message": {"role": "user", "content": msg},
-                "uuid": format!("u{}", s.turn), "sessionId": s.sid, "cwd": s.cwd}),
-            );
-        } else {
-            append(
-                &path,
-                &serde_json::json!({"type": "event_msg", "payload": {"type": "task_started", "turn_id": format!("t{}", s.turn)}}),
-            );
-            append(
-                &path,
-                &serde_json::json!({"type": "response_item", "payload": {"type": "message", "role": "user",
-                "content": [{"type": "input_text", "text": msg}]}}),
-            );
+            write_session_file(&s);
         }
         draw(&s);
-        (s.kind.clone(), msg, path, s.turn, s.dir.clone())
+        (s.kind.clone(), msg, sent, path, s.turn, s.dir.clone())
     };
     let state = Arc::clone(state);
     std::thread::spawn(move || {
+        let record_ms: u64 = std::fs::read_to_string(dir.join("record-ms"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(if kind == "claude" { RECORD_MS } else { 0 });
+        std::thread::sleep(std::time::Duration::from_millis(record_ms));
+        {
+            let s = state.lock().unwrap();
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.join("prompts"))
+                .unwrap();
+            let _ = writeln!(f, "{}", serde_json::to_string(&sent).unwrap());
+            if kind == "claude" {
+                append(
+                    &path,
+                    &serde_json::json!({"type": "user", "message": {"role": "user", "content": sent},
+                    "uuid": format!("u{}", turn), "sessionId": s.sid, "cwd": s.cwd}),
+                );
+            } else {
+                append(
+                    &path,
+                    &serde_json::json!({"type": "event_msg", "payload": {"type": "task_started", "turn_id": format!("t{}", turn)}}),
+                );
+                append(
+                    &path,
+                    &serde_json::json!({"type": "response_item", "payload": {"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": sent}]}}),
+                );
+            }
+        }
         let delay: u64 = std::fs::read_to_string(dir.join("delay-ms"))
             .ok()
             .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(50);
+            .unwrap_or(if kind == "claude" { 200 } else { 50 });
         std::thread::sleep(std::time::Duration::from_millis(delay));
         while dir.join("busy").exists() {
             std::thread::sleep(std::time::Duration::from_millis(20));
@@ -257,6 +467,10 @@ fn submit(state: &Arc<Mutex<St>>) {
 
 fn main() {
     let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some("app-server") {
+        run_daemon(&argv);
+        return;
+    }
     let exe = std::env::current_exe()
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -300,6 +514,9 @@ fn main() {
         }
         let _ = nix::sys::prctl::set_name(c"2.1.332");
     }
+    if kind == "codex" && !argv.iter().any(|a| a == "--no-daemon") {
+        start_daemon(&dir);
+    }
     let stdin = std::io::stdin();
     if let Ok(mut t) = nix::sys::termios::tcgetattr(&stdin) {
         nix::sys::termios::cfmakeraw(&mut t);
@@ -318,8 +535,16 @@ fn main() {
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default(),
         turn: 0,
+        pastes: vec![],
+        paste_id: paste_id(),
     }));
-    draw(&state.lock().unwrap());
+    {
+        let s = state.lock().unwrap();
+        if s.kind == "claude" {
+            write_session_file(&s);
+        }
+        draw(&s);
+    }
     // Real CLIs draw a dialog on their own, without waiting for input.
     {
         let state = Arc::clone(&state);
@@ -343,6 +568,8 @@ fn main() {
     let mut buf = [0u8; 65536];
     let mut pending: Vec<u8> = Vec::new();
     let mut in_paste = false;
+    // The bytes of the bracketed paste being received (it may span reads).
+    let mut paste: Vec<u8> = Vec::new();
     let mut lock = stdin.lock();
     loop {
         let n = match lock.read(&mut buf) {
@@ -359,11 +586,16 @@ fn main() {
             let rest = &pending[i..];
             if rest.starts_with(b"\x1b[200~") {
                 in_paste = true;
+                paste.clear();
                 i += 6;
                 continue;
             }
             if rest.starts_with(b"\x1b[201~") {
                 in_paste = false;
+                let mut s = state.lock().unwrap();
+                s.composer.push_str(&String::from_utf8_lossy(&text));
+                text.clear();
+                add_paste(&mut s, &std::mem::take(&mut paste));
                 i += 6;
                 continue;
             }
@@ -374,7 +606,12 @@ fn main() {
                 break; // an escape split across reads
             }
             let b = rest[0];
-            if b == b'\r' && !in_paste {
+            if in_paste {
+                paste.push(b);
+                i += 1;
+                continue;
+            }
+            if b == b'\r' {
                 if dialog_on(&state.lock().unwrap()) {
                     let _ = std::fs::write(
                         dir.join("dialog-enter"),
@@ -393,7 +630,7 @@ fn main() {
                 }
                 continue;
             }
-            if b == 0x7f && !in_paste {
+            if b == 0x7f {
                 text.pop();
                 i += 1;
                 continue;

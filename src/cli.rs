@@ -414,7 +414,9 @@ pub struct AgentStartArgs {
     /// For `custom`: the CLI to run.
     #[arg(long, value_name = "PATH")]
     pub cli: Option<String>,
-    /// For `custom`: a regex that matches its screen when it is ready for input.
+    /// For `custom`: a regex that matches a line of its screen when it is ready for input
+    /// (each line is matched as drawn and with its trailing blanks trimmed: `'>>> ?$'`
+    /// finds `>>> `).
     #[arg(long, value_name = "RE")]
     pub ready_regex: Option<String>,
     /// How long to wait for the ready screen.

@@ -32,6 +32,10 @@ pub struct Adapter {
     pub exes: Vec<String>,
     /// All must match the screen for the composer to be ready.
     pub ready: Vec<String>,
+    /// At start only, all must match too: a CLI that draws its prompt before it can take
+    /// one (Gemini CLI 0.61 shows its composer ~2 s before its config is initialized, and
+    /// a prompt submitted then is queued and was lost; its banner comes with the init).
+    pub start_ready: Vec<String>,
     /// Any visible means a turn is running.
     pub busy: Vec<String>,
     /// Any visible means a dialog that must never receive a keystroke.
@@ -44,6 +48,17 @@ pub struct Adapter {
     /// After the ready screen, wait this long and look again (late start-up dialogs).
     pub late_dialog_ms: u64,
     pub reply: ReplySource,
+    /// Pane fallback: the first line matching any of these ends the reply (the CLI's own
+    /// UI drawn below it: hook notices, rules, the composer, the footer).
+    pub reply_end: Vec<String>,
+    /// Pane fallback: the reply starts at the first line matching this after the prompt
+    /// (the lines between are the rest of the echoed prompt).
+    pub reply_start: Option<&'static str>,
+    /// Pane fallback: how the CLI echoes a submitted prompt in its history (a later one
+    /// after ours means our turn is over and another began).
+    pub prompt_echo: Option<&'static str>,
+    /// Variables set for the CLI on top of the caller's environment.
+    pub env: Vec<(&'static str, &'static str)>,
 }
 
 const CLAUDE_DIALOGS: &[&str] = &[
@@ -90,11 +105,16 @@ pub fn claude() -> Adapter {
         session_id_flag: Some("--session-id"),
         exes: v(&["claude", "claude.exe"]),
         ready: v(&[r"(?m)^❯(\s|$)", "────"]),
+        start_ready: vec![],
         busy: v(&[r"(?m)^[✻✽✶✳✢·*] \S.*…", r"esc to interrupt\)"]),
         dialogs: v(CLAUDE_DIALOGS),
         settle_ms: 30,
         late_dialog_ms: 300,
         reply: ReplySource::ClaudeTranscript,
+        reply_end: vec![],
+        reply_start: None,
+        prompt_echo: None,
+        env: vec![],
     }
 }
 
@@ -136,15 +156,22 @@ pub fn codex() -> Adapter {
                 ],
             ),
         ],
-        base_args: vec!["--no-alt-screen"],
+        // `--no-daemon`: without it Codex 0.171 starts (or joins) a shared app-server
+        // daemon that outlives the session and runs the hooks without the pane's tty.
+        base_args: vec!["--no-alt-screen", "--no-daemon"],
         session_id_flag: None,
         exes: v(&["codex"]),
         ready: v(&[r"(?m)^› ", r"\? for shortcuts"]),
+        start_ready: vec![],
         busy: v(&[r"(?m)^• Working \(", r"esc to interrupt"]),
         dialogs: v(CODEX_DIALOGS),
         settle_ms: 60,
         late_dialog_ms: 1500,
         reply: ReplySource::CodexRollout,
+        reply_end: vec![],
+        reply_start: None,
+        prompt_echo: None,
+        env: vec![],
     }
 }
 
@@ -162,6 +189,7 @@ pub fn gemini() -> Adapter {
         session_id_flag: None,
         exes: v(&["gemini", "node"]),
         ready: v(&[r"Type your message"]),
+        start_ready: v(&[r"Gemini CLI v\d"]),
         busy: v(&[r"esc to cancel"]),
         dialogs: v(&[
             r"(?i)allow execution",
@@ -169,15 +197,44 @@ pub fn gemini() -> Adapter {
             r"\[y/N\]",
             r"(?m)^\s*● \d+\. ",
         ]),
-        settle_ms: 150,
+        // Gemini CLI 0.61 turns an Enter within 40 ms of an (untrusted) paste into a
+        // newline, timed on its own event loop: on a loaded machine 150 ms was not enough.
+        settle_ms: 400,
         late_dialog_ms: 500,
         reply: ReplySource::Pane,
+        // Gemini CLI 0.61's inline screen below a reply (rig sample): a leftover
+        // `Executing Hook: …` line or `? for shortcuts`, a rule, `Shift+Tab to accept
+        // edits` / `YOLO Ctrl+Y`, the composer, the footer.
+        reply_end: v(&[
+            r"^\s*Executing Hook",
+            r"\? for shortcuts",
+            r"^─{8,}",
+            r"^\s*[>*]\s+Type your message",
+            r"^\s*(Shift\+Tab to accept edits|YOLO Ctrl\+Y)",
+            r"^\s*Press Ctrl\+O to expand pasted text",
+        ]),
+        // Gemini CLI 0.61 echoes a prompt as ` > text` (continuation lines indented) and
+        // starts its reply with `✦ `.
+        reply_start: Some(r"^✦ "),
+        prompt_echo: Some(r"^ > \S"),
+        // One process instead of a launcher that relaunches itself and ignores SIGHUP
+        // (Gemini CLI 0.61: both survived `kill-session`); this one exits on the hangup.
+        env: vec![("GEMINI_CLI_NO_RELAUNCH", "true")],
     }
 }
 
-/// A CLI we know only by its path and its ready pattern.
+/// A CLI we know only by its path and its ready pattern. Its identity is the executable
+/// the path resolves to (`/usr/bin/python3` runs as `python3.11`), or the name itself.
 pub fn custom(cli: &str, ready: &str) -> Adapter {
-    let exe = cli.rsplit('/').next().unwrap_or(cli).to_string();
+    let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let mut exes = vec![base(cli)];
+    if let Some(real) = super::launch::which(cli)
+        .and_then(|p| std::fs::canonicalize(p).ok())
+        .map(|p| base(&p.to_string_lossy()))
+        && !exes.contains(&real)
+    {
+        exes.push(real);
+    }
     Adapter {
         name: "custom",
         cli: cli.to_string(),
@@ -185,13 +242,18 @@ pub fn custom(cli: &str, ready: &str) -> Adapter {
         modes: vec![("default", vec![])],
         base_args: vec![],
         session_id_flag: None,
-        exes: vec![exe],
+        exes,
         ready: vec![ready.to_string()],
+        start_ready: vec![],
         busy: vec![],
         dialogs: v(&[r"\[y/N\]", r"(?i)do you want to proceed"]),
         settle_ms: 150,
         late_dialog_ms: 0,
         reply: ReplySource::Pane,
+        reply_end: vec![],
+        reply_start: None,
+        prompt_echo: None,
+        env: vec![],
     }
 }
 

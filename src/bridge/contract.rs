@@ -60,6 +60,12 @@ pub struct SendMark {
     /// repeated prompt), to skip when looking for this turn's.
     #[serde(default)]
     pub prior_matches: usize,
+    /// Pane fallback: the start of the message's first line, as it shows on screen.
+    #[serde(default)]
+    pub pane_key: String,
+    /// Size of the message (a large one may take the CLI longer to record).
+    #[serde(default)]
+    pub bytes: u64,
 }
 
 /// `$N` of the session named exactly `name`, if any.

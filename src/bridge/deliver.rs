@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::adapters::{self, Adapter, ReplySource};
 use super::contract::{self, Contract, SendMark};
-use super::launch::attach_line;
+use super::launch::{attach_line, tm_hint};
 use super::transcript;
 use crate::error::CliError;
 use crate::tmux::Tmux;
@@ -49,7 +49,8 @@ pub fn adapter_of(c: &Contract) -> Result<Adapter, CliError> {
 pub fn resolve(tmux: &Tmux, name: &str) -> Result<(Contract, Adapter), CliError> {
     let Some(sid) = contract::find(tmux, name)? else {
         return Err(CliError::new(format!(
-            "refused: no tmux session is named exactly {name:?} (see `tmuxmate agent list`)"
+            "refused: no tmux session is named exactly {name:?} (see `{}`)",
+            tm_hint(tmux, &["agent", "list"])
         )));
     };
     let c = contract::read(tmux, &sid)?;
@@ -68,26 +69,29 @@ pub fn resolve(tmux: &Tmux, name: &str) -> Result<(Contract, Adapter), CliError>
     Ok((c, a))
 }
 
-/// The pinned pane exists, is alive, belongs to the session, and runs the CLI.
-pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(), CliError> {
+/// The pinned pane exists, is alive, belongs to the session, and runs the CLI; returns
+/// the pane's process id.
+pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<i32, CliError> {
     let rows = panes::query(
         tmux,
         &targs!["list-panes", "-s", "-t", Arg::id(&c.session_id)],
     )?;
     let Some(p) = rows.iter().find(|p| p.pane_id == c.pane) else {
         return Err(CliError::new(format!(
-            "refused: the pinned pane {} of session {} is gone (was it closed by hand?); stop the session with `tmuxmate agent stop {} --confirm` and start again",
-            c.pane, c.name, c.name
+            "refused: the pinned pane {} of session {} is gone (was it closed by hand?); stop the session with `{}` and start again",
+            c.pane,
+            c.name,
+            tm_hint(tmux, &["agent", "stop", &c.name, "--confirm"])
         )));
     };
     if p.dead {
         return Err(CliError::new(format!(
-            "refused: the {} CLI in pane {} of session {} has exited; inspect it ({}) and stop the session with `tmuxmate agent stop {} --confirm`",
+            "refused: the {} CLI in pane {} of session {} has exited; inspect it ({}) and stop the session with `{}`",
             a.name,
             c.pane,
             c.name,
             attach_line(tmux, &c.name),
-            c.name
+            tm_hint(tmux, &["agent", "stop", &c.name, "--confirm"])
         )));
     }
     let pid: i32 = p.pane_pid.parse().unwrap_or(0);
@@ -102,6 +106,88 @@ pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(), CliError
             a.exes.join("/"),
             attach_line(tmux, &c.name)
         )));
+    }
+    Ok(pid)
+}
+
+/// The session id a running Claude uses now. Claude 2.1.332 keeps
+/// `~/.claude/sessions/<pid>.json` with the live `sessionId`, rewritten when `/clear`
+/// starts a new session in the same process (the transcript moves to the new id's file).
+pub fn claude_live_session(pid: i32) -> Option<String> {
+    let p = transcript::claude_dir()
+        .join("sessions")
+        .join(format!("{pid}.json"));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).ok()?).ok()?;
+    if v["pid"].as_i64() != Some(pid as i64) {
+        return None;
+    }
+    v["sessionId"]
+        .as_str()
+        .filter(|s| !s.is_empty() && !s.contains(['/', '\0']))
+        .map(str::to_string)
+}
+
+fn pane_pid(tmux: &Tmux, pane: &str) -> Option<i32> {
+    tmux.run(&targs![
+        "display-message",
+        "-p",
+        "-t",
+        Arg::id(pane),
+        "#{pane_pid}"
+    ])
+    .ok()?
+    .trim()
+    .parse()
+    .ok()
+}
+
+/// Pin the record the reply is read from: Codex's rollout once it appears; Claude's
+/// live session after a `/clear`. With `mark`, Claude's new session is taken only when
+/// it holds that message's prompt (and the mark then reads it from the start).
+pub fn pin_record(
+    tmux: &Tmux,
+    c: &mut Contract,
+    a: &Adapter,
+    mark: Option<&SendMark>,
+) -> Result<(), CliError> {
+    match a.reply {
+        ReplySource::CodexRollout if c.rollout.is_empty() => {
+            let since = mark.map(|m| m.at).unwrap_or(0);
+            if let Some(p) = transcript::find_rollout(&c.project, since) {
+                c.rollout = p.to_string_lossy().into_owned();
+                contract::set(tmux, &c.session_id, "@tmuxmate-rollout", &c.rollout)?;
+            }
+        }
+        ReplySource::ClaudeTranscript => {
+            let Some(live) = pane_pid(tmux, &c.pane).and_then(claude_live_session) else {
+                return Ok(());
+            };
+            if live == c.cli_session {
+                return Ok(());
+            }
+            if let Some(m) = mark {
+                let Some(f) = transcript::claude_transcript(&c.project, &live) else {
+                    return Ok(());
+                };
+                if !transcript::claude_turn(&f, 0, &m.head).submitted {
+                    return Ok(());
+                }
+                let m2 = SendMark {
+                    offset: 0,
+                    ..m.clone()
+                };
+                contract::set(
+                    tmux,
+                    &c.session_id,
+                    "@tmuxmate-last-send",
+                    &serde_json::to_string(&m2).unwrap_or_default(),
+                )?;
+                c.last_send = Some(m2);
+            }
+            c.cli_session = live;
+            contract::set(tmux, &c.session_id, "@tmuxmate-cli-session", &c.cli_session)?;
+        }
+        _ => {}
     }
     Ok(())
 }
@@ -118,8 +204,14 @@ pub fn reply_file(c: &Contract, a: &Adapter) -> Option<std::path::PathBuf> {
 }
 
 /// Is the turn that began with the last send still open, as far as the record shows?
-fn mid_turn(c: &Contract, a: &Adapter) -> bool {
+/// (The pane fallback: our prompt is on screen and its reply not yet whole; a CLI may
+/// look idle for a moment between Enter and its first busy frame.)
+fn mid_turn(tmux: &Tmux, c: &Contract, a: &Adapter) -> bool {
     let Some(m) = &c.last_send else { return false };
+    if a.reply == ReplySource::Pane {
+        let t = super::turns::pane_turn(tmux, c, a, m);
+        return t.submitted && !t.complete;
+    }
     let Some(f) = reply_file(c, a) else {
         return false;
     };
@@ -139,13 +231,16 @@ pub fn send(
             "refused: the message is empty; nothing was sent",
         ));
     }
-    let (c, a) = resolve(tmux, name)?;
-    super::launch::check_contract(&c, &a, caller_project, mode)?;
+    let (mut c, a) = resolve(tmux, name)?;
+    super::launch::check_contract(tmux, &c, &a, caller_project, mode)?;
     check_pane(tmux, &c, &a)?;
+    // After a `/clear` typed in the pane, the prompt goes into Claude's new session.
+    pin_record(tmux, &mut c, &a, None)?;
     let scr = super::screen(tmux, &c.pane);
-    if mid_turn(&c, &a) {
+    if mid_turn(tmux, &c, &a) {
         return Err(CliError::new(format!(
-            "refused: {name} is mid-turn (its previous message has not finished); wait with `tmuxmate agent wait {name}`"
+            "refused: {name} is mid-turn (its previous message has not finished); wait with `{}`",
+            tm_hint(tmux, &["agent", "wait", name])
         )));
     }
     if let Some(d) = super::any(&a.dialogs, &scr) {
@@ -156,10 +251,11 @@ pub fn send(
     }
     if let Some(b) = super::any(&a.busy, &scr) {
         return Err(CliError::new(format!(
-            "refused: {name} is busy ({b:?}); wait with `tmuxmate agent wait {name}`"
+            "refused: {name} is busy ({b:?}); wait with `{}`",
+            tm_hint(tmux, &["agent", "wait", name])
         )));
     }
-    if !a.ready.is_empty() && !super::all(&a.ready, &scr) {
+    if !a.ready.is_empty() && !super::ready(&a, &scr) {
         return Err(CliError::new(format!(
             "refused: {name} is not at its prompt; inspect: {}",
             attach_line(tmux, name)
@@ -186,18 +282,39 @@ pub fn send(
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(0);
     let prior_matches = if a.reply == ReplySource::Pane {
-        super::turns::pane_matches(tmux, &c.pane, history, &head)
+        super::turns::pane_matches(tmux, &c.pane, history, &pane_key(&clean))
     } else {
         0
     };
     let mark = SendMark {
+        bytes: clean.len() as u64,
         at: crate::state::now_ms(),
         offset: file.as_deref().map(transcript::size).unwrap_or(0),
         head,
+        pane_key: pane_key(&clean),
         history,
         prior_matches,
     };
     crate::input::paste_bytes(tmux, &c.pane, clean.as_bytes(), true)?;
+    // Enter only once the CLI drew the paste: Gemini CLI 0.61 right after start-up took
+    // the text but lost an Enter that came 150 ms after it (the text stayed in its input).
+    // Gemini CLI 0.61 on a loaded 2-core machine took ~25 s to take in 1 MiB.
+    let draw_limit = Duration::from_secs(5 + (clean.len() as u64 >> 15));
+    let drawn_by = Instant::now() + draw_limit;
+    let pasted = loop {
+        let now = super::screen(tmux, &c.pane);
+        if now != scr {
+            break now;
+        }
+        if Instant::now() >= drawn_by {
+            return Err(CliError::new(format!(
+                "the message was pasted into {name}, but its screen did not change within {} s; Enter was NOT pressed, so nothing was submitted (the text may sit in its input). Look: {}",
+                draw_limit.as_secs(),
+                attach_line(tmux, name)
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(15));
+    };
     std::thread::sleep(Duration::from_millis(a.settle_ms));
     let scr = super::screen(tmux, &c.pane);
     if let Some(d) = super::any(&a.dialogs, &scr) {
@@ -214,7 +331,7 @@ pub fn send(
         &serde_json::to_string(&mark).unwrap_or_default(),
     )?;
     tmux.run(&targs!["send-keys", "-t", Arg::id(&c.pane), "Enter"])?;
-    let verified_by = verify(tmux, &c, &a, &mark, &clean)?;
+    let verified_by = verify(tmux, &c, &a, &mark, &pasted)?;
     Ok(Sent {
         name: name.to_string(),
         pane_id: c.pane.clone(),
@@ -224,54 +341,65 @@ pub fn send(
     })
 }
 
-/// Wait until the transcript records our prompt, or the composer emptied.
+/// What the pane fallback looks for: the start of the message's first non-blank line (a
+/// CLI echoes a multi-line prompt over several screen lines).
+fn pane_key(clean: &str) -> String {
+    clean
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(30)
+        .collect()
+}
+
+/// Wait until the transcript records our prompt, or (pane fallback) the CLI shows that
+/// it took it: busy, or its ready prompt back on a screen other than the one with our
+/// paste in the composer.
 fn verify(
     tmux: &Tmux,
     c: &Contract,
     a: &Adapter,
     mark: &SendMark,
-    clean: &str,
+    pasted: &str,
 ) -> Result<String, CliError> {
     let start = Instant::now();
-    let first_line: String = clean
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
-        .chars()
-        .take(40)
-        .collect();
-    while start.elapsed() < Duration::from_secs(15) {
+    // A large paste takes the CLI longer to take in (1 MiB: 0.2 s in Claude 2.1.332,
+    // 3.5 s in Codex 0.171, ~30 s in Gemini CLI 0.61 on a loaded machine).
+    // TMUXMATE_VERIFY_TIMEOUT_MS replaces the limit (tests; very slow machines).
+    let limit = std::env::var("TMUXMATE_VERIFY_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&ms| ms > 0)
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(15 + (mark.bytes >> 14).min(105)));
+    let mut c2 = c.clone();
+    c2.last_send = Some(mark.clone());
+    while start.elapsed() < limit {
         // Codex writes its rollout only with the first prompt: pin it when it appears.
-        let mut c2 = c.clone();
-        if a.reply == ReplySource::CodexRollout
-            && c2.rollout.is_empty()
-            && let Some(p) = transcript::find_rollout(&c.project, mark.at)
-        {
-            c2.rollout = p.to_string_lossy().into_owned();
-            contract::set(tmux, &c.session_id, "@tmuxmate-rollout", &c2.rollout)?;
-        }
+        pin_record(tmux, &mut c2, a, Some(mark))?;
+        let m = c2.last_send.clone().unwrap_or_else(|| mark.clone());
         if let Some(f) = reply_file(&c2, a) {
-            let t = super::turns::read_turn(a, &f, mark);
+            let t = super::turns::read_turn(a, &f, &m);
             if t.submitted {
                 return Ok("transcript".into());
             }
         } else if a.reply == ReplySource::Pane {
             let scr = super::screen(tmux, &c.pane);
-            let composer_holds = scr
-                .lines()
-                .rev()
-                .take(6)
-                .any(|l| !first_line.is_empty() && l.contains(&first_line));
-            if !composer_holds || super::any(&a.busy, &scr).is_some() {
+            if super::any(&a.busy, &scr).is_some() || (scr != pasted && super::ready(a, &scr)) {
                 return Ok("screen".into());
             }
         }
         std::thread::sleep(Duration::from_millis(15));
     }
+    // Never a reason to send again: the prompt may be recorded late, and `wait`/`reply`
+    // look for it from the same mark.
     Err(CliError::new(format!(
-        "the message was pasted and Enter pressed once, but {} did not record it as a prompt within 15 s; no second Enter was pressed. Look: {}",
+        "the message was pasted and Enter pressed once, but {} did not record it as a prompt within {:.1} s; no second Enter was pressed. Do not send it again: if it was taken late, `{}` returns its reply. Look: {}",
         c.name,
+        limit.as_secs_f64(),
+        tm_hint(tmux, &["agent", "wait", &c.name]),
         attach_line(tmux, &c.name)
     )))
 }

@@ -79,20 +79,39 @@ fn is_exec(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// How to attach to session `name` on the server in use (its `-L`/`-S` included: advice
-/// for the default server would attach to the wrong one).
+/// The socket flags that reach this server from any shell: `-L NAME` only when it is read
+/// against tmux's default socket directory (no `TMUX_TMPDIR`), else `-S PATH`.
+fn socket_words(tmux: &Tmux) -> Vec<String> {
+    let tmpdir_set = std::env::var_os("TMUX_TMPDIR").is_some_and(|d| !d.is_empty());
+    match (&tmux.socket, tmux.socket_file()) {
+        (crate::tmux::Socket::Name(n), _) if !tmpdir_set => vec!["-L".into(), n.clone()],
+        (crate::tmux::Socket::Default, _) if !tmpdir_set => vec![],
+        (_, Some(p)) => vec!["-S".into(), p.to_string_lossy().into_owned()],
+        (_, None) => vec![],
+    }
+}
+
+/// The command a person runs to look at session `name`, with the socket of the server
+/// it lives on (a bare `tmux attach` would find the default server, or none).
 pub fn attach_line(tmux: &Tmux, name: &str) -> String {
-    let q = crate::create::sh_quote;
-    let sock = match &tmux.socket {
-        crate::tmux::Socket::Name(n) => format!(" -L {}", q(n)),
-        crate::tmux::Socket::Path(p) => format!(" -S {}", q(&p.to_string_lossy())),
-        crate::tmux::Socket::Default => String::new(),
-    };
-    format!("tmux{sock} attach -t {}", q(&format!("={name}")))
+    let mut w = vec!["tmux".to_string()];
+    w.extend(socket_words(tmux));
+    w.extend(["attach".into(), "-t".into(), format!("={name}")]);
+    crate::create::sh_join(&w)
+}
+
+/// A tmuxmate command as a person or model should type it: with the socket this run
+/// used, so that it reaches the same server from anywhere.
+pub fn tm_hint(tmux: &Tmux, words: &[&str]) -> String {
+    let mut w = vec!["tmuxmate".to_string()];
+    w.extend(socket_words(tmux));
+    w.extend(words.iter().map(|s| s.to_string()));
+    crate::create::sh_join(&w)
 }
 
 /// Check an existing session's contract against what the caller asks for.
 pub fn check_contract(
+    tmux: &Tmux,
     c: &Contract,
     adapter: &Adapter,
     project: &str,
@@ -126,8 +145,9 @@ pub fn check_contract(
         && c.mode != m
     {
         return Err(CliError::new(format!(
-            "refused: session {name} runs with permission mode {}, you asked for {m}; stop it (`tmuxmate agent stop {name} --confirm`) to change the mode",
-            c.mode
+            "refused: session {name} runs with permission mode {}, you asked for {m}; stop it (`{}`) to change the mode",
+            c.mode,
+            tm_hint(tmux, &["agent", "stop", name, "--confirm"])
         )));
     }
     Ok(())
@@ -164,7 +184,7 @@ pub fn start(
     }
     if let Some(sid) = contract::find(tmux, &name)? {
         let c = contract::read(tmux, &sid)?;
-        check_contract(&c, adapter, &root, mode)?;
+        check_contract(tmux, &c, adapter, &root, mode)?;
         super::deliver::check_pane(tmux, &c, adapter)?;
         return Ok(Started {
             attach: attach_line(tmux, &name),
@@ -203,7 +223,11 @@ pub fn start(
             .iter()
             .map(|s| s.to_string()),
     );
-    let env: BTreeMap<String, String> = std::env::vars().filter(|(k, _)| k != "NO_COLOR").collect();
+    let mut env: BTreeMap<String, String> =
+        std::env::vars().filter(|(k, _)| k != "NO_COLOR").collect();
+    for (k, v) in &adapter.env {
+        env.insert(k.to_string(), v.to_string());
+    }
     let spec = Spec {
         argv,
         env,
@@ -388,7 +412,10 @@ pub fn wait_ready(
             e.kind = "dialog";
             return Err(e);
         }
-        if super::all(&a.ready, &scr) {
+        // The start-up banner may already have scrolled into the history.
+        if super::ready(a, &scr)
+            && (a.start_ready.is_empty() || super::all(&a.start_ready, &history(tmux, pane)))
+        {
             // Some dialogs draw a moment after the prompt (Codex's model migration).
             if a.late_dialog_ms > 0 {
                 std::thread::sleep(Duration::from_millis(a.late_dialog_ms));
@@ -416,6 +443,19 @@ pub fn wait_ready(
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+fn history(tmux: &Tmux, pane: &str) -> String {
+    tmux.run(&targs![
+        "capture-pane",
+        "-p",
+        "-J",
+        "-S",
+        "-",
+        "-t",
+        Arg::id(pane)
+    ])
+    .unwrap_or_default()
 }
 
 /// `tmuxmate agent _exec SPEC`: become the CLI described by SPEC (and delete SPEC).

@@ -2,13 +2,14 @@
 //!
 //! `adapters` is the table of CLIs, `naming` the session names, `contract` the session
 //! options that make a session ours, `transcript` reply reading, `launch` starting a CLI,
-//! `deliver` the checked send, and `turns` waiting for and reading replies.
+//! `deliver` the checked send, `stop` ending a session and its processes, and `turns` waiting for and reading replies.
 
 pub mod adapters;
 pub mod contract;
 pub mod deliver;
 pub mod launch;
 pub mod naming;
+pub mod stop;
 pub mod transcript;
 pub mod turns;
 
@@ -30,6 +31,24 @@ pub fn any(patterns: &[String], text: &str) -> Option<String> {
             .ok()
             .and_then(|re| re.find(text).map(|m| line_of(text, m.start())))
     })
+}
+
+/// Is the CLI at its prompt? A custom CLI's `--ready-regex` is matched against each
+/// screen line, as drawn and with its trailing blanks trimmed (so `>>> ?$` finds a
+/// `>>> ` prompt and `❯ ` still matches a drawn blank); the built-in adapters' patterns
+/// against the whole screen.
+pub fn ready(a: &adapters::Adapter, screen: &str) -> bool {
+    if a.name != "custom" {
+        return all(&a.ready, screen);
+    }
+    !a.ready.is_empty()
+        && a.ready.iter().all(|p| {
+            Regex::new(p).is_ok_and(|re| {
+                screen
+                    .lines()
+                    .any(|l| re.is_match(l) || re.is_match(l.trim_end()))
+            })
+        })
 }
 
 pub fn all(patterns: &[String], text: &str) -> bool {

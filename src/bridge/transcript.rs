@@ -19,6 +19,9 @@ pub struct Turn {
     /// The turn's end marker was seen.
     pub complete: bool,
     pub text: String,
+    /// After our turn ended, another prompt (not ours: typed by a person, say) began a
+    /// turn that has not ended yet.
+    pub later_open: bool,
 }
 
 /// `~/.claude` (or `$CLAUDE_CONFIG_DIR`) of the environment the CLI was launched with.
@@ -139,6 +142,46 @@ fn norm(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Claude's record of a prompt with each paste envelope replaced by the pasted text.
+///
+/// Claude Code 2.1.332 stores (and sends to the model) a bracketed paste of 3 or more
+/// line breaks, or of more than 800 characters, as
+/// `\n\n<pasted_content id="e26b">\nTEXT\n</pasted_content id="e26b">\n` (one random
+/// 4-hex id per session, the same in both tags; TEXT byte for byte, with tabs as 4 spaces
+/// and CRLF as LF). Anything that is not a whole envelope is kept as it is.
+pub fn unwrap_pasted(s: &str) -> String {
+    const OPEN: &str = "<pasted_content id=\"";
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(OPEN) {
+        let after = &rest[i + OPEN.len()..];
+        let Some(q) = after.find("\">") else { break };
+        let id = &after[..q];
+        let body = &after[q + 2..];
+        let close = format!("</pasted_content id=\"{id}\">");
+        if id.is_empty() || id.len() > 64 || id.contains(['\n', '"', '<', '>']) {
+            out.push_str(&rest[..i + OPEN.len()]);
+            rest = after;
+            continue;
+        }
+        let Some(j) = body.find(&close) else { break };
+        out.push_str(&rest[..i]);
+        let text = &body[..j];
+        let text = text.strip_prefix('\n').unwrap_or(text);
+        out.push_str(text.strip_suffix('\n').unwrap_or(text));
+        rest = &body[j + close.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Does a prompt as the CLI recorded it start like the message we sent (whose first
+/// characters, whitespace-normalised, are `want`)? Whitespace is compared loosely
+/// because the CLIs normalise it (tabs, CRLF, trailing blanks).
+pub fn prompt_matches(recorded: &str, want: &str) -> bool {
+    norm(&unwrap_pasted(recorded)).starts_with(want)
+}
+
 fn text_blocks(content: &Value) -> Option<String> {
     match content {
         Value::String(s) => Some(s.clone()),
@@ -156,6 +199,20 @@ fn text_blocks(content: &Value) -> Option<String> {
     }
 }
 
+/// An assistant record that ends its turn (text only, with a final stop reason).
+fn later_turn_ends(m: &Value) -> bool {
+    let Some(arr) = m["content"].as_array() else {
+        return false;
+    };
+    let has_tool = arr.iter().any(|b| b["type"] == "tool_use");
+    let stop = m["stop_reason"].as_str().unwrap_or("");
+    !has_tool
+        && matches!(
+            stop,
+            "end_turn" | "stop_sequence" | "max_tokens" | "refusal"
+        )
+}
+
 /// The Claude turn that starts with a user prompt beginning like `head`.
 pub fn claude_turn(p: &Path, offset: u64, head: &str) -> Turn {
     let mut t = Turn::default();
@@ -166,19 +223,32 @@ pub fn claude_turn(p: &Path, offset: u64, head: &str) -> Turn {
             continue;
         };
         match v["type"].as_str() {
-            Some("user") if !t.submitted => {
+            Some("user") if !t.submitted || t.complete => {
                 let c = &v["message"]["content"];
                 let is_prompt = c.is_string()
                     || c.as_array()
                         .is_some_and(|a| a.iter().all(|b| b["type"] != "tool_result"));
-                if is_prompt
-                    && v["isMeta"] != true
-                    && let Some(text) = text_blocks(c)
-                    && norm(&text).starts_with(&want)
+                // Slash commands run in the CLI (`/clear`, `/model`) are recorded as user
+                // records too, but start no model turn.
+                let local = text_blocks(c).is_some_and(|t| {
+                    let t = t.trim_start();
+                    t.starts_with("<command-name>") || t.starts_with("<local-command-")
+                });
+                if !is_prompt || v["isMeta"] == true || local {
+                    continue;
+                }
+                if t.complete {
+                    t.later_open = true;
+                } else if let Some(text) = text_blocks(c)
+                    && prompt_matches(&text, &want)
                 {
                     t.submitted = true;
                 }
             }
+            Some("assistant") if t.complete && later_turn_ends(&v["message"]) => {
+                t.later_open = false;
+            }
+            Some("assistant") if t.complete => {}
             Some("assistant") if t.submitted => {
                 let m = &v["message"];
                 if let Some(arr) = m["content"].as_array() {
@@ -189,17 +259,13 @@ pub fn claude_turn(p: &Path, offset: u64, head: &str) -> Turn {
                             parts.push(s.to_string());
                         }
                     }
-                    let has_tool = arr.iter().any(|b| b["type"] == "tool_use");
-                    let stop = m["stop_reason"].as_str().unwrap_or("");
-                    if !has_tool
-                        && matches!(
-                            stop,
-                            "end_turn" | "stop_sequence" | "max_tokens" | "refusal"
-                        )
-                    {
+                    if later_turn_ends(m) {
                         t.complete = true;
                     }
                 }
+            }
+            Some("system") if t.complete && v["subtype"] == "turn_duration" => {
+                t.later_open = false;
             }
             Some("system") if t.submitted && v["subtype"] == "turn_duration" => {
                 t.complete = true;
@@ -209,6 +275,16 @@ pub fn claude_turn(p: &Path, offset: u64, head: &str) -> Turn {
     }
     t.text = parts.join("\n\n");
     t
+}
+
+/// Codex records its own context (environment, AGENTS.md, instructions) as user messages.
+fn is_codex_context(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with("<environment_context>")
+        || t.starts_with("<user_instructions>")
+        || t.starts_with("# AGENTS.md")
+        || t.starts_with("<permissions")
+        || t.starts_with("<turn_aborted>")
 }
 
 /// The Codex turn that starts with a user message beginning like `head`.
@@ -226,10 +302,13 @@ pub fn codex_turn(p: &Path, offset: u64, head: &str) -> Turn {
             (Some("response_item"), Some("message")) => {
                 let text = text_blocks(&pl["content"]).unwrap_or_default();
                 match pl["role"].as_str() {
+                    Some("user") if t.complete && !is_codex_context(&text) => t.later_open = true,
                     Some("user") if !t.submitted && norm(&text).starts_with(&want) => {
                         t.submitted = true
                     }
-                    Some("assistant") if t.submitted && !text.is_empty() => parts.push(text),
+                    Some("assistant") if t.submitted && !t.complete && !text.is_empty() => {
+                        parts.push(text)
+                    }
                     _ => {}
                 }
             }
@@ -240,6 +319,12 @@ pub fn codex_turn(p: &Path, offset: u64, head: &str) -> Turn {
                         .is_some_and(|m| norm(m).starts_with(&want)) =>
             {
                 t.submitted = true;
+            }
+            (Some("event_msg"), Some("task_started")) if t.complete => {
+                t.later_open = true;
+            }
+            (Some("event_msg"), Some("task_complete" | "turn_aborted")) if t.complete => {
+                t.later_open = false;
             }
             (Some("event_msg"), Some("task_complete")) if t.submitted => {
                 t.complete = true;
@@ -284,6 +369,58 @@ mod tests {
         );
         let none = claude_turn(&fixture("claude-transcript.jsonl"), 0, "something else");
         assert!(!none.submitted);
+    }
+
+    #[test]
+    fn real_claude_paste_envelopes_are_our_prompts() {
+        // Recorded from Claude Code 2.1.332 in the rig: 3 line breaks, 50 lines, an
+        // 810-character line and 4 lines were wrapped; 2 lines and 800 characters were not.
+        let f = fixture("claude-paste-transcript.jsonl");
+        for head in [
+            "line one line two line three",
+            "a1 a2 a3",
+            "row 1 row 2 row 3 row 4 row 5 row 6 row 7 row 8 row 9 row 10",
+            &"x".repeat(60),
+            "b1 b2 b3 b4",
+            "c1 c2",
+            &"y".repeat(60),
+            &"z".repeat(60),
+            "w x y",
+        ] {
+            let t = claude_turn(&f, 0, head);
+            assert!(t.submitted && t.complete, "{head}: {t:?}");
+            assert!(t.text.starts_with("Mock reply to: "), "{head}: {t:?}");
+        }
+        assert!(!claude_turn(&f, 0, "pasted_content").submitted);
+    }
+
+    #[test]
+    fn unwraps_only_whole_envelopes() {
+        let e = |id: &str, t: &str| {
+            format!("\n\n<pasted_content id=\"{id}\">\n{t}\n</pasted_content id=\"{id}\">\n")
+        };
+        assert_eq!(unwrap_pasted(&e("e26b", "a\nb\nc")), "\n\na\nb\nc\n");
+        // Two pastes with words around them.
+        let two = format!("see {} and {}", e("1af0", "one"), e("1af0", "two"));
+        assert_eq!(norm(&unwrap_pasted(&two)), "see one and two");
+        // A paste that itself quotes an envelope of another id stays byte for byte.
+        let inner = e("beef", "x");
+        assert_eq!(
+            norm(&unwrap_pasted(&e("1234", &inner))),
+            norm("<pasted_content id=\"beef\"> x </pasted_content id=\"beef\">")
+        );
+        // Not an envelope: unclosed, mismatched id, or a bare mention.
+        for s in [
+            "<pasted_content id=\"aa\">\nopen only",
+            "<pasted_content id=\"aa\">x</pasted_content id=\"bb\">",
+            "about <pasted_content> tags",
+        ] {
+            assert_eq!(unwrap_pasted(s), s);
+        }
+        assert!(prompt_matches(
+            &e("e26b", "Review\tthis\r\nplease"),
+            "Review this please"
+        ));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::adapters::{Adapter, ReplySource};
 use super::contract::{Contract, SendMark};
-use super::launch::attach_line;
+use super::launch::{attach_line, tm_hint};
 use super::transcript::{self, Turn};
 use crate::error::CliError;
 use crate::tmux::Tmux;
@@ -38,10 +38,9 @@ pub struct Reply {
     pub attach: String,
 }
 
-/// Lines of the pane, from the screen's top at `history` on, that contain the first 30
-/// characters of `head` (what `pane_turn` will look for).
-pub fn pane_matches(tmux: &Tmux, pane: &str, history: u64, head: &str) -> usize {
-    let key: String = head.chars().take(30).collect();
+/// Lines of the pane, from the screen's top at `history` on, that contain `key` (what
+/// `pane_turn` will look for).
+pub fn pane_matches(tmux: &Tmux, pane: &str, history: u64, key: &str) -> usize {
     if key.is_empty() {
         return 0;
     }
@@ -58,7 +57,7 @@ pub fn pane_matches(tmux: &Tmux, pane: &str, history: u64, head: &str) -> usize 
         .unwrap_or_default();
     all.lines()
         .skip(history as usize)
-        .filter(|l| l.contains(&key))
+        .filter(|l| l.contains(key))
         .count()
 }
 
@@ -70,7 +69,7 @@ pub fn read_turn(a: &Adapter, file: &Path, m: &SendMark) -> Turn {
     }
 }
 
-fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
+pub fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
     let all = tmux
         .run(&targs![
             "capture-pane",
@@ -82,7 +81,11 @@ fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
             Arg::id(&c.pane)
         ])
         .unwrap_or_default();
-    let key: String = m.head.chars().take(30).collect();
+    let key: String = if m.pane_key.is_empty() {
+        m.head.chars().take(30).collect()
+    } else {
+        m.pane_key.clone()
+    };
     let mut t = Turn::default();
     let flat: Vec<&str> = all.lines().collect();
     // Lines above the screen's top at send time are older than our message.
@@ -95,11 +98,40 @@ fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
         .map(|(i, _)| i + from)
     {
         t.submitted = true;
-        let after = flat[i + 1..].join("\n");
+        let ends: Vec<regex::Regex> = a
+            .reply_end
+            .iter()
+            .filter_map(|p| regex::Regex::new(p).ok())
+            .collect();
+        let echo = a.prompt_echo.and_then(|p| regex::Regex::new(p).ok());
+        let rest = &flat[i + 1..];
+        let stop = rest
+            .iter()
+            .position(|l| ends.iter().any(|re| re.is_match(l)))
+            .unwrap_or(rest.len());
+        // A later prompt echoed in the history: our turn ended where it begins.
+        let later = echo
+            .as_ref()
+            .and_then(|re| rest[..stop].iter().position(|l| re.is_match(l)));
+        let body = &rest[..later.unwrap_or(stop)];
+        let first = a
+            .reply_start
+            .and_then(|p| regex::Regex::new(p).ok())
+            .map(|re| {
+                body.iter()
+                    .position(|l| re.is_match(l))
+                    .unwrap_or(body.len())
+            })
+            .unwrap_or(0);
+        let after = body[first..].join("\n");
         let scr = super::screen(tmux, &c.pane);
-        t.complete = super::any(&a.busy, &scr).is_none()
-            && (a.ready.is_empty() || super::all(&a.ready, &scr));
+        let idle =
+            super::any(&a.busy, &scr).is_none() && (a.ready.is_empty() || super::ready(a, &scr));
         t.text = after.trim().to_string();
+        // Nothing drawn yet is no reply: a CLI can look idle between Enter and its
+        // first busy frame.
+        t.complete = (idle || later.is_some()) && !t.text.is_empty();
+        t.later_open = later.is_some() && !idle;
     }
     t
 }
@@ -107,21 +139,26 @@ fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
 fn current(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(Turn, String), CliError> {
     let Some(m) = &c.last_send else {
         return Err(CliError::new(format!(
-            "nothing was sent to {} through tmuxmate yet; send with `tmuxmate agent send {}`",
-            c.name, c.name
+            "nothing was sent to {} through tmuxmate yet; send with `{}`",
+            c.name,
+            tm_hint(tmux, &["agent", "send", &c.name, "--message", "..."])
         )));
     };
     let mut c = c.clone();
-    if a.reply == ReplySource::CodexRollout
-        && c.rollout.is_empty()
-        && let Some(p) = transcript::find_rollout(&c.project, m.at)
-    {
-        c.rollout = p.to_string_lossy().into_owned();
-        super::contract::set(tmux, &c.session_id, "@tmuxmate-rollout", &c.rollout)?;
+    let mut turn = None;
+    if let Some(f) = super::deliver::reply_file(&c, a) {
+        turn = Some(read_turn(a, &f, m));
     }
+    // Not in the pinned record (yet): Codex's rollout may have appeared, or a `/clear`
+    // moved Claude to a new session that holds our prompt.
+    if !turn.as_ref().is_some_and(|t| t.submitted) {
+        super::deliver::pin_record(tmux, &mut c, a, Some(m))?;
+        turn = None;
+    }
+    let m = c.last_send.clone().unwrap_or_else(|| m.clone());
     match super::deliver::reply_file(&c, a) {
         Some(f) if f.exists() => Ok((
-            read_turn(a, &f, m),
+            turn.unwrap_or_else(|| read_turn(a, &f, &m)),
             if a.reply == ReplySource::CodexRollout {
                 "rollout"
             } else {
@@ -129,7 +166,7 @@ fn current(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(Turn, String), Cli
             }
             .into(),
         )),
-        _ => Ok((pane_turn(tmux, &c, a, m), "pane".into())),
+        _ => Ok((pane_turn(tmux, &c, a, &m), "pane".into())),
     }
 }
 
@@ -141,10 +178,36 @@ pub fn wait(tmux: &Tmux, name: &str, timeout: Duration) -> Result<Reply, CliErro
     // The pane fallback has no end marker: the prompt must be back, nothing busy shown,
     // and the text unchanged for PANE_STABLE (a CLI may draw its prompt before its reply).
     let mut stable_since: Option<(String, Instant)> = None;
+    // When a turn tmuxmate did not start (typed in the pane) was seen running.
+    let mut foreign_since: Option<Instant> = None;
     loop {
         // Re-read the contract: the session could vanish under us.
         let c = super::contract::read(tmux, &c.session_id)?;
         let (t, source) = current(tmux, &c, &a)?;
+        // Our last turn is over and another one runs: wait for it, but its reply is not
+        // ours to hand back (nor is our previous one an answer to anything now).
+        if t.complete && t.later_open {
+            foreign_since.get_or_insert_with(Instant::now);
+            if start.elapsed() >= timeout {
+                return Err(CliError::new(format!(
+                    "{name} is in a turn that tmuxmate did not start (a prompt given there after tmuxmate's last message was answered); it is still running after {} s. Wait again, or look: {}",
+                    start.elapsed().as_secs(),
+                    attach_line(tmux, name)
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        if let Some(since) = foreign_since
+            && t.complete
+        {
+            return Err(CliError::new(format!(
+                "the turn that was running in {name} was not started by tmuxmate; it ended after {} s, and {name} is idle now: send with `{}` (the reply to tmuxmate's own last message: `{}`)",
+                since.elapsed().as_secs(),
+                tm_hint(tmux, &["agent", "send", name, "--message", "..."]),
+                tm_hint(tmux, &["agent", "reply", name])
+            )));
+        }
         let done = if source == "pane" {
             if !t.complete {
                 stable_since = None;

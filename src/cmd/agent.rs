@@ -131,7 +131,7 @@ fn list(tmux: &Tmux, json: bool) -> CliResult {
         let state = match deliver::adapter_of(&c) {
             Ok(a) => match deliver::check_pane(tmux, &c, &a) {
                 Err(_) => "broken".to_string(),
-                Ok(()) => {
+                Ok(_) => {
                     let scr = crate::bridge::screen(tmux, &c.pane);
                     if crate::bridge::any(&a.dialogs, &scr).is_some() {
                         "dialog".into()
@@ -293,7 +293,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
                     "refused: stopping {name} kills its tmux session and the agent in it; add --confirm"
                 )));
             }
-            let (c, _) = deliver::resolve(tmux, &name)?;
+            let (c, a) = deliver::resolve(tmux, &name)?;
             let caller = policy::caller(tmux);
             if let Some(p) = &caller.pane_id
                 && crate::tmux::panes::query(
@@ -313,11 +313,20 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
                 Some(&c.session_id),
                 &format!("stop agent session {name}"),
             )?;
-            tmux.run(&targs!["kill-session", "-t", Arg::id(&c.session_id)])?;
+            // Only a pane that still runs the CLI is the agent's; a pane restarted by hand
+            // keeps its processes out of this.
+            let pid = deliver::check_pane(tmux, &c, &a).ok();
+            let st = crate::bridge::stop::stop(tmux, &name, &c.session_id, pid)?;
             if json {
-                super::out_json(&serde_json::json!({"name": name, "stopped": true}));
-            } else {
+                super::out_json(&st);
+            } else if st.ended_by_pid.is_empty() {
                 super::out_line(&format!("stopped {name}"));
+            } else {
+                super::out_line(&format!(
+                    "stopped {name}; ended {} process(es) that outlived the session by pid: {:?}",
+                    st.ended_by_pid.len(),
+                    st.ended_by_pid
+                ));
             }
             Ok(())
         }

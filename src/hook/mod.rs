@@ -21,6 +21,9 @@ pub struct HookInput {
     pub source: Option<String>,
     #[serde(default)]
     pub transcript_path: Option<String>,
+    /// Gemini's PreCompress: `manual` (`/compress`) or `auto`.
+    #[serde(default)]
+    pub trigger: Option<String>,
 }
 
 /// What a hook event asks of us.
@@ -55,7 +58,10 @@ pub fn classify(h: Harness, input: &HookInput) -> Event {
     if ev == "SessionStart" && matches!(input.source.as_deref(), Some("compact" | "clear")) {
         return Event::Reset;
     }
-    if h == Harness::Gemini && ev == "PreCompress" {
+    // Gemini CLI 0.61 fires PreCompress with `trigger: "auto"` before every model
+    // request, before it checks whether the history is over the threshold: that is no
+    // sign of a compression. `manual` is `/compress`, which compresses whatever the size.
+    if h == Harness::Gemini && ev == "PreCompress" && input.trigger.as_deref() == Some("manual") {
         return Event::Reset;
     }
     if ev == "SessionStart" {
@@ -76,6 +82,22 @@ pub fn answer(h: Harness, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gemini_precompress_resets_only_when_manual() {
+        let auto = parse(
+            &std::fs::read(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/hook-gemini-PreCompress.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(auto.trigger.as_deref(), Some("auto"));
+        assert_eq!(classify(Harness::Gemini, &auto), Event::Other);
+        let manual = parse(br#"{"hook_event_name":"PreCompress","trigger":"manual"}"#).unwrap();
+        assert_eq!(classify(Harness::Gemini, &manual), Event::Reset);
+    }
 
     #[test]
     fn tolerant_input() {

@@ -78,20 +78,31 @@ impl Bridge {
         Bridge { proj, bin, sd }
     }
 
-    pub fn cmd(&self, s: &Server, args: &[&str]) -> Output {
+    pub fn command(&self, s: &Server, args: &[&str]) -> std::process::Command {
         let path = format!(
             "{}:{}",
             self.bin.display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        s.tmuxmate()
-            .env("PATH", path)
+        let mut c = s.tmuxmate();
+        c.env("PATH", path)
             .env("STANDIN_DIR", &self.sd)
             .env("NO_COLOR", "1")
             .current_dir(&self.proj)
-            .args(args)
-            .output()
-            .unwrap()
+            .args(args);
+        c
+    }
+
+    pub fn cmd(&self, s: &Server, args: &[&str]) -> Output {
+        self.command(s, args).output().unwrap()
+    }
+
+    pub fn cmd_env(&self, s: &Server, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut c = self.command(s, args);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
     }
 
     pub fn ok(&self, s: &Server, args: &[&str]) -> String {
@@ -120,6 +131,309 @@ impl Bridge {
     pub fn received(&self) -> Vec<u8> {
         std::fs::read(self.sd.join("received.bin")).unwrap_or_default()
     }
+
+    /// What the stand-in "sent to its model", one entry per prompt.
+    pub fn prompts(&self) -> Vec<String> {
+        std::fs::read_to_string(self.sd.join("prompts"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// Live processes whose environment carries this bridge's STANDIN_DIR.
+    pub fn processes(&self) -> Vec<(i32, String)> {
+        let want = format!("STANDIN_DIR={}", self.sd.display());
+        let mut v = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat
+                .rfind(')')
+                .is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'));
+            if !zombie && env.split(|&b| b == 0).any(|kv| kv == want.as_bytes()) {
+                let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                v.push((pid, String::from_utf8_lossy(&cmd).replace('\0', " ")));
+            }
+        }
+        v
+    }
+}
+
+fn env_message(b: &Bridge, name: &str, text: &str) -> PathBuf {
+    let f = b.sd.join(name);
+    std::fs::write(&f, text).unwrap();
+    f
+}
+
+/// The Claude envelope the stand-in (like Claude Code 2.1.332) stores for a paste.
+fn envelope(sent: &str) -> Option<(String, String)> {
+    let rest = sent.strip_prefix("\n\n<pasted_content id=\"")?;
+    let (id, body) = rest.split_once("\">\n")?;
+    let close = format!("\n</pasted_content id=\"{id}\">\n");
+    Some((id.to_string(), body.strip_suffix(&close)?.to_string()))
+}
+
+#[test]
+fn claude_pastes_of_every_size_are_one_verified_prompt_with_the_whole_reply() {
+    let s = server!();
+    let b = Bridge::new(&s, "sizes", "main");
+    let st = b.start(&s, "claude");
+    let lines = |n: usize| {
+        (1..=n)
+            .map(|i| format!("line {i} of {n}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let big = |n: usize| {
+        let mut t = String::new();
+        let mut i = 0;
+        while t.len() < n {
+            t.push_str(&format!("row {i:07} $(echo no) `id` ; | && 日本 🚀\n"));
+            i += 1;
+        }
+        t.truncate(n);
+        t
+    };
+    // (message, wrapped by Claude 2.1.332?)
+    let cases: Vec<(&str, String, bool)> = vec![
+        ("1 line", "just one line".into(), false),
+        ("2 lines", lines(2), false),
+        ("3 lines", lines(3), false), // 2 line breaks: still plain
+        ("3 breaks", format!("{}\n", lines(3)), true),
+        ("4 lines", lines(4), true),
+        ("50 lines", lines(50), true),
+        ("800 chars", "y".repeat(800), false),
+        ("801 chars", "z".repeat(801), true),
+        ("810 chars", "x".repeat(810), true),
+        ("700 CJK", "日".repeat(700), false),
+        ("401 emoji", "🚀".repeat(401), true), // 802 UTF-16 units
+        (
+            "shell text",
+            "$(rm -rf /) `id`; echo \"$HOME\" | tee x && exit 1".into(),
+            false,
+        ),
+        ("100 KB", big(100_000), true),
+        ("1 MiB", big(1 << 20), true),
+    ];
+    let before = b.prompts().len();
+    for (i, (what, msg, wrapped)) in cases.iter().enumerate() {
+        let f = env_message(&b, &format!("msg-{i}"), msg);
+        let t0 = std::time::Instant::now();
+        let r: Reply = serde_json::from_str(&b.ok(
+            &s,
+            &[
+                "agent",
+                "ask",
+                &st.name,
+                "--message-file",
+                f.to_str().unwrap(),
+                "--json",
+            ],
+        ))
+        .unwrap();
+        assert!(r.complete, "{what}: {r:?}");
+        assert_eq!(r.source, "transcript", "{what}");
+        let head: String = msg.trim().chars().take(40).collect();
+        assert_eq!(r.text, format!("stand-in reply to: {head}"), "{what}");
+        let sent = b.prompts();
+        assert_eq!(sent.len(), before + i + 1, "{what}: exactly one prompt");
+        let last = sent.last().unwrap();
+        match envelope(last) {
+            Some((id, body)) => {
+                assert!(
+                    *wrapped,
+                    "{what} should be stored plain: {:?}",
+                    &last[..60.min(last.len())]
+                );
+                assert_eq!(id.len(), 4, "{what}");
+                assert_eq!(body, msg.trim_end_matches('\n'), "{what}: byte for byte");
+            }
+            None => {
+                assert!(!*wrapped, "{what} should be wrapped");
+                assert_eq!(last, msg.trim(), "{what}");
+            }
+        }
+        eprintln!("{what}: {} ms", t0.elapsed().as_millis());
+    }
+}
+
+#[test]
+fn a_verification_that_times_out_never_hides_the_reply() {
+    let s = server!();
+    let b = Bridge::new(&s, "late", "main");
+    let st = b.start(&s, "claude");
+    // The CLI records the prompt only after 1.5 s; tmuxmate looks for 0.3 s.
+    std::fs::write(b.sd.join("record-ms"), "1500").unwrap();
+    let msg = "a\nlong\nmulti-line\ntask";
+    let o = b.cmd_env(
+        &s,
+        &["agent", "ask", &st.name, "--message", msg],
+        &[("TMUXMATE_VERIFY_TIMEOUT_MS", "300")],
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(e.contains("Do not send it again"), "{e}");
+    assert!(e.contains(&format!("agent wait {}", st.name)), "{e}");
+    let r: Reply = serde_json::from_str(&b.ok(
+        &s,
+        &["agent", "wait", &st.name, "--timeout-s", "20", "--json"],
+    ))
+    .unwrap();
+    assert!(r.complete, "{r:?}");
+    assert_eq!(r.text, "stand-in reply to: a\nlong\nmulti-line\ntask");
+    let r2: Reply =
+        serde_json::from_str(&b.ok(&s, &["agent", "reply", &st.name, "--json"])).unwrap();
+    assert_eq!(r2.text, r.text);
+    assert_eq!(b.prompts().len(), 1, "the message arrived once");
+}
+
+#[test]
+fn clear_gives_claude_a_new_session_and_the_bridge_follows_it() {
+    let s = server!();
+    let b = Bridge::new(&s, "clr", "main");
+    let st = b.start(&s, "claude");
+    let old = st.cli_session.clone().unwrap();
+    assert!(
+        b.ok(&s, &["agent", "ask", &st.name, "--message", "before clear"])
+            .contains("before clear")
+    );
+    // A person types /clear in the pane: the same process, a new session id.
+    s.tmux(&["send-keys", "-t", &st.pane_id, "-l", "/clear"]);
+    s.tmux(&["send-keys", "-t", &st.pane_id, "Enter"]);
+    let pid = s.tmux(&["display", "-p", "-t", &st.pane_id, "#{pane_pid}"]);
+    let sessions = s
+        .home
+        .join(".claude/sessions")
+        .join(format!("{}.json", pid.trim()));
+    let new: String = wait_until("the new session id", Duration::from_secs(10), || {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&sessions).ok()?).ok()?;
+        let id = v["sessionId"].as_str()?.to_string();
+        (id != old).then_some(id)
+    });
+    let out = b.ok(&s, &["agent", "ask", &st.name, "--message", "after clear"]);
+    assert_eq!(out, "stand-in reply to: after clear\n");
+    assert_eq!(
+        s.tmux(&["show", "-v", "-t", &st.session_id, "@tmuxmate-cli-session"])
+            .trim(),
+        new
+    );
+    // And a prompt already sent when /clear came is still found by `reply`.
+    assert!(
+        b.ok(&s, &["agent", "reply", &st.name])
+            .contains("after clear")
+    );
+}
+
+#[test]
+fn wait_after_a_busy_refusal_never_returns_the_previous_reply() {
+    let s = server!();
+    let b = Bridge::new(&s, "busy", "main");
+    let st = b.start(&s, "claude");
+    std::fs::write(b.sd.join("reply.txt"), "PREVIOUS REPLY").unwrap();
+    b.ok(&s, &["agent", "ask", &st.name, "--message", "ours"]);
+    // A person starts a turn of their own in the pane; it runs until `busy` goes.
+    std::fs::write(b.sd.join("busy"), "").unwrap();
+    s.tmux(&[
+        "send-keys",
+        "-t",
+        &st.pane_id,
+        "-l",
+        "the person's own question",
+    ]);
+    s.tmux(&["send-keys", "-t", &st.pane_id, "Enter"]);
+    wait_until("the person's prompt", Duration::from_secs(10), || {
+        (b.prompts().len() == 2).then_some(())
+    });
+    b.refused(&s, &["agent", "send", &st.name, "--message", "x"], "busy");
+    let o = b.cmd(&s, &["agent", "wait", &st.name, "--timeout-s", "1"]);
+    assert!(!o.status.success());
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    );
+    assert!(!out.contains("PREVIOUS REPLY"), "{out}");
+    assert!(err.contains("did not start"), "{err}");
+    // A wait that outlasts the person's turn says whose it was, still not our old reply.
+    let t0 = std::time::Instant::now();
+    let child = b
+        .command(&s, &["agent", "wait", &st.name, "--timeout-s", "20"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    std::fs::remove_file(b.sd.join("busy")).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed() >= Duration::from_millis(600),
+        "it waited for the turn"
+    );
+    assert!(!o.status.success());
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("PREVIOUS REPLY"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("was not started by tmuxmate"), "{err}");
+    // The next message goes through as usual.
+    std::fs::write(b.sd.join("reply.txt"), "NEW REPLY").unwrap();
+    assert_eq!(
+        b.ok(&s, &["agent", "ask", &st.name, "--message", "next"]),
+        "NEW REPLY\n"
+    );
+}
+
+#[test]
+fn codex_runs_without_its_daemon_and_stop_leaves_no_process_or_socket() {
+    let s = server!();
+    // The stand-in, like Codex 0.171, leaves a daemon behind when run without --no-daemon.
+    let plain = Bridge::new(&s, "plain", "main");
+    let w = s.window(
+        "plain",
+        &format!(
+            "cd '{}' && STANDIN_DIR='{}' exec '{}'",
+            plain.proj.display(),
+            plain.sd.display(),
+            plain.bin.join("codex").display()
+        ),
+    );
+    let uid = crate::util::nix_uid();
+    let pidfile = plain.sd.join(format!("codex-daemon-{uid}/app-server.pid"));
+    let dpid: i32 = wait_until("the stand-in daemon", Duration::from_secs(10), || {
+        std::fs::read_to_string(&pidfile).ok()?.trim().parse().ok()
+    });
+    s.tmux(&["kill-pane", "-t", &w]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        plain
+            .processes()
+            .iter()
+            .any(|(p, c)| *p == dpid && c.contains("--managed-daemon")),
+        "the daemon outlives its TUI: {:?}",
+        plain.processes()
+    );
+    let _ = std::process::Command::new("kill")
+        .arg(dpid.to_string())
+        .status();
+    // Through the bridge: --no-daemon, and stop leaves nothing of the agent running.
+    let b = Bridge::new(&s, "nd", "main");
+    let st = b.start(&s, "codex");
+    let argv = std::fs::read_to_string(b.sd.join("argv.json")).unwrap();
+    assert!(argv.contains("\"--no-daemon\""), "{argv}");
+    b.ok(&s, &["agent", "ask", &st.name, "--message", "hello"]);
+    assert!(!b.processes().is_empty(), "the TUI runs");
+    assert!(!b.sd.join(format!("codex-daemon-{uid}")).exists());
+    let out = b.ok(&s, &["agent", "stop", &st.name, "--confirm", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["stopped"], true, "{out}");
+    wait_until("no agent process", Duration::from_secs(5), || {
+        b.processes().is_empty().then_some(())
+    });
+    assert!(!b.sd.join(format!("codex-daemon-{uid}")).exists());
 }
 
 #[test]
@@ -319,7 +633,8 @@ fn refusals_each_name_the_failed_check() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("[incomplete"));
     // The attach advice names the server in use.
     assert!(
-        String::from_utf8_lossy(&o.stdout).contains(&format!("tmux -L {} attach -t", s.name)),
+        String::from_utf8_lossy(&o.stdout)
+            .contains(&format!("tmux -S {} attach -t", s.socket_path().display())),
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
@@ -493,5 +808,52 @@ fn pane_fallback_for_a_custom_cli() {
         r.text.contains("stand-in reply to: what is up"),
         "{}",
         r.text
+    );
+}
+
+#[test]
+fn custom_cli_behind_a_symlink_is_itself_and_ready_regex_matches_trimmed_lines() {
+    let s = server!();
+    let b = Bridge::new(&s, "sym", "main");
+    // As `python3` -> `python3.11`: the name given is a symlink, the process runs the target.
+    let link = b.bin.join("repl-link");
+    std::os::unix::fs::symlink(b.bin.join("myrepl"), &link).unwrap();
+    // The stand-in draws `❯ ` (a trailing blank); `$` must match at the trimmed line end.
+    let st: Started = serde_json::from_str(&b.ok(
+        &s,
+        &[
+            "agent",
+            "start",
+            "custom",
+            "--cli",
+            link.to_str().unwrap(),
+            "--ready-regex",
+            "^❯ ?$",
+            "--json",
+        ],
+    ))
+    .unwrap();
+    let list = b.ok(&s, &["agent", "list"]);
+    assert!(list.contains("[ready]"), "{list}");
+    let r = b.ok(&s, &["agent", "ask", &st.name, "--message", "hello there"]);
+    assert!(r.contains("stand-in reply to: hello there"), "{r}");
+    // Printed hints reach this server as printed: the attach line names its socket.
+    assert!(
+        st.attach
+            .starts_with(&format!("tmux -S {} attach -t", s.socket_path().display())),
+        "{}",
+        st.attach
+    );
+    let check = st.attach.replace(" attach -t ", " has-session -t ");
+    let o = std::process::Command::new("sh")
+        .args(["-c", &check])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{check}: {}",
+        String::from_utf8_lossy(&o.stderr)
     );
 }

@@ -125,6 +125,44 @@ fn gemini_hook_answers_in_its_shape() {
 }
 
 #[test]
+fn gemini_hook_keeps_the_pane_tty_and_auto_precompress_is_no_reset() {
+    let s = server!();
+    let a = s.agent_pane("gemini");
+    let before = a.fixture("hook-gemini-BeforeAgent.json");
+    // The real PreCompress input (Gemini CLI 0.61), for the BeforeAgent fixture's session.
+    let mut v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(a.fixture("hook-gemini-PreCompress.json")).unwrap(),
+    )
+    .unwrap();
+    v["session_id"] = "gemini-7c1d2e3f".into();
+    let pre = s.dir.join("precompress-auto.json");
+    std::fs::write(&pre, v.to_string()).unwrap();
+    // As Gemini CLI 0.61 runs hooks: `bash -c` with piped stdio and no new session, so
+    // the hook's controlling tty is the pane's. No TMUX_PANE: the tty alone locates it.
+    let run = |f: &std::path::Path| {
+        a.sh(&format!(
+            "env -u TMUX_PANE bash -c '\"$0\" hook gemini < \"$1\" | cat' \"$TM\" '{}'",
+            f.display()
+        ))
+    };
+    let r = run(&before);
+    let o: HookOut = serde_json::from_str(&r.out).expect(&r.out);
+    assert!(o.hook_specific_output.additional_context.contains(&a.pane));
+    // PreCompress `auto` comes before every model request: the location stays known.
+    for _ in 0..3 {
+        assert_eq!(run(&pre).out, "");
+    }
+    assert_eq!(run(&before).out, "", "nothing changed, nothing injected");
+    // `/compress` (trigger manual) is a real compression: the next turn re-injects.
+    let manual = s.dir.join("manual.json");
+    v["trigger"] = "manual".into();
+    std::fs::write(&manual, v.to_string()).unwrap();
+    assert_eq!(run(&manual).out, "");
+    let o: HookOut = serde_json::from_str(&run(&before).out).unwrap();
+    assert!(o.hook_specific_output.additional_context.contains(&a.pane));
+}
+
+#[test]
 fn hook_fails_soft() {
     let s = server!();
     let a = s.agent_pane("soft");

@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# scripts/real-agents.sh [claude] [codex] [gemini]
+#
+# The bridge against the REAL Claude Code, Codex CLI and Gemini CLI of the agent rig
+# (../shared/rig, on a mock model API; not run by CI: it needs the rig's ~900 MB of CLIs).
+# Copies the rig to a writable temp dir, installs it there if needed (npm install, or a
+# symlink to RIG_NODE_MODULES), and for each CLI runs through tmuxmate: `agent ask` with
+# 1, 2, 3 and 50 lines, an 810-character line, CJK/emoji, shell-looking text, 100 KB and
+# 1 MiB (each checked: one prompt, the model got the text byte for byte, the whole reply
+# came back); a second ask into the same conversation; ask while busy (our own turn, and
+# a turn typed by a person); for Claude `/clear` then an ask; `agent stop --confirm` and
+# then the process table (no process of the agent, no Codex daemon socket). Prints one
+# table: case, CLI, result, time. Exit status 1 if any case failed.
+#
+# Knobs: RIG_SRC (default: ../shared/rig beside the repository), RIG_NODE_MODULES (an
+# installed node_modules to link instead of npm install), TMUXMATE_BIN (default: a
+# release build of this checkout), KEEP=1 (keep the temp dir).
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RIG_SRC=${RIG_SRC:-$HERE/../shared/rig}
+[ -d "$RIG_SRC" ] || { echo "real-agents: no rig at $RIG_SRC (set RIG_SRC)" >&2; exit 2; }
+# Not under /tmp: Codex refuses its helper-binary aliases below a temp dir (rig README).
+WORK=$(mktemp -d /var/tmp/tmuxmate-real.XXXXXX)
+cleanup() { [ "${KEEP:-0}" = 1 ] || rm -rf "$WORK"; }
+trap cleanup EXIT
+cp -r "$RIG_SRC" "$WORK/rig"
+chmod -R u+w "$WORK/rig"
+if [ ! -x "$WORK/rig/node_modules/.bin/claude" ]; then
+  if [ -n "${RIG_NODE_MODULES:-}" ]; then
+    rm -rf "$WORK/rig/node_modules"
+    ln -s "$RIG_NODE_MODULES" "$WORK/rig/node_modules"
+  else
+    echo "real-agents: npm install in $WORK/rig (about 20 s)" >&2
+    (cd "$WORK/rig" && npm install --no-audit --no-fund >"$WORK/npm.log" 2>&1) ||
+      { echo "real-agents: npm install failed, see $WORK/npm.log" >&2; KEEP=1; exit 2; }
+  fi
+fi
+if [ -z "${TMUXMATE_BIN:-}" ]; then
+  (cd "$HERE" && cargo build --release -q)
+  TMUXMATE_BIN=${CARGO_TARGET_DIR:-$HERE/target}/release/tmuxmate
+fi
+export TMUXMATE_BIN WORK
+export RIG_RUN_ROOT=$WORK/run
+unset TMUX TMUX_PANE
+exec python3 - "$@" <<'PY'
+import glob, json, os, re, shutil, subprocess, sys, time
+
+WORK = os.environ["WORK"]
+RIG = f"{WORK}/rig"
+TM = os.path.abspath(os.environ["TMUXMATE_BIN"])
+sys.path.insert(0, RIG)
+import verify as v  # the rig's own helpers (Rig, mock_log, pid_alive)
+import mock_anthropic, mock_openai, mock_gemini
+
+ROWS = []
+
+def row(case, cli, ok, secs, detail=""):
+    ROWS.append((case, cli, "PASS" if ok else "FAIL", f"{secs:.2f} s", detail))
+    print(f"{'PASS' if ok else 'FAIL'} {cli:6} {case:28} {secs:7.2f} s  {detail}", flush=True)
+
+def unwrap(s):
+    """Claude's paste envelope(s) replaced by the pasted text."""
+    return re.sub(r'\n*<pasted_content id="([0-9a-f]+)">\n(.*?)\n</pasted_content id="\1">\n?', lambda m: m.group(2), s, flags=re.S)
+
+def norm(s):
+    return s.replace("\r\n", "\n").replace("\t", "    ").strip()
+
+def last_prompt(cli, log):
+    """The latest user prompt of the last main request the mock saw."""
+    for r in reversed(v.mock_log(log)):
+        b = r.get("body") or {}
+        if cli == "claude" and b.get("messages"):
+            return mock_anthropic.conversation_state(b["messages"])[0][-1:] or [""], b
+        if cli == "codex" and b.get("input") and r.get("answer", {}).get("kind") == "main":
+            return mock_openai.conversation_state(b["input"])[0][-1:] or [""], b
+        if cli == "gemini" and b.get("contents") and r.get("answer", {}).get("kind") == "main":
+            return mock_gemini.conversation_state(b["contents"])[0][-1:] or [""], b
+    return [""], {}
+
+def script(info, steps):
+    p = info["MOCK_SCRIPT"]
+    with open(p + ".tmp", "w") as fh:
+        json.dump([{"match": "(?s).", "steps": steps}], fh)
+    os.replace(p + ".tmp", p)
+
+def marker_procs(marker):
+    out = []
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            env = open(f"{d}/environ", "rb").read().split(b"\0")
+            state = open(f"{d}/stat").read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in env and state not in ("Z", "X"):
+            out.append((int(d[6:]), open(f"{d}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")[:80]))
+    return out
+
+def daemon_sockets():
+    return sorted(glob.glob(f"/tmp/codex-daemon-{os.getuid()}/*"))
+
+def run_cli(cli):
+    sock = f"ra{cli[:2]}{os.getpid()}"
+    rig = v.Rig(sock)
+    work = f"{WORK}/proj-{cli}"
+    os.makedirs(work, exist_ok=True)
+    env_knobs = {"RIG_CODEX_DAEMON": "0", "RIG_GEMINI_RELAUNCH": "0", "RIG_CLAUDE_TUI": "default"}
+    t0 = time.time()
+    try:
+        info = rig.start(cli, work, f"{RIG}/scripts/echo.json", env_knobs)
+    except Exception as e:
+        row("rig start", cli, False, time.time() - t0, str(e)[-200:])
+        return
+    bindir = f"{rig.run}/bin"
+    os.makedirs(bindir, exist_ok=True)
+    os.symlink(os.path.realpath(f"{RIG}/node_modules/.bin/{cli}"), f"{bindir}/{cli}")
+    marker = f"REAL_AGENTS_MARKER={cli}-{os.getpid()}"
+    env = ["env", "-i", f"PATH={bindir}:/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "SHELL=/bin/bash",
+           f"USER={os.environ.get('USER', 'root')}", "TERM=xterm-256color", marker]
+    if cli == "claude":
+        launch = open(f"{rig.run}/launch-claude.sh").read()
+        env += [f"HOME={info['AGENT_HOME']}", f"TMPDIR={rig.run}/tmp", f"ANTHROPIC_BASE_URL=http://127.0.0.1:{info['MOCK_PORT']}"]
+        env += re.findall(r"(ANTHROPIC_API_KEY=\S+|CLAUDE_CODE_\w+=\S+|DISABLE_\w+=\S+)", launch)
+    elif cli == "codex":
+        launch = open(f"{rig.run}/launch-codex.sh").read()
+        env += [f"CODEX_HOME={rig.run}/codex-home", f"HOME={rig.run}/codex-user-home"]
+        env += re.findall(r"(RIG_MOCK_API_KEY=\S+)", launch)
+    else:
+        env += [f"HOME={info['AGENT_HOME']}", f"TMPDIR={rig.run}/tmp", f"GEMINI_API_KEY={info['GEMINI_API_KEY']}",
+                f"GOOGLE_GEMINI_BASE_URL={info['GOOGLE_GEMINI_BASE_URL']}"]
+    sockpath = info["TMUX_SOCKET_PATH"]
+    rig.tmux("set", "-g", "@tmuxmate-approval", "")  # no approval menu: nobody is attached
+    base = [*env, TM, "-S", sockpath]
+
+    def tm(*args, timeout=300):
+        t = time.time()
+        r = subprocess.run([*base, *args], capture_output=True, text=True, cwd=work, timeout=timeout)
+        return r, time.time() - t
+
+    def ask(msg, timeout_s=240):
+        f = f"{WORK}/msg-{cli}.txt"
+        open(f, "w").write(msg)
+        r, secs = tm("agent", "ask", cli, "--project", work, "--message-file", f, "--json", "--timeout-s", str(timeout_s))
+        try:
+            j = json.loads(r.stdout)
+        except ValueError:
+            j = {}
+        return r, secs, j
+
+    def reply_ok(j, want):
+        text = j.get("text", "").strip()
+        if cli == "gemini":  # the pane's reply: `✦ ` first, continuation lines indented
+            text = "\n".join(l[2:] if l.startswith("  ") else l for l in text.removeprefix("✦ ").split("\n")).strip()
+        return j.get("complete") is True and text == want, text
+
+    daemons_before = daemon_sockets()
+    cases = [
+        ("1 line", "Summarise the change in one word."),
+        ("2 lines", "first line of two\nsecond line of two"),
+        ("3 lines", "one\ntwo\nthree"),
+        ("50 lines", "\n".join(f"line {i:02d}: the quick brown fox" for i in range(1, 51))),
+        ("810-char line", "w" * 800 + " 810 chars"),
+        ("CJK/emoji", "日本語のテキスト、中文文本，한국어 🚀🎉 naïve café — ok?"),
+        ("shell-looking", "$(touch /tmp/NEVER) `id` ; rm -rf / && echo \"$HOME\" | tee x > /dev/null # 100%"),
+        ("100 KB", "".join(f"row {i:06d} lorem ipsum dolor sit amet, consectetur\n" for i in range(1700))[:100_000]),
+        ("1 MiB", "".join(f"row {i:07d} lorem ipsum dolor sit amet, consectetur adipiscing\n" for i in range(17000))[:1 << 20]),
+    ]
+    first = None
+    for name, msg in cases:
+        want = f"Reply for case {name}.\nSecond paragraph of the reply, complete."
+        script(info, [{"text": want, "chunk": 7, "chunk_delay": 0.005}])
+        r, secs, j = ask(msg)
+        ok, text = reply_ok(j, want)
+        got = last_prompt(cli, info["MOCK_LOG"])[0][0]
+        same = norm(unwrap(got) if cli == "claude" else got).find(norm(msg)) >= 0
+        detail = "" if ok and same and r.returncode == 0 else f"rc {r.returncode}; reply {text[-80:]!r}; model got it byte for byte: {same}; {r.stderr.strip()[-300:]}"
+        row(f"ask {name}", cli, ok and same and r.returncode == 0, secs, detail)
+        first = first or msg
+        if os.path.exists("/tmp/NEVER"):
+            row("shell text stayed text", cli, False, 0, "/tmp/NEVER was created")
+    # Second ask, same conversation: the model's history holds the earlier prompts.
+    script(info, ["Second ask answered."])
+    r, secs, j = ask("And a follow-up in the same conversation?")
+    _, body = last_prompt(cli, info["MOCK_LOG"])
+    hist = json.dumps(body)
+    ok, _ = reply_ok(j, "Second ask answered.")
+    # An earlier prompt or reply of this conversation is in the model's history (a CLI may
+    # compact it after the 1 MiB message, keeping only some of it).
+    earlier = any(m[:30] in hist for _, m in cases) or "Reply for case" in hist
+    row("second ask, same conversation", cli, ok and earlier, secs, "" if ok and earlier else f"reply ok {ok}; earlier turns in the request: {earlier}; {r.stderr[-200:]}")
+    name = j.get("name") or tm("agent", "name", cli, "--project", work)[0].stdout.strip()
+    # Ask while our own turn runs: refused, and wait then returns that turn's reply.
+    script(info, [{"text": "Slow answer.", "delay": 6}])
+    t = time.time()
+    s1, _ = tm("agent", "send", name, "--message", "a slow question")
+    r2, _ = tm("agent", "ask", name, "--message", "are you there?")
+    w, _ = tm("agent", "wait", name, "--timeout-s", "60", "--json")
+    wj = json.loads(w.stdout) if w.stdout.strip().startswith("{") else {}
+    ok = s1.returncode == 0 and r2.returncode != 0 and ("mid-turn" in r2.stderr or "busy" in r2.stderr) and reply_ok(wj, "Slow answer.")[0]
+    row("ask while busy (own turn)", cli, ok, time.time() - t, "" if ok else f"send {s1.returncode} {s1.stderr[-150:]}; ask {r2.returncode} {r2.stderr[-150:]}; wait {w.stdout[-150:]}")
+    # A turn typed by a person: send refused; wait never returns the previous reply.
+    script(info, [{"text": "The person's answer.", "delay": 6}])
+    pane = json.loads(tm("agent", "list", "--json")[0].stdout)
+    pane = next(x["paneId"] for x in pane if x["name"] == name)
+    t = time.time()
+    rig.send(pane, "a question typed by a person")
+    time.sleep(1.0)
+    s1, _ = tm("agent", "send", name, "--message", "x")
+    w1, _ = tm("agent", "wait", name, "--timeout-s", "1")
+    w2, _ = tm("agent", "wait", name, "--timeout-s", "60")
+    ok = (s1.returncode != 0 and w1.returncode != 0 and "Slow answer." not in w1.stdout
+          and w2.returncode != 0 and "not started by tmuxmate" in w2.stderr and "Slow answer." not in w2.stdout)
+    row("ask while busy (person's turn)", cli, ok, time.time() - t, "" if ok else f"send {s1.returncode} {s1.stderr[-120:]}; wait1 {w1.returncode} {w1.stdout[-80:]!r} {w1.stderr[-120:]}; wait2 {w2.returncode} {w2.stdout[-80:]!r} {w2.stderr[-160:]}")
+    if cli == "claude":
+        script(info, ["After clear."])
+        t = time.time()
+        rig.tmux("send-keys", "-t", pane, "-l", "/clear")
+        time.sleep(0.3)
+        rig.tmux("send-keys", "-t", pane, "Enter")
+        time.sleep(1.5)
+        r, secs, j = ask("first ask after /clear")
+        ok, text = reply_ok(j, "After clear.")
+        row("/clear, then ask", cli, ok, time.time() - t, "" if ok else f"{text[-80:]!r} {r.stderr[-200:]}")
+    # Stop: the session and every process of the agent go; no daemon socket appears.
+    ppid = int(rig.fmt(pane, "#{pane_pid}"))
+    tree, todo = [], [ppid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo += [int(c) for c in subprocess.run(["ps", "-o", "pid=", "--ppid", str(p)], capture_output=True, text=True).stdout.split()]
+    time.sleep(3)  # idle, as a person would stop it
+    t = time.time()
+    st, _ = tm("agent", "stop", name, "--confirm", "--json")
+    stop_secs = time.time() - t
+    time.sleep(1)
+    alive = [p for p in tree if v.pid_alive(p)]
+    left = marker_procs(marker)
+    new_socks = [s for s in daemon_sockets() if s not in daemons_before]
+    ok = st.returncode == 0 and not alive and not left and not new_socks
+    row("stop + process table", cli, ok, stop_secs, f"{st.stdout.strip()}" if ok else f"rc {st.returncode} {st.stdout.strip()} {st.stderr[-150:]}; alive {alive}; marked {left}; daemon sockets {new_socks}")
+    for p, _ in left:
+        try:
+            os.kill(p, 15)
+        except OSError:
+            pass
+    rig.stop(purge=True)
+
+which = sys.argv[1:] or ["claude", "codex", "gemini"]
+for cli in which:
+    try:
+        run_cli(cli)
+    except Exception as e:
+        row("no exception", cli, False, 0, repr(e)[-300:])
+        v.Rig(f"ra{cli[:2]}{os.getpid()}").stop(purge=True)
+w = [max(len(r[i]) for r in ROWS + [("case", "CLI", "result", "time")]) for i in range(4)]
+print()
+print("| " + " | ".join(h.ljust(w[i]) for i, h in enumerate(("case", "CLI", "result", "time"))) + " |")
+print("|" + "|".join("-" * (x + 2) for x in w) + "|")
+for r in ROWS:
+    print("| " + " | ".join(r[i].ljust(w[i]) for i in range(4)) + " |")
+bad = [r for r in ROWS if r[2] != "PASS"]
+print(f"\n{len(ROWS) - len(bad)} passed, {len(bad)} failed")
+sys.exit(1 if bad else 0)
+PY
