@@ -61,6 +61,24 @@ pub fn in_transcript(o: &Offered) -> bool {
     })
 }
 
+/// Whether this transcript has ever recorded a context of ours (a location or a watch
+/// result): then a missing item was not delivered, whatever was printed, and counting it
+/// delivered after some prints would lose it. Only a harness that never records our
+/// context gets the "printed twice counts as delivered" fallback.
+pub fn records_our_context(path: Option<&str>) -> bool {
+    let Some(path) = path else {
+        return false;
+    };
+    ["tmux location (turn ", "tmux watch "].iter().any(|h| {
+        in_transcript(&Offered {
+            at: 0,
+            transcript: Some(path.to_string()),
+            tpos: 0,
+            head: h.to_string(),
+        })
+    })
+}
+
 fn has_string(v: &serde_json::Value, f: &dyn Fn(&str) -> bool) -> bool {
     match v {
         serde_json::Value::String(s) => f(s),

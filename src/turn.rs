@@ -179,9 +179,10 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
                 });
                 continue;
             }
-            if p.printed >= 2 {
-                // Printed twice and never recorded: this harness's transcript does not
-                // show our context; a third copy would be noise.
+            if p.printed >= 2 && !crate::delivered::records_our_context(o.transcript.as_deref()) {
+                // Printed twice and never recorded, by a harness whose transcript has never
+                // shown a context of ours: a third copy would be noise. (Where contexts do
+                // show, a missing one was dropped, and is offered again.)
                 state::log(&format!(
                     "turn {}: {} printed twice but not in the transcript; counted as delivered",
                     req.agent, p.key

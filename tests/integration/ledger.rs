@@ -375,6 +375,10 @@ fn killed_hooks_with_a_transcript_neither_lose_nor_double() {
             for l in ledger.lines().filter(|l| l.contains(j.as_str())) {
                 eprintln!("  ledger: {}", &l[..l.len().min(300)]);
             }
+            let log = std::fs::read_to_string(s.state.join("log")).unwrap_or_default();
+            for l in log.lines().filter(|l| l.contains(j.as_str())) {
+                eprintln!("  log: {}", &l[..l.len().min(300)]);
+            }
         })
         .count();
     let doubled: usize = jobs
