@@ -17,6 +17,10 @@ pub struct Cli {
     /// tmux server socket path (as `tmux -S`).
     #[arg(short = 'S', long = "socket-path", global = true, value_name = "PATH")]
     pub socket_path: Option<PathBuf>,
+    /// tmux on another machine, through ssh (default: $TMUXMATE_HOST; '' = this machine).
+    /// -L/-S then select the server on that host.
+    #[arg(long = "host", global = true, value_name = "[USER@]HOST[:PORT]")]
+    pub host: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
