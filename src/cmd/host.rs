@@ -47,7 +47,9 @@ fn local_only(cmd: &Command) -> Option<&'static str> {
             _ => "the side chat runs next to the agent it talks about",
         }),
         Command::Digest { .. } => Some("transcripts are files on the machine that runs the agent"),
-        Command::Snapshots(_) => Some("snapshots are stored on this machine; list them without --host"),
+        Command::Snapshots(_) => {
+            Some("snapshots are stored on this machine; list them without --host")
+        }
         Command::Demo { .. } => Some("the demo starts a private server on this machine"),
         Command::Init { .. } => Some("the snippet is for this machine's tmux.conf"),
     }

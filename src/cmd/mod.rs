@@ -59,7 +59,9 @@ pub fn dispatch(cli: Cli) -> CliResult {
         && cli.host.as_deref().is_some_and(|h| !h.is_empty())
     {
         // Unattended: a harness must never break because of us.
-        crate::state::log("hook: --host given; the hook reads this machine's terminal only, nothing done");
+        crate::state::log(
+            "hook: --host given; the hook reads this machine's terminal only, nothing done",
+        );
         return Ok(());
     }
     let tmux = match host::selected(cli.host.as_deref(), &cli.command)? {

@@ -82,8 +82,7 @@ impl RemoteRun {
         let body = if tee_output {
             format!(
                 "{{ trap : INT; ( {cmd} ) 2>&1; echo \"$?\" >\"$d/st\" 2>/dev/null; }} | (trap '' INT; exec tee /dev/tty) | (trap '' INT; exec tail -c {keep}) >\"$d/out\"; \
-                 [ -s \"$d/out\" ] && {prog} load-buffer -b {out} \"$d/out\" 2>/dev/null; "
-            ,
+                 [ -s \"$d/out\" ] && {prog} load-buffer -b {out} \"$d/out\" 2>/dev/null; ",
                 out = q(&self.buffer("out")),
             )
         } else {

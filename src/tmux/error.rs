@@ -241,14 +241,22 @@ impl fmt::Display for TmuxError {
                     SshFailure::Busy => format!(
                         "no ssh session to {host} became free in time; the host is slow or many tmuxmate calls are running at once: try again, or raise TMUXMATE_TIMEOUT_MS"
                     ),
-                    SshFailure::Local => format!(
-                        "tmuxmate could not prepare the ssh connection to {host}"
-                    ),
+                    SshFailure::Local => {
+                        format!("tmuxmate could not prepare the ssh connection to {host}")
+                    }
                     SshFailure::Other => format!(
                         "ssh to {host} failed; run `{ssh} -o BatchMode=yes true` to see why"
                     ),
                 };
-                write!(f, "{what} (ssh said: {})", if stderr.is_empty() { "nothing" } else { stderr.trim() })
+                write!(
+                    f,
+                    "{what} (ssh said: {})",
+                    if stderr.is_empty() {
+                        "nothing"
+                    } else {
+                        stderr.trim()
+                    }
+                )
             }
             TmuxError::RemoteNoTmux { host, stderr } => write!(
                 f,

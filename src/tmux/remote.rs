@@ -39,6 +39,9 @@ use super::error::TmuxError;
 /// `TMUXMATE_SSH_SESSIONS` lowers or raises it for a server configured otherwise.
 const SLOTS: usize = 8;
 
+/// The least time a call waits for the first connection or a free slot.
+const QUEUE_WAIT: Duration = Duration::from_secs(60);
+
 /// A validated `[user@]host[:port]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Host {
@@ -79,7 +82,10 @@ impl Host {
             let Some((addr, after)) = inner.split_once(']') else {
                 return refuse("has an unclosed '['");
             };
-            if addr.is_empty() || !addr.chars().all(|c| c.is_ascii_hexdigit() || ":.".contains(c))
+            if addr.is_empty()
+                || !addr
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() || ":.".contains(c))
             {
                 return refuse("has something other than an IPv6 address in brackets");
             }
@@ -250,6 +256,9 @@ impl Remote {
     /// Take what one call needs before ssh runs: a session slot and, when no master is
     /// running yet, the right to be the one that starts it. Held until dropped.
     pub fn prepare(&self, timeout: Duration) -> Result<Held, TmuxError> {
+        // Waiting for a slot is queueing behind other calls, not the host being slow: on
+        // a loaded machine 20 calls at once take longer than one call's timeout.
+        let timeout = timeout.max(QUEUE_WAIT);
         let deadline = Instant::now() + timeout;
         let mut held = Held::default();
         // Cold master: exactly one caller connects; the others wait for its socket.
@@ -294,6 +303,30 @@ impl Remote {
             }
             std::thread::sleep(Duration::from_millis(3));
         }
+    }
+
+    /// Run `f` holding this host's lock `name` (others with the same name wait): one
+    /// process does a piece of first-time work (the version check) while the rest wait
+    /// for its result instead of repeating it.
+    pub fn exclusive<T>(
+        &self,
+        name: &str,
+        f: impl FnOnce() -> Result<T, TmuxError>,
+    ) -> Result<T, TmuxError> {
+        let path = self.dir.join(format!("{}.{name}", self.key));
+        let deadline = Instant::now() + QUEUE_WAIT;
+        let _lock = loop {
+            match try_lock(&path) {
+                Ok(Some(l)) => break l,
+                Ok(None) => {}
+                Err(e) => return Err(self.lock_error(&path, e)),
+            }
+            if Instant::now() >= deadline {
+                return Err(self.busy_error(QUEUE_WAIT, name));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        f()
     }
 
     fn lock_error(&self, path: &Path, e: std::io::Error) -> TmuxError {
@@ -408,7 +441,11 @@ fn private_dir(dir: &Path) -> Result<(), String> {
     if !m.is_dir() || m.mode() & 0o077 != 0 {
         return Err(fail(format!(
             "it is {} (mode {:o}), not a directory only its owner can enter",
-            if m.is_dir() { "open to others" } else { "not a directory" },
+            if m.is_dir() {
+                "open to others"
+            } else {
+                "not a directory"
+            },
             m.mode() & 0o777
         )));
     }
@@ -452,8 +489,7 @@ pub fn classify(stderr: &str) -> SshFailure {
     let has = |s: &str| stderr.contains(s);
     if has("REMOTE HOST IDENTIFICATION HAS CHANGED") || has("differs from the key for the IP") {
         SshFailure::HostKeyChanged
-    } else if has("Host key verification failed") || has("No ED25519 host key is known")
-    {
+    } else if has("Host key verification failed") || has("No ED25519 host key is known") {
         SshFailure::HostKeyUnknown
     } else if has("Permission denied (") || has("Too many authentication failures") {
         SshFailure::Auth
@@ -527,7 +563,10 @@ mod tests {
             "日本",
         ] {
             let e = Host::parse(bad).unwrap_err();
-            assert!(e.contains("refused") && e.contains("[user@]host[:port]"), "{bad:?}: {e}");
+            assert!(
+                e.contains("refused") && e.contains("[user@]host[:port]"),
+                "{bad:?}: {e}"
+            );
         }
     }
 
@@ -542,7 +581,9 @@ mod tests {
             SshFailure::Auth
         );
         assert_eq!(
-            classify("No ED25519 host key is known for [127.0.0.1]:2 and you have requested strict checking.\r\nHost key verification failed."),
+            classify(
+                "No ED25519 host key is known for [127.0.0.1]:2 and you have requested strict checking.\r\nHost key verification failed."
+            ),
             SshFailure::HostKeyUnknown
         );
         assert_eq!(

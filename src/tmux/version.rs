@@ -112,18 +112,26 @@ pub fn check_remote(tmux: &Tmux) -> Result<(), TmuxError> {
     let host = r.host.to_string();
     let key = format!("{host}\t{}", tmux.program);
     let cache = crate::state::state_dir().join("ssh-tmux-versions");
-    let now = crate::state::now_ms();
-    let text = std::fs::read_to_string(&cache).unwrap_or_default();
-    let found = text.lines().find_map(|l| {
-        let mut f = l.splitn(3, '\t');
-        let (h, p, rest) = (f.next()?, f.next()?, f.next()?);
-        let (at, v) = rest.split_once('\t')?;
-        (format!("{h}\t{p}") == key && now.saturating_sub(at.parse().ok()?) < REMOTE_TTL_MS)
-            .then(|| v.to_string())
-    });
-    let v = match found {
+    let cached = || {
+        let now = crate::state::now_ms();
+        let text = std::fs::read_to_string(&cache).unwrap_or_default();
+        let found = text.lines().find_map(|l| {
+            let mut f = l.splitn(3, '\t');
+            let (h, p, rest) = (f.next()?, f.next()?, f.next()?);
+            let (at, v) = rest.split_once('\t')?;
+            (format!("{h}\t{p}") == key && now.saturating_sub(at.parse().ok()?) < REMOTE_TTL_MS)
+                .then(|| v.to_string())
+        });
+        (found, text, now)
+    };
+    let v = match cached().0 {
         Some(v) => v,
-        None => {
+        // Cold: one process asks, the others (20 calls at once) wait for its answer.
+        None => r.exclusive("version", || {
+            let (found, text, now) = cached();
+            if let Some(v) = found {
+                return Ok(v);
+            }
             let v = tmux.run(&["-V"])?.trim().to_string();
             let mut lines: Vec<&str> = text
                 .lines()
@@ -131,9 +139,10 @@ pub fn check_remote(tmux: &Tmux) -> Result<(), TmuxError> {
                 .collect();
             let mine = format!("{key}\t{now}\t{v}");
             lines.push(&mine);
-            let _ = crate::state::write_atomic(&cache, format!("{}\n", lines.join("\n")).as_bytes());
-            v
-        }
+            let _ =
+                crate::state::write_atomic(&cache, format!("{}\n", lines.join("\n")).as_bytes());
+            Ok(v)
+        })?,
     };
     gate(&v).map_err(|_| TmuxError::RemoteTooOld { host, found: v })
 }
