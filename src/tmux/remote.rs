@@ -78,11 +78,12 @@ impl Host {
         {
             return refuse("has a user name that is not a plain name");
         }
+        let bracketed = rest.starts_with('[');
         let (host, port) = if let Some(inner) = rest.strip_prefix('[') {
             let Some((addr, after)) = inner.split_once(']') else {
                 return refuse("has an unclosed '['");
             };
-            if addr.is_empty()
+            if !addr.contains(':')
                 || !addr
                     .chars()
                     .all(|c| c.is_ascii_hexdigit() || ":.".contains(c))
@@ -102,7 +103,7 @@ impl Host {
                 None => (rest, None),
             }
         };
-        if !plain_name(host, 253) {
+        if !bracketed && !plain_name(host, 253) {
             return refuse("has a host name that is not a plain name");
         }
         let port = match port {
