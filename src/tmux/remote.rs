@@ -420,8 +420,11 @@ fn private_dir(dir: &Path) -> Result<(), String> {
     if !dir.is_dir() {
         if let Some(parent) = dir.parent() {
             std::fs::create_dir_all(parent).map_err(|e| fail(e.to_string()))?;
-            // The parent of a /tmp fallback must be ours too, or its owner could swap it.
-            let _ = std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o700));
+            // The parent of the /tmp fallback is ours alone (the owner check below refuses
+            // one someone else made first); the other parents are the user's own dirs.
+            if parent.starts_with("/tmp") {
+                let _ = std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o700));
+            }
         }
         match std::fs::create_dir(dir) {
             Ok(()) => {}
@@ -569,6 +572,24 @@ mod tests {
                 "{bad:?}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn the_control_dir_must_be_private() {
+        let base = std::env::temp_dir().join(format!("tmuxmate-ctl-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).unwrap();
+        let d = base.join("ssh");
+        private_dir(&d).unwrap();
+        let mode = std::fs::metadata(&d).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let e = private_dir(&d).unwrap_err();
+        assert!(e.contains("open to others") && e.contains("XDG_RUNTIME_DIR"), "{e}");
+        std::fs::remove_dir(&d).unwrap();
+        std::os::unix::fs::symlink("/tmp", &d).unwrap();
+        assert!(private_dir(&d).is_err(), "a symlink is not our directory");
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     #[test]
