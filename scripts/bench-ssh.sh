@@ -173,8 +173,13 @@ verdict "send ratio tmuxmate / ssh+tmux" "$(ratio send)" "<=" 1.3 "x"
 c0=$(conns)
 for _ in $(seq 1 20); do $TM list >/dev/null; done
 c1=$(conns)
-for _ in $(seq 1 20); do $TM list >/dev/null & done
-wait
+PIDS=()
+for _ in $(seq 1 20); do
+    $TM list >/dev/null &
+    PIDS+=($!)
+done
+# Not a bare `wait`: that would also wait for sshd.
+for p in "${PIDS[@]}"; do wait "$p"; done
 c2=$(conns)
 printf '\ntwenty: connections opened by 20 calls in a row %s, by 20 at once %s\n' "$((c1 - c0))" "$((c2 - c1))"
 verdict "connections for 40 calls over the warm master" "$((c2 - c0))" "<=" 0 ""

@@ -585,7 +585,10 @@ mod tests {
         assert_eq!(mode, 0o700);
         std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
         let e = private_dir(&d).unwrap_err();
-        assert!(e.contains("open to others") && e.contains("XDG_RUNTIME_DIR"), "{e}");
+        assert!(
+            e.contains("open to others") && e.contains("XDG_RUNTIME_DIR"),
+            "{e}"
+        );
         std::fs::remove_dir(&d).unwrap();
         std::os::unix::fs::symlink("/tmp", &d).unwrap();
         assert!(private_dir(&d).is_err(), "a symlink is not our directory");
