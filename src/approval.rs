@@ -142,6 +142,13 @@ pub fn authorize(
         .map_err(|e| ask.refuse("tmuxmate", &format!("could not read {COMMAND_OPT}: {e}")))?
         .filter(|c| !c.trim().is_empty());
     let decided = match command {
+        // A remote server's option is text from another machine: never run it here.
+        Some(_) if tmux.is_remote() => Err(ask.refuse(
+            COMMAND_OPT,
+            "it is set on the tmux server on another host, and tmuxmate does not run a \
+             command from a remote server on this machine; approve on that server's menu \
+             (unset the option there) or run the operation on the host itself",
+        )),
         Some(cmd) => ask.by_command(&cmd),
         None => ask.by_menu(tmux),
     };

@@ -20,6 +20,10 @@ pub struct Cli {
     /// On an error, also print the mechanics (the tmux command that failed, its stderr).
     #[arg(short = 'v', long = "verbose", global = true)]
     pub verbose: bool,
+    /// tmux on another machine, through ssh (default: $TMUXMATE_HOST; '' = this machine).
+    /// -L/-S then select the server on that host.
+    #[arg(long = "host", global = true, value_name = "[USER@]HOST[:PORT]")]
+    pub host: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }

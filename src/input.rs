@@ -35,22 +35,27 @@ pub fn paste_bytes(
     bracketed: bool,
 ) -> Result<(), CliError> {
     let name = unique_buffer();
-    let r = (|| {
-        tmux.run_bytes(
-            &targs!["load-buffer", "-b", Arg::id(&name), "-"],
+    let flags = if bracketed { "-dpr" } else { "-dr" };
+    // One invocation (one round trip over ssh for a remote server): tmux's queue runs the
+    // paste only after `load-buffer -` has read all of stdin, and stops at a failed load.
+    let r = tmux
+        .run_bytes(
+            &targs![
+                "load-buffer",
+                "-b",
+                Arg::id(&name),
+                "-",
+                Arg::SEP,
+                "paste-buffer",
+                flags,
+                "-b",
+                Arg::id(&name),
+                "-t",
+                Arg::id(pane_id)
+            ],
             Some(data),
-        )?;
-        let flags = if bracketed { "-dpr" } else { "-dr" };
-        tmux.run(&targs![
-            "paste-buffer",
-            flags,
-            "-b",
-            Arg::id(&name),
-            "-t",
-            Arg::id(pane_id)
-        ])?;
-        Ok::<(), crate::tmux::TmuxError>(())
-    })();
+        )
+        .map(|_| ());
     if r.is_err() {
         let _ = tmux.run(&targs!["delete-buffer", "-b", Arg::id(&name)]);
     }

@@ -160,6 +160,14 @@ pub fn read(tmux: &Tmux) -> Result<Reading, NoLocation> {
 }
 
 pub fn read_for(tmux: &Tmux, pid: i32) -> Result<Reading, NoLocation> {
+    // A local terminal is never a pane of a server on another host (and a tty path
+    // there names a different device than the same path here).
+    if let Some(r) = &tmux.remote {
+        return Err(NoLocation::NotAPane(format!(
+            "this process runs on this machine, not in a pane of the tmux server on host {}",
+            r.host
+        )));
+    }
     let dev = match procfs::terminal_of(pid) {
         Terminal::Tty { dev, .. } => dev,
         Terminal::None(reason) => return Err(NoLocation::NoTerminal(reason)),

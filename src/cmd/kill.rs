@@ -167,12 +167,17 @@ fn pick(
             description: format!(
                 "kill pane {} running {:?} in window {} {:?} of session {:?}",
                 p.pane_id,
-                p.pane_pid
-                    .parse()
-                    .ok()
-                    .and_then(crate::procfs::foreground_of)
-                    .map(|f| f.0)
-                    .unwrap_or_default(),
+                if tmux.is_remote() {
+                    // The host's /proc is not ours: tmux's own name for it.
+                    p.current_command.clone()
+                } else {
+                    p.pane_pid
+                        .parse()
+                        .ok()
+                        .and_then(crate::procfs::foreground_of)
+                        .map(|f| f.0)
+                        .unwrap_or_default()
+                },
                 p.window_id,
                 p.window_name,
                 p.session_name

@@ -1,7 +1,9 @@
 //! `tmuxmate list`: sessions, windows (with layout) and panes from one tmux invocation.
 //!
 //! Invariant: exactly one `list-panes -a` call whatever the number of panes; the real
-//! executable of each pane's foreground process comes from `/proc`, not from tmux.
+//! executable of each pane's foreground process comes from `/proc`, not from tmux. On a
+//! remote server (`--host`) the host's `/proc` is out of reach: the current command is
+//! tmux's `#{pane_current_command}` and the executable is unknown (null).
 
 use serde::Serialize;
 
@@ -95,8 +97,14 @@ fn foregrounds(rows: &[PaneInfo]) -> Vec<(String, Option<String>)> {
     })
 }
 
-pub fn build(rows: &[PaneInfo]) -> ListJson {
-    let fg = foregrounds(rows);
+pub fn build(rows: &[PaneInfo], remote: bool) -> ListJson {
+    let fg = if remote {
+        rows.iter()
+            .map(|p| (p.current_command.clone(), None))
+            .collect()
+    } else {
+        foregrounds(rows)
+    };
     let mut sessions: Vec<SessionJson> = Vec::new();
     let mut windows: Vec<WindowJson> = Vec::new();
     let mut panes = Vec::with_capacity(rows.len());
@@ -151,7 +159,7 @@ pub fn build(rows: &[PaneInfo]) -> ListJson {
 
 pub fn run(tmux: &Tmux, json: bool) -> CliResult {
     let rows = panes::list_all(tmux)?;
-    let l = build(&rows);
+    let l = build(&rows, tmux.is_remote());
     if json {
         super::out_json(&l);
         return Ok(());

@@ -8,12 +8,14 @@ pub mod capture;
 pub mod demo;
 pub mod digest;
 pub mod hook;
+pub mod host;
 pub mod init;
 pub mod keys;
 pub mod kill;
 pub mod list;
 pub mod paste;
 pub mod run;
+pub mod run_remote;
 pub mod send;
 pub mod side;
 pub mod snapshots;
@@ -66,7 +68,19 @@ pub fn out_json<T: serde::Serialize>(v: &T) {
 }
 
 pub fn dispatch(cli: Cli) -> CliResult {
-    let tmux = tmux_for(cli.socket.as_deref(), cli.socket_path.as_deref());
+    if matches!(cli.command, Command::Hook { .. })
+        && cli.host.as_deref().is_some_and(|h| !h.is_empty())
+    {
+        // Unattended: a harness must never break because of us.
+        crate::state::log(
+            "hook: --host given; the hook reads this machine's terminal only, nothing done",
+        );
+        return Ok(());
+    }
+    let tmux = match host::selected(cli.host.as_deref(), &cli.command)? {
+        Some(h) => host::client(&h, cli.socket.as_deref(), cli.socket_path.as_deref())?,
+        None => tmux_for(cli.socket.as_deref(), cli.socket_path.as_deref()),
+    };
     match cli.command {
         Command::Where { json } => where_::run(&tmux, json),
         Command::Turn {

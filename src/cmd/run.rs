@@ -103,13 +103,13 @@ const POSIX_SHELLS: &[&str] = &[
     "posh", "busybox",
 ];
 
-struct Outcome {
-    pane_id: String,
-    target: String,
-    exit_status: Option<i32>,
-    text: Bounded,
-    timed_out: bool,
-    stabilized: bool,
+pub(super) struct Outcome {
+    pub(super) pane_id: String,
+    pub(super) target: String,
+    pub(super) exit_status: Option<i32>,
+    pub(super) text: Bounded,
+    pub(super) timed_out: bool,
+    pub(super) stabilized: bool,
 }
 
 /// The per-run files and names.
@@ -194,7 +194,20 @@ pub fn run(tmux: &Tmux, a: RunArgs) -> CliResult {
     let budget = capture::budget(tmux, a.max_bytes)?;
     let timeout = Duration::from_millis(a.timeout_ms);
     let started = Instant::now();
+    let remote = tmux.is_remote();
     let o = match (&a.target, a.until_stable) {
+        // A remote pane cannot see our state dir: the host keeps it all (run_remote).
+        (None, None) if remote => {
+            super::run_remote::in_new_pane(tmux, &a.cmd, budget, timeout, budget + TAIL_SLACK)?
+        }
+        (None, Some(ms)) if remote => {
+            super::run_remote::stable_new_pane(tmux, &a.cmd, budget, timeout, ms)?
+        }
+        (Some(_), None) if remote => {
+            return Err(CliError::usage(
+                "refused: `run -t` with --host: typing into an existing pane needs to check that                  its shell is idle, which tmuxmate reads from /proc and cannot on another host.                  Leave out -t to run in a fresh pane on the host, or add --until-stable MS",
+            ));
+        }
         (None, None) => in_new_pane(tmux, &a.cmd, budget, timeout)?,
         (None, Some(ms)) => stable_new_pane(tmux, &a.cmd, budget, timeout, ms)?,
         (Some(t), None) => typed(tmux, t, &a.cmd, budget, timeout)?,
@@ -277,7 +290,7 @@ fn wrapper(tmux: &Tmux, rd: &RunDir, cmd: &[String], keep: usize, tee_output: bo
 
 /// Every word single-quoted, so each reaches the program as one argument with no
 /// expansion in any POSIX shell (and none of zsh's `=word` or `~` surprises either).
-fn quote_words(words: &[String]) -> String {
+pub(super) fn quote_words(words: &[String]) -> String {
     words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
 }
 
@@ -535,7 +548,7 @@ fn finish(
 
 /// The pane's history after the line we typed (`marker` = the run id in it), or all of
 /// it for a pane of our own.
-fn so_far(
+pub(super) fn so_far(
     tmux: &Tmux,
     pane_id: &str,
     marker: Option<&str>,
@@ -613,7 +626,7 @@ fn stable_typed(
 
 /// Poll the screen until it is unchanged for `stable_ms` (→ stabilized), `finished()`
 /// says the command ended, or the deadline passes (→ timed out).
-fn wait_stable(
+pub(super) fn wait_stable(
     tmux: &Tmux,
     pane_id: &str,
     stable_ms: u64,

@@ -9,6 +9,11 @@
 //! start a server (`new-session`) runs with `server_env` only, because a new server copies
 //! its first client's whole environment into its global environment, where every later
 //! pane, hook and `show-environment -g` would see the caller's secrets.
+//!
+//! A remote server (`--host`) is the same wrapper with another transport: the argv is
+//! quoted word by word into one `ssh ... host -- exec tmux ...` line (`super::remote`,
+//! `super::shellword`), stdin still carries the bulk text, and the direct-socket fast
+//! path is off (there is no local socket).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,6 +23,7 @@ use std::time::Duration;
 
 use super::arg::Args;
 use super::error::TmuxError;
+use super::remote::{self, Remote};
 
 /// Which tmux server a client talks to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +56,15 @@ impl Socket {
             Socket::Name(n) => vec!["-L".into(), n.clone()],
             Socket::Path(p) => vec!["-S".into(), p.to_string_lossy().into_owned()],
             Socket::Default => vec![],
+        }
+    }
+
+    /// The server on another host: only what was given (`$TMUX` names a local socket).
+    pub fn resolve_remote(name: Option<&str>, path: Option<&Path>) -> Socket {
+        match (path, name) {
+            (Some(p), _) => Socket::Path(p.to_path_buf()),
+            (None, Some(n)) => Socket::Name(n.to_string()),
+            (None, None) => Socket::Default,
         }
     }
 
@@ -167,6 +182,8 @@ pub struct Tmux {
     pub isolate_env: bool,
     /// `TMUXMATE_TMUX` named the program: always run it (tests count or fake it).
     pub explicit_program: bool,
+    /// The server is on another host, reached through ssh (`--host`).
+    pub remote: Option<std::sync::Arc<Remote>>,
 }
 
 impl Tmux {
@@ -185,6 +202,32 @@ impl Tmux {
             explicit_program: explicit.is_some(),
             program: explicit.unwrap_or_else(|| "tmux".into()),
             isolate_env: false,
+            remote: None,
+        }
+    }
+
+    /// A client for the server selected by `socket` on the host `remote` reaches.
+    /// `TMUXMATE_REMOTE_TMUX` names the tmux program there (default: `tmux` on its PATH).
+    pub fn remote(socket: Socket, remote: Remote) -> Tmux {
+        let mut t = Tmux::new(socket);
+        t.program = std::env::var("TMUXMATE_REMOTE_TMUX")
+            .ok()
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| "tmux".into());
+        t.explicit_program = false;
+        t.remote = Some(std::sync::Arc::new(remote));
+        t
+    }
+
+    pub fn is_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// The server as people should read it: `-L x`, or `-L x on host h`.
+    pub fn describe_server(&self) -> String {
+        match &self.remote {
+            Some(r) => format!("{} on host {}", self.socket.describe(), r.host),
+            None => self.socket.describe(),
         }
     }
 
@@ -199,7 +242,12 @@ impl Tmux {
         let mut v = vec![self.program.clone(), "-u".to_string()];
         v.extend(self.socket.args());
         v.extend(args.iter().map(|s| s.to_string()));
-        v
+        match &self.remote {
+            // `exec`: the remote shell becomes tmux (one process less, and tmux's exit
+            // status is the session's).
+            Some(r) => r.ssh_argv(format!("exec {}", super::shellword::join(&v))),
+            None => v,
+        }
     }
 
     /// Run tmux with `args`, stdin closed; stdout on success.
@@ -219,6 +267,9 @@ impl Tmux {
 
     /// The socket file this client talks to, when it can be known without tmux.
     pub fn socket_file(&self) -> Option<PathBuf> {
+        if self.is_remote() {
+            return None;
+        }
         match &self.socket {
             Socket::Path(p) => Some(p.clone()),
             Socket::Name(n) => Some(socket_dir().join(n)),
@@ -242,6 +293,7 @@ impl Tmux {
         // process); any surprise falls through to the real tmux client below.
         if input.is_none()
             && !self.explicit_program
+            && self.remote.is_none()
             && super::direct::eligible(args)
             && let Some(sock) = self.socket_file()
             && let Some(r) = super::direct::run(&sock, args, self.timeout)
@@ -264,6 +316,11 @@ impl Tmux {
             ));
         }
         let argv = self.argv_of(args);
+        // A remote call holds a session slot (and, cold, the right to connect) while ssh runs.
+        let _held = match &self.remote {
+            Some(r) => Some(r.prepare(self.timeout)?),
+            None => None,
+        };
         // The absolute path, found once: the child then makes one execve, not one per PATH
         // entry (this is on the per-turn hot path).
         let program = resolve_program(&argv[0]);
@@ -343,11 +400,25 @@ impl Tmux {
             return Ok(out.stdout);
         }
         let stderr = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
-        Err(TmuxError::classify(
+        if let Some(r) = &self.remote {
+            let host = r.host.to_string();
+            if out.status.code() == Some(255) && !stderr.starts_with("no server running") {
+                return Err(TmuxError::Ssh {
+                    kind: remote::classify(&stderr),
+                    ssh: r.host.ssh_hint(),
+                    host,
+                    stderr,
+                });
+            }
+            if remote::no_tmux(out.status.code(), &stderr) {
+                return Err(TmuxError::RemoteNoTmux { host, stderr });
+            }
+        }
+        Err(TmuxError::classify_on(
             argv,
             out.status.code(),
             stderr,
-            &self.socket,
+            self.describe_server(),
         ))
     }
 }

@@ -9,6 +9,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::client::Socket;
+use super::remote::SshFailure;
 
 #[derive(Debug, Clone)]
 pub enum TmuxError {
@@ -52,6 +53,23 @@ pub enum TmuxError {
         argv: Vec<String>,
         detail: String,
     },
+    /// ssh itself failed (exit 255, or our side of the transport).
+    Ssh {
+        host: String,
+        /// The plain ssh command for this host, for the "try this" part of the message.
+        ssh: String,
+        kind: SshFailure,
+        stderr: String,
+    },
+    /// The remote shell found no tmux to run.
+    RemoteNoTmux {
+        host: String,
+        stderr: String,
+    },
+    RemoteTooOld {
+        host: String,
+        found: String,
+    },
 }
 
 impl TmuxError {
@@ -61,19 +79,30 @@ impl TmuxError {
         stderr: String,
         socket: &Socket,
     ) -> TmuxError {
+        Self::classify_on(argv, status, stderr, socket.describe())
+    }
+
+    /// As [`classify`](Self::classify), naming the server as `server` (a remote one says
+    /// which host it is on).
+    pub fn classify_on(
+        argv: Vec<String>,
+        status: Option<i32>,
+        stderr: String,
+        server: String,
+    ) -> TmuxError {
         if stderr.starts_with("error connecting to")
             && (stderr.contains("Operation not permitted") || stderr.contains("Permission denied"))
         {
             return TmuxError::SocketDenied {
                 argv,
-                socket: socket.describe(),
+                socket: server,
                 stderr,
             };
         }
         if stderr.starts_with("no server running on") || stderr.starts_with("error connecting to") {
             return TmuxError::NoServer {
                 argv,
-                socket: socket.describe(),
+                socket: server,
                 stderr,
             };
         }
@@ -132,8 +161,65 @@ fn new_session_advice(socket: &str) -> String {
 impl TmuxError {
     /// What went wrong (for people) and what to do about it. The argv is not in either:
     /// it is `detail`, for the log and `--verbose`.
+    /// The message of an ssh or remote-host failure (each names the host and what to do).
+    fn remote_text(&self) -> String {
+        match self {
+            TmuxError::Ssh {
+                host,
+                ssh,
+                kind,
+                stderr,
+            } => {
+                let what = match kind {
+                    SshFailure::Unreachable => format!(
+                        "cannot reach host {host} over ssh; check the host name and port, that sshd runs there and that the network allows it (try `{ssh} true`)"
+                    ),
+                    SshFailure::Auth => format!(
+                        "ssh could not log in to {host}; tmuxmate never prompts (BatchMode): load a key into ssh-agent or name one with IdentityFile in ~/.ssh/config (or the file TMUXMATE_SSH_CONFIG names), make sure it is in the remote ~/.ssh/authorized_keys, then check with `{ssh} -o BatchMode=yes true`"
+                    ),
+                    SshFailure::HostKeyUnknown => format!(
+                        "the host key of {host} is not in known_hosts, and tmuxmate never accepts a key by itself; verify it and add it: `ssh-keyscan [-p PORT] HOST >> ~/.ssh/known_hosts` (compare the fingerprint with the host's own `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`), or log in once interactively with `{ssh}` and answer yes"
+                    ),
+                    SshFailure::HostKeyChanged => format!(
+                        "the host key of {host} has CHANGED since it was recorded in known_hosts (a reinstalled host, or someone in the middle); nothing was sent. If the change is expected, remove the old key with `ssh-keygen -R HOST` (with [HOST]:PORT for a port) and add the new one after checking its fingerprint"
+                    ),
+                    SshFailure::Dropped => format!(
+                        "the ssh connection to {host} dropped during the call; the command may or may not have reached tmux there: check (e.g. `tmuxmate --host {host} list`) and run it again; the next call reconnects"
+                    ),
+                    SshFailure::Busy => format!(
+                        "no ssh session to {host} became free in time; the host is slow or many tmuxmate calls are running at once: try again, or raise TMUXMATE_TIMEOUT_MS"
+                    ),
+                    SshFailure::Local => {
+                        format!("tmuxmate could not prepare the ssh connection to {host}")
+                    }
+                    SshFailure::Other => format!(
+                        "ssh to {host} failed; run `{ssh} -o BatchMode=yes true` to see why"
+                    ),
+                };
+                format!(
+                    "{what} (ssh said: {})",
+                    if stderr.is_empty() {
+                        "nothing"
+                    } else {
+                        stderr.trim()
+                    }
+                )
+            }
+            TmuxError::RemoteNoTmux { host, stderr } => format!(
+                "host {host} has no tmux on the PATH of its login shell ({stderr}); install tmux 3.2 or newer there (e.g. `apt-get install tmux` on that host), or set TMUXMATE_REMOTE_TMUX to its absolute path"
+            ),
+            TmuxError::RemoteTooOld { host, found } => format!(
+                "tmux on host {host} is too old: found '{found}', tmuxmate needs tmux 3.2 or newer; upgrade tmux there"
+            ),
+            _ => String::new(),
+        }
+    }
+
     pub fn parts(&self) -> (String, Option<String>) {
         match self {
+            TmuxError::Ssh { .. }
+            | TmuxError::RemoteNoTmux { .. }
+            | TmuxError::RemoteTooOld { .. } => (self.remote_text(), None),
             TmuxError::NotInstalled { program } => (
                 format!("tmux is not installed ('{program}' not found on PATH)"),
                 Some("install tmux 3.2 or newer (e.g. apt-get install tmux)".into()),
@@ -213,13 +299,20 @@ impl TmuxError {
             TmuxError::Timeout { .. } => "tmux-timeout",
             TmuxError::Failed { .. } => "tmux",
             TmuxError::BadOutput { .. } => "tmux-bad-output",
+            TmuxError::Ssh { .. } => "ssh",
+            TmuxError::RemoteNoTmux { .. } => "remote-no-tmux",
+            TmuxError::RemoteTooOld { .. } => "remote-tmux-too-old",
         }
     }
 
     /// The mechanics: the argv that failed and tmux's own words.
     pub fn detail(&self) -> Option<String> {
         let (argv, stderr) = match self {
-            TmuxError::NotInstalled { .. } | TmuxError::TooOld { .. } => return None,
+            TmuxError::NotInstalled { .. }
+            | TmuxError::TooOld { .. }
+            | TmuxError::RemoteNoTmux { .. }
+            | TmuxError::RemoteTooOld { .. } => return None,
+            TmuxError::Ssh { ssh, .. } => return Some(format!("ssh: {ssh}")),
             TmuxError::Spawn { argv, .. }
             | TmuxError::Timeout { argv, .. }
             | TmuxError::BadOutput { argv, .. } => (argv, ""),

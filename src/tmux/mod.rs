@@ -7,6 +7,8 @@ pub mod error;
 pub mod format;
 pub mod layout;
 pub mod panes;
+pub mod remote;
+pub mod shellword;
 pub mod target;
 pub mod version;
 

@@ -29,8 +29,9 @@ pub struct PaneInfo {
     pub pane_pid: String,
     pub width: String,
     pub height: String,
-    /// Not asked of tmux (it would read `/proc` twice through the length prefix): filled
-    /// from `/proc` by the callers that show it (`procfs::foreground_of`).
+    /// Not asked of a local tmux (it would read `/proc` twice through the length prefix):
+    /// filled from `/proc` by the callers that show it (`procfs::foreground_of`). A remote
+    /// server's `/proc` is not ours to read: there it is tmux's `#{pane_current_command}`.
     pub current_command: String,
     pub dead: bool,
     pub in_mode: bool,
@@ -112,13 +113,28 @@ pub fn list_all(tmux: &Tmux) -> Result<Vec<PaneInfo>, TmuxError> {
 
 /// Panes matched by extra `list-panes` arguments (e.g. `-t %3`), same fields.
 pub fn query(tmux: &Tmux, base: &[Arg]) -> Result<Vec<PaneInfo>, TmuxError> {
-    let fmt = record_format(FIELDS);
+    let remote = tmux.is_remote();
+    let mut fields = FIELDS.to_vec();
+    if remote {
+        fields.push("pane_current_command");
+    }
+    let fmt = record_format(&fields);
     let mut args: Vec<Arg> = base.to_vec();
     args.extend(targs!["-F", Arg::ours(&fmt)]);
     let out = tmux.run_bytes(&args, None)?;
-    let recs = parse_records(&out, FIELDS.len()).map_err(|detail| TmuxError::BadOutput {
+    let recs = parse_records(&out, fields.len()).map_err(|detail| TmuxError::BadOutput {
         argv: tmux.argv(&args),
         detail,
     })?;
-    Ok(recs.into_iter().map(PaneInfo::from_fields).collect())
+    Ok(recs
+        .into_iter()
+        .map(|mut f| {
+            let cmd = if remote { f.pop() } else { None };
+            let mut p = PaneInfo::from_fields(f);
+            if let Some(c) = cmd {
+                p.current_command = c;
+            }
+            p
+        })
+        .collect())
 }

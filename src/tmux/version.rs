@@ -98,6 +98,55 @@ pub fn check(tmux: &Tmux) -> Result<(), TmuxError> {
     gate(&text)
 }
 
+/// How long a remote host's `tmux -V` answer is trusted (the binary there can change
+/// without our seeing its mtime; asking on every call would double the cost of a call).
+const REMOTE_TTL_MS: u64 = 10 * 60 * 1000;
+
+/// The same gate for a server on another host: `tmux -V` over the connection, cached per
+/// host in the state dir for [`REMOTE_TTL_MS`]. A missing tmux there is reported by the
+/// transport ([`TmuxError::RemoteNoTmux`]).
+pub fn check_remote(tmux: &Tmux) -> Result<(), TmuxError> {
+    let Some(r) = &tmux.remote else {
+        return check(tmux);
+    };
+    let host = r.host.to_string();
+    let key = format!("{host}\t{}", tmux.program);
+    let cache = crate::state::state_dir().join("ssh-tmux-versions");
+    let cached = || {
+        let now = crate::state::now_ms();
+        let text = std::fs::read_to_string(&cache).unwrap_or_default();
+        let found = text.lines().find_map(|l| {
+            let mut f = l.splitn(3, '\t');
+            let (h, p, rest) = (f.next()?, f.next()?, f.next()?);
+            let (at, v) = rest.split_once('\t')?;
+            (format!("{h}\t{p}") == key && now.saturating_sub(at.parse().ok()?) < REMOTE_TTL_MS)
+                .then(|| v.to_string())
+        });
+        (found, text, now)
+    };
+    let v = match cached().0 {
+        Some(v) => v,
+        // Cold: one process asks, the others (20 calls at once) wait for its answer.
+        None => r.exclusive("version", || {
+            let (found, text, now) = cached();
+            if let Some(v) = found {
+                return Ok(v);
+            }
+            let v = tmux.run(&["-V"])?.trim().to_string();
+            let mut lines: Vec<&str> = text
+                .lines()
+                .filter(|l| !l.starts_with(&format!("{key}\t")))
+                .collect();
+            let mine = format!("{key}\t{now}\t{v}");
+            lines.push(&mine);
+            let _ =
+                crate::state::write_atomic(&cache, format!("{}\n", lines.join("\n")).as_bytes());
+            Ok(v)
+        })?,
+    };
+    gate(&v).map_err(|_| TmuxError::RemoteTooOld { host, found: v })
+}
+
 fn gate(text: &str) -> Result<(), TmuxError> {
     match parse(text) {
         Some(v) if v >= MINIMUM => Ok(()),

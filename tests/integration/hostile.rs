@@ -13,7 +13,7 @@ use crate::util::*;
 
 /// Every hostile value; `NEVER` marks a command that must not run (relative: tmux and
 /// the shell would run it in HOME or the server's cwd, which `nothing_ran` checks).
-fn corpus() -> Vec<String> {
+pub fn corpus() -> Vec<String> {
     let mut v: Vec<String> = [
         "x;",
         ";",
@@ -53,7 +53,7 @@ fn corpus() -> Vec<String> {
     v
 }
 
-fn nothing_ran(s: &Server) {
+pub fn nothing_ran(s: &Server) {
     let mut places: Vec<PathBuf> = vec![
         s.home.clone(),
         s.dir.clone(),
@@ -72,7 +72,7 @@ fn nothing_ran(s: &Server) {
     }
 }
 
-fn alive(s: &Server) {
+pub fn alive(s: &Server) {
     let out = s.tmux_output(&["list-sessions"]);
     assert!(out.status.success(), "the tmux server died");
 }
@@ -82,7 +82,7 @@ fn json(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_str(&t).unwrap_or_else(|e| panic!("not JSON ({e}): {t}"))
 }
 
-fn fmt_of(s: &Server, target: &str, f: &str) -> String {
+pub fn fmt_of(s: &Server, target: &str, f: &str) -> String {
     let v = s.tmux(&["display", "-p", "-t", target, f]);
     v.strip_suffix('\n').unwrap_or(&v).to_string()
 }

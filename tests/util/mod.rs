@@ -8,6 +8,8 @@
 
 #![allow(dead_code)]
 
+pub mod sshd;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};

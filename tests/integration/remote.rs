@@ -1,0 +1,527 @@
+//! `--host`: the control commands against a tmux server reached through a real sshd.
+//!
+//! The "remote" host is this machine through `sshd` on 127.0.0.1 (tests/util/sshd.rs);
+//! the remote tmux is the test's private server, selected with `-S` on that host. Each
+//! test checks what arrived in tmux (or in a raw-mode recorder) byte for byte, and counts
+//! the connections sshd accepted.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use crate::hostile::{alive, corpus, fmt_of, nothing_ran};
+use crate::server;
+use crate::util::sshd::{Sshd, free_port};
+use crate::util::*;
+
+/// A test server and the sshd in front of it (dropped first: masters, then sshd).
+struct Rig {
+    d: Sshd,
+    s: Server,
+}
+
+macro_rules! rig {
+    () => {{
+        let s = server!();
+        match Sshd::start(&s) {
+            Some(d) => Rig { d, s },
+            None => return,
+        }
+    }};
+}
+
+impl Rig {
+    /// `tmuxmate --host <sshd> -S <the test server's socket>`, sealed env, ssh config set.
+    fn cmd(&self) -> Command {
+        let mut c = self.bare();
+        c.arg("--host")
+            .arg(self.d.host())
+            .arg("-S")
+            .arg(self.s.socket_path())
+            .stdin(Stdio::null());
+        c
+    }
+    /// Sealed env and ssh config, no flags.
+    fn bare(&self) -> Command {
+        let mut c = Command::new(BIN);
+        self.s.env(&mut c);
+        c.env("TMUXMATE_SSH_CONFIG", &self.d.config)
+            .stdin(Stdio::null());
+        c
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().expect("spawn tmuxmate")
+    }
+    fn json(&self, args: &[&str]) -> serde_json::Value {
+        let t = ok(self.run(args));
+        serde_json::from_str(&t).unwrap_or_else(|e| panic!("not JSON ({e}): {t}"))
+    }
+}
+
+fn err(out: &Output) -> String {
+    assert!(
+        !out.status.success(),
+        "expected a failure, got: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The remote login's home: where a stray remote shell command would have run.
+fn remote_home() -> std::path::PathBuf {
+    let uid = nix_uid().to_string();
+    std::fs::read_to_string("/etc/passwd")
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() > 5 && f[2] == uid)
+        .map(|f| std::path::PathBuf::from(f[5]))
+        .unwrap_or_else(|| "/".into())
+}
+
+#[test]
+fn control_commands_work_through_ssh_over_one_connection() {
+    let r = rig!();
+    let rec = r.s.recorder_pane("rec");
+    let before = r.d.connections();
+
+    // list: tmux's current command (the host's /proc is not ours), no executable.
+    let l = r.json(&["list", "--json"]);
+    let p = l["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["paneId"] == rec.pane.as_str())
+        .expect("the recorder pane is listed");
+    let tmux_says = fmt_of(&r.s, &rec.pane, "#{pane_current_command}");
+    assert_eq!(p["currentCommand"], tmux_says.as_str(), "{p}");
+    assert!(p["executable"].is_null(), "{p}");
+
+    // send: byte-exact for text that a remote shell or tmux would otherwise read.
+    let never = r.s.dir.join("NEVER");
+    let cases: Vec<String> = vec![
+        "ends with semicolon;".into(),
+        ";".into(),
+        "-----BEGIN leading dash".into(),
+        format!("$(touch {}) `touch {}`", never.display(), never.display()),
+        "100% : 'single' \"double\" \\back 'it'\\''s'".into(),
+        "=word ~ {a,b} * ?".into(),
+        "日本語 CJK and emoji 🚀🎉".into(),
+        "#{pane_id} #(touch NEVER)".into(),
+        "Enter".into(),
+        "a\\;".into(),
+    ];
+    let mut want = Vec::new();
+    for t in &cases {
+        ok(r.run(&["send", "-t", &rec.pane, t]));
+        want.extend_from_slice(t.as_bytes());
+        rec.expect(&want);
+    }
+    ok(r.run(&["send", "-t", &rec.pane, "--enter", "x"]));
+    want.extend_from_slice(b"x\r");
+    rec.expect(&want);
+
+    // paste: one bracketed paste; the text goes over stdin, the injection is defused.
+    ok(r.run(&["paste", "-t", &rec.pane, "line one\nline two;\n 'q' $(x)"]));
+    want.extend_from_slice(b"\x1b[200~line one\nline two;\n 'q' $(x)\x1b[201~");
+    rec.expect(&want);
+    let evil = "safe\x1b[201~\rrm -rf /tmp/x\r";
+    ok(r.run(&["paste", "-t", &rec.pane, evil]));
+    want.extend_from_slice("\x1b[200~safe␛[201~\nrm -rf /tmp/x\n\x1b[201~".as_bytes());
+    rec.expect(&want);
+    // 200 KB from stdin, intact.
+    let big: String = (0..4000)
+        .map(|i| format!("line {i:05} ;'\"$`#{{x}}\n"))
+        .collect::<String>()
+        .trim_end()
+        .to_string();
+    let mut c = r.cmd();
+    c.args(["paste", "-t", &rec.pane, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(big.as_bytes())
+        .unwrap();
+    ok(child.wait_with_output().unwrap());
+    want.extend_from_slice(b"\x1b[200~");
+    want.extend_from_slice(big.as_bytes());
+    want.extend_from_slice(b"\x1b[201~");
+    rec.expect(&want);
+
+    // keys: named keys only.
+    ok(r.run(&["keys", "-t", &rec.pane, "Enter", "Up", "C-a"]));
+    want.extend_from_slice(b"\r\x1b[A\x01");
+    rec.expect(&want);
+
+    // capture.
+    let shell = r.s.window("sh", "sh");
+    r.s.tmux(&["send-keys", "-t", &shell, "-l", "echo captured-$((6*7))"]);
+    r.s.tmux(&["send-keys", "-t", &shell, "Enter"]);
+    wait_until("the echo", Duration::from_secs(10), || {
+        let c = r.json(&["capture", "-t", &shell, "--json"]);
+        c["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("captured-42"))
+            .then_some(())
+    });
+
+    // split / new-window: marked as ours on the remote server.
+    let sp = r.json(&["split", "-t", &shell, "--json", "--", "cat"]);
+    let sp_id = sp["paneId"].as_str().unwrap().to_string();
+    assert!(!fmt_of(&r.s, &sp_id, "#{@tmuxmate-created}").is_empty());
+    let nw = r.json(&["new-window", "--name", "remote;win", "--json", "--", "cat"]);
+    let nw_id = nw["paneId"].as_str().unwrap().to_string();
+    assert_eq!(fmt_of(&r.s, &nw_id, "#{window_name}"), "remote;win");
+
+    // swap.
+    let win_before = fmt_of(&r.s, &sp_id, "#{window_id}");
+    ok(r.run(&["swap", &sp_id, &nw_id]));
+    assert_eq!(fmt_of(&r.s, &nw_id, "#{window_id}"), win_before);
+
+    // kill: without --confirm nothing; with it, the pane is gone.
+    let e = err(&r.run(&["kill", "pane", "-t", &sp_id]));
+    assert!(e.contains("--confirm"), "{e}");
+    ok(r.run(&["kill", "pane", "-t", &sp_id, "--confirm"]));
+    let panes = r.s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]);
+    assert!(!panes.lines().any(|l| l == sp_id), "{panes}");
+
+    // A remote server's approver command is never run on this machine.
+    r.s.tmux(&[
+        "set",
+        "-g",
+        "@tmuxmate-approve-command",
+        &format!("touch {}", never.display()),
+    ]);
+    let e = err(&r.run(&["kill", "window", "-t", &nw_id, "--confirm"]));
+    assert!(e.contains("another host") && e.contains("refused"), "{e}");
+    assert!(!never.exists(), "a remote option ran a command here");
+
+    alive(&r.s);
+    nothing_ran(&r.s);
+    assert!(!remote_home().join("NEVER").exists());
+    // Every call above went over the one master connection.
+    assert_eq!(r.d.connections() - before, 1, "connections opened");
+}
+
+#[test]
+fn remote_run_reports_exit_status_and_exact_output() {
+    let r = rig!();
+    let words = corpus();
+    let mut args = vec!["run", "--json", "--", "printf", "[%s]\\n"];
+    args.extend(words.iter().map(|s| s.as_str()));
+    let j = r.json(&args);
+    let want: String = words.iter().map(|w| format!("[{w}]\n")).collect();
+    assert_eq!(j["text"].as_str().unwrap(), want.trim_end(), "{j}");
+    assert_eq!(j["exitStatus"], 0);
+    assert_eq!(j["timedOut"], false);
+
+    let j = r.json(&[
+        "run",
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "echo out; echo err >&2; exit 7",
+    ]);
+    assert_eq!(j["exitStatus"], 7, "{j}");
+    assert_eq!(j["text"], "out\nerr");
+
+    // No output at all.
+    let j = r.json(&["run", "--json", "--", "true"]);
+    assert_eq!(
+        (j["exitStatus"].as_i64(), j["text"].as_str()),
+        (Some(0), Some(""))
+    );
+
+    // Timeout: reported, the command keeps running in its pane.
+    let j = r.json(&["run", "--json", "--timeout-ms", "300", "--", "sleep", "30"]);
+    assert_eq!(j["timedOut"], true, "{j}");
+    assert!(j["exitStatus"].is_null());
+
+    // --until-stable in a fresh pane.
+    let j = r.json(&[
+        "run",
+        "--json",
+        "--until-stable",
+        "300",
+        "--",
+        "sh",
+        "-c",
+        "echo tui; sleep 30",
+    ]);
+    assert_eq!(j["stabilized"], true, "{j}");
+    assert!(j["text"].as_str().unwrap().contains("tui"));
+
+    // -t (typed into an idle shell) needs /proc on the host: refused, nothing typed.
+    let shell = r.s.window("sh", "sh");
+    let out = r.run(&["run", "-t", &shell, "--", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = err(&out);
+    assert!(e.contains("--host") && e.contains("/proc"), "{e}");
+
+    // Our buffers are gone once read.
+    let bufs = r.s.tmux(&["list-buffers", "-F", "#{buffer_name}"]);
+    assert!(!bufs.contains("tmuxmate-r"), "{bufs}");
+    nothing_ran(&r.s);
+    assert!(!remote_home().join("NEVER").exists());
+}
+
+#[test]
+fn hostile_names_arrive_exactly_on_the_remote_server() {
+    let r = rig!();
+    for name in corpus() {
+        let j = r.json(&[
+            "new-window",
+            &format!("--name={name}"),
+            "--json",
+            "--",
+            "cat",
+        ]);
+        let pane = j["paneId"].as_str().unwrap().to_string();
+        assert_eq!(fmt_of(&r.s, &pane, "#{window_name}"), name, "name {name:?}");
+        r.s.tmux(&["kill-pane", "-t", &pane]);
+        alive(&r.s);
+    }
+    // Start directories with hostile names (those that can be directory names).
+    for name in [
+        "x;",
+        "#(touch NEVER)",
+        "$(touch NEVER)",
+        "it's \"q\"",
+        "=word",
+        " sp ",
+    ] {
+        let dir = r.s.dir.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let j = r.json(&[
+            "new-window",
+            &format!("--cwd={}", dir.display()),
+            "--json",
+            "--",
+            "cat",
+        ]);
+        let pane = j["paneId"].as_str().unwrap().to_string();
+        assert_eq!(
+            fmt_of(&r.s, &pane, "#{pane_current_path}"),
+            dir.display().to_string(),
+            "cwd {name:?}"
+        );
+        r.s.tmux(&["kill-pane", "-t", &pane]);
+    }
+    // Newlines are refused remotely exactly as locally: nothing created.
+    let n = r.s.tmux(&["list-windows", "-a"]).lines().count();
+    let out = r.run(&["new-window", "--name", "a\nb", "--", "cat"]);
+    assert_eq!(out.status.code(), Some(2), "{}", err(&out));
+    assert_eq!(r.s.tmux(&["list-windows", "-a"]).lines().count(), n);
+    nothing_ran(&r.s);
+    assert!(!remote_home().join("NEVER").exists());
+}
+
+#[test]
+fn refusals_name_the_host_and_say_what_to_do() {
+    let r = rig!();
+    let host = r.d.host();
+
+    // Unreachable: nothing listens on the port.
+    let dead = format!("127.0.0.1:{}", free_port());
+    let mut c = r.bare();
+    c.args(["--host", &dead, "list"]);
+    let e = err(&c.output().unwrap());
+    assert!(e.contains("cannot reach host") && e.contains(&dead), "{e}");
+
+    // Auth failed: a key the server does not know; never a prompt (stdin is closed anyway).
+    let stranger =
+        r.d.write_config("stranger_config", "stranger_key", "known_hosts");
+    let mut c = r.cmd();
+    c.env("TMUXMATE_SSH_CONFIG", &stranger).arg("list");
+    let e = err(&c.output().unwrap());
+    assert!(
+        e.contains("could not log in") && e.contains(&host) && e.contains("BatchMode"),
+        "{e}"
+    );
+
+    // Host key unknown: says how to add it.
+    let unknown =
+        r.d.write_config("unknown_config", "user_key", "empty_known_hosts");
+    let mut c = r.cmd();
+    c.env("TMUXMATE_SSH_CONFIG", &unknown).arg("list");
+    let e = err(&c.output().unwrap());
+    assert!(
+        e.contains("host key") && e.contains("ssh-keyscan") && e.contains(&host),
+        "{e}"
+    );
+
+    // No tmux on the host.
+    let mut c = r.cmd();
+    c.env("TMUXMATE_REMOTE_TMUX", "/nonexistent/tmux")
+        .arg("list");
+    let e = err(&c.output().unwrap());
+    assert!(e.contains("has no tmux") && e.contains(&host), "{e}");
+
+    // tmux too old on the host.
+    let old = r.s.dir.join("old-tmux");
+    std::fs::write(&old, "#!/bin/sh\necho 'tmux 2.9'\n").unwrap();
+    Command::new("chmod").arg("755").arg(&old).status().unwrap();
+    let mut c = r.cmd();
+    c.env("TMUXMATE_REMOTE_TMUX", &old).arg("list");
+    let e = err(&c.output().unwrap());
+    assert!(
+        e.contains("too old") && e.contains("2.9") && e.contains(&host),
+        "{e}"
+    );
+
+    // The remote server is not running.
+    let mut c = r.bare();
+    c.args(["--host", &host, "-S", "/nonexistent/sock", "list"]);
+    let e = err(&c.output().unwrap());
+    assert!(e.contains("no tmux server") && e.contains(&host), "{e}");
+
+    // Host values that are not plain names never reach ssh.
+    for bad in [
+        "-oProxyCommand=touch NEVER",
+        "h;touch NEVER",
+        "a b",
+        "h:99999",
+        "u@h@h",
+    ] {
+        let mut c = r.bare();
+        c.arg(format!("--host={bad}")).arg("list");
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        let e = err(&out);
+        assert!(
+            e.contains("refused") && e.contains("[user@]host[:port]"),
+            "{e}"
+        );
+    }
+
+    // Commands that need this machine refuse --host and say which ones work.
+    for args in [
+        vec!["watch", "list"],
+        vec!["agent", "list"],
+        vec!["side", "status", "-t", "%0"],
+        vec!["where"],
+    ] {
+        let out = r.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let e = err(&out);
+        assert!(
+            e.contains("does not work with --host") && e.contains("capture"),
+            "{e}"
+        );
+    }
+    // The hook fails soft: exit 0, nothing printed.
+    let out = r.run(&["hook", "claude"]);
+    assert!(out.status.success() && out.stdout.is_empty());
+    // TMUXMATE_HOST is the default; an empty --host means this machine.
+    let mut c = Command::new(BIN);
+    r.s.env(&mut c);
+    c.env("TMUXMATE_SSH_CONFIG", &r.d.config)
+        .env("TMUXMATE_HOST", &host)
+        .arg("-S")
+        .arg("/nonexistent/sock")
+        .arg("list");
+    let e = err(&c.output().unwrap());
+    assert!(e.contains(&format!("on host {host}")), "{e}");
+    let mut c = Command::new(BIN);
+    r.s.env(&mut c);
+    c.env("TMUXMATE_HOST", &host)
+        .args(["--host", "", "-S"])
+        .arg(r.s.socket_path())
+        .arg("list");
+    ok(c.output().unwrap());
+    nothing_ran(&r.s);
+}
+
+#[test]
+fn twenty_parallel_calls_from_cold_share_one_connection() {
+    let r = rig!();
+    let before = r.d.connections();
+    let children: Vec<_> = (0..20)
+        .map(|_| {
+            r.cmd()
+                .args(["list", "--json"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        ok(c.wait_with_output().unwrap());
+    }
+    assert_eq!(
+        r.d.connections() - before,
+        1,
+        "20 cold calls at once must open exactly one connection (sshd log: {})",
+        std::fs::read_to_string(&r.d.log).unwrap_or_default()
+    );
+    // And 20 more at once over the warm master (MaxSessions 10): still that one.
+    let children: Vec<_> = (0..20)
+        .map(|_| {
+            r.cmd()
+                .args(["list"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(!e.contains("refused by peer"), "{e}");
+        ok(out);
+    }
+    assert_eq!(r.d.connections() - before, 1);
+}
+
+#[test]
+fn a_dropped_connection_is_reestablished_and_an_inflight_run_still_finishes() {
+    let r = rig!();
+    ok(r.run(&["list"]));
+    let before = r.d.connections();
+    let masters = r.d.masters();
+    assert_eq!(masters.len(), 1, "{masters:?}");
+    // A run that outlives the master: its waiter dies with the connection, the next
+    // look at the status buffer reconnects and finds the result.
+    let run = r
+        .cmd()
+        .args([
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "sleep 2; echo finished; exit 4",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the run's window", Duration::from_secs(20), || {
+        r.s.tmux(&["list-windows", "-a", "-F", "#{window_name}"])
+            .lines()
+            .any(|l| l == "run")
+            .then_some(())
+    });
+    let pid = r.d.master_pid(&masters[0]).expect("a live master");
+    Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    let out = run.wait_with_output().unwrap();
+    let j: serde_json::Value = serde_json::from_str(&ok(out)).unwrap();
+    assert_eq!(j["exitStatus"], 4, "{j}");
+    assert_eq!(j["text"], "finished");
+    // The next call works, over one new connection.
+    ok(r.run(&["list"]));
+    ok(r.run(&["list"]));
+    assert_eq!(r.d.connections() - before, 1, "one reconnection");
+    assert!(r.d.master_pid(&masters[0]).is_some_and(|p| p != pid));
+}
