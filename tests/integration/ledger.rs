@@ -464,8 +464,8 @@ fn offered_item_is_confirmed_from_the_transcript_or_offered_again() {
     let r2 = hook();
     assert!(!r2.contains("tmux watch w"), "{r2}");
     // A harness that drops what a hook printed (killed after printing, or its timeout):
-    // not in the transcript, so offered again; printed twice and still absent (a harness
-    // that records no context), it counts as delivered: one duplicate, never more.
+    // not in the transcript, so offered again. This transcript shows our contexts, so a
+    // missing item was dropped, however often it was printed: offered until it shows.
     let p = s.state.join(format!("agents/{sid}.jsonl"));
     let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
     std::io::Write::write_all(
@@ -475,7 +475,38 @@ fn offered_item_is_confirmed_from_the_transcript_or_offered_again() {
     .unwrap();
     assert!(hook().contains("tmux watch w4"));
     assert!(hook().contains("tmux watch w4"));
+    let r3 = hook();
+    assert!(r3.contains("tmux watch w4"), "{r3}");
+    record(&r3);
     assert!(!hook().contains("tmux watch w4"));
+    // A harness whose transcript never shows a context of ours: printed twice and still
+    // absent, it counts as delivered (one duplicate, never more).
+    let sid2 = "5eed0000-0000-4000-8000-00000000c1a2";
+    let tr2 = a.dir.join("transcript2.jsonl");
+    std::fs::write(&tr2, "{\"type\":\"user\"}\n").unwrap();
+    seed_ledger(
+        &s.state,
+        sid2,
+        &[("k5".into(), "tmux watch w5 finished".into())],
+    );
+    let input2 = a.dir.join("ups2.json");
+    std::fs::write(
+        &input2,
+        serde_json::json!({"session_id": sid2, "transcript_path": tr2,
+            "hook_event_name": "UserPromptSubmit", "prompt": "go"})
+        .to_string(),
+    )
+    .unwrap();
+    let hook2 = || {
+        a.sh(&format!(
+            "setsid sh -c '\"$0\" hook claude < \"$1\"; true' \"$TM\" '{}'",
+            input2.display()
+        ))
+        .out
+    };
+    assert!(hook2().contains("tmux watch w5"));
+    assert!(hook2().contains("tmux watch w5"));
+    assert!(!hook2().contains("tmux watch w5"));
     // Without a transcript (`tmuxmate turn`), an unconfirmed offer is offered again once.
     let p = seed_ledger(&s.state, "cli-ag", &[("k3".into(), "note three".into())]);
     let mut body = std::fs::read_to_string(&p).unwrap();

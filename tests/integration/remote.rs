@@ -113,7 +113,8 @@ fn control_commands_work_through_ssh_over_one_connection() {
     ];
     let mut want = Vec::new();
     for t in &cases {
-        ok(r.run(&["send", "-t", &rec.pane, t]));
+        // `--`: text that starts with '-' is never read as a flag.
+        ok(r.run(&["send", "-t", &rec.pane, "--", t]));
         want.extend_from_slice(t.as_bytes());
         rec.expect(&want);
     }
