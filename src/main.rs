@@ -10,6 +10,7 @@ mod digest;
 mod error;
 mod hook;
 mod input;
+mod install;
 mod ledger;
 mod location;
 mod policy;
@@ -24,11 +25,12 @@ mod watch;
 use clap::Parser;
 
 fn main() {
+    cmd::install::intercept_version();
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) if cmd::hook::is_hook_invocation() => {
             // A harness must never break because of us: log, print nothing, exit 0.
-            state::log(&format!("hook: bad arguments: {e}"));
+            state::log(&cmd::hook::bad_arguments(&e));
             std::process::exit(0);
         }
         Err(e) => e.exit(),
