@@ -106,7 +106,11 @@ pub fn uninstall(a: InstallArgs) -> CliResult {
         out.push_str("tmuxmate uninstall: nothing of tmuxmate's was found\n");
     }
     for c in &changes {
-        let verb = if c.after.is_none() { "removed" } else { "cleaned" };
+        let verb = if c.after.is_none() {
+            "removed"
+        } else {
+            "cleaned"
+        };
         out.push_str(&format!("  {verb:<7} {}  ({})\n", c.label, c.what));
     }
     if changes.iter().any(|c| c.which == Which::Tmux) {
@@ -124,7 +128,9 @@ pub fn doctor(tmux: &Tmux, json: bool) -> CliResult {
         .filter(|c| c.status == doctor::Status::Problem)
         .count();
     if json {
-        super::out_json(&serde_json::json!({"ok": problems == 0, "problems": problems, "checks": checks}));
+        super::out_json(
+            &serde_json::json!({"ok": problems == 0, "problems": problems, "checks": checks}),
+        );
     } else {
         let mut out = String::new();
         for c in &checks {
@@ -179,7 +185,16 @@ pub fn man() -> CliResult {
 /// print only ours). Only the bare forms, so every other parse stays clap's.
 pub fn intercept_version() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if args.len() != 1 || !(args[0] == "--version" || args[0] == "-V") {
+    // Socket flags may come first (`tmuxmate -L work --version`); `-V` needs no server.
+    let mut i = 0;
+    while i + 1 < args.len()
+        && ["-L", "-S", "--socket", "--socket-path"]
+            .iter()
+            .any(|f| args[i] == *f)
+    {
+        i += 2;
+    }
+    if args.len() != i + 1 || !(args[i] == "--version" || args[i] == "-V") {
         return;
     }
     let tmux = Tmux::new(Socket::Default);

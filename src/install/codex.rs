@@ -36,14 +36,19 @@ pub fn targets(ctx: &Ctx) -> Vec<Target> {
             which: Which::Codex,
             path: p.codex_config(),
             what: "MCP server [mcp_servers.tmuxmate]",
-            kind: Kind::CodexToml { bin: ctx.bin.clone() },
+            kind: Kind::CodexToml {
+                bin: ctx.bin.clone(),
+            },
         },
         super::skill_target(Which::Codex, p.codex_skill()),
     ]
 }
 
 /// Trust records for our hooks in config.toml: (event, trusted).
-pub fn trusted_events(config: &toml_edit::DocumentMut, hooks_json: &std::path::Path) -> Vec<String> {
+pub fn trusted_events(
+    config: &toml_edit::DocumentMut,
+    hooks_json: &std::path::Path,
+) -> Vec<String> {
     let prefix = format!("{}:", hooks_json.display());
     let Some(state) = config
         .get("hooks")

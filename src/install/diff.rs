@@ -80,7 +80,10 @@ pub fn unified(label: &str, old: Option<&str>, new: Option<&str>) -> String {
             skipped = true;
         }
     }
-    if old.is_some() && new.is_some() && old.map(|s| s.ends_with('\n')) != new.map(|s| s.ends_with('\n')) {
+    if old.is_some()
+        && new.is_some()
+        && old.map(|s| s.ends_with('\n')) != new.map(|s| s.ends_with('\n'))
+    {
         out.push_str("\\ (trailing newline differs)\n");
     }
     out

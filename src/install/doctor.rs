@@ -68,7 +68,9 @@ pub fn run(ctx: &Ctx, tmux: &Tmux) -> Vec<Check> {
 fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
     match version::found(tmux) {
         Ok((path, text)) => match version::parse(&text) {
-            Some(v) if v >= version::MINIMUM => r.ok("tmux", format!("{text} ({})", path.display())),
+            Some(v) if v >= version::MINIMUM => {
+                r.ok("tmux", format!("{text} ({})", path.display()))
+            }
             _ => r.problem(
                 "tmux",
                 format!("{text} ({}) is older than 3.2", path.display()),
@@ -76,7 +78,11 @@ fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
             ),
         },
         Err(e) => {
-            r.problem("tmux", e.to_string(), "install tmux 3.2 or newer (e.g. apt-get install tmux)");
+            r.problem(
+                "tmux",
+                e.to_string(),
+                "install tmux 3.2 or newer (e.g. apt-get install tmux)",
+            );
             return;
         }
     }
@@ -90,17 +96,26 @@ fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
     let conf_text = fsio::read_text(&conf).ok().flatten().unwrap_or_default();
     let by_tpm = tmuxconf::loaded_by_tpm(&conf_text);
     if by_tpm {
-        r.ok("tmux config", format!("{} loads tmuxmate through TPM", user.label(&conf)));
+        r.ok(
+            "tmux config",
+            format!("{} loads tmuxmate through TPM", user.label(&conf)),
+        );
     } else if !snippet.is_file() {
         r.problem(
             "tmux config",
             format!("the snippet {} does not exist", user.label(&snippet)),
             "tmuxmate install tmux",
         );
-    } else if !conf_text.contains(&tmuxconf::source_line(&snippet)) && !conf_text.contains("tmuxmate.conf") {
+    } else if !conf_text.contains(&tmuxconf::source_line(&snippet))
+        && !conf_text.contains("tmuxmate.conf")
+    {
         r.problem(
             "tmux config",
-            format!("{} does not source {}", user.label(&conf), user.label(&snippet)),
+            format!(
+                "{} does not source {}",
+                user.label(&conf),
+                user.label(&snippet)
+            ),
             "tmuxmate install tmux",
         );
     } else {
@@ -109,7 +124,10 @@ fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
             .flatten()
             .is_some_and(|t| t.contains(&crate::cmd::init::tmux_quote_inner(&ctx.bin)));
         if runs_us {
-            r.ok("tmux config", format!("{} sources {}", user.label(&conf), user.label(&snippet)));
+            r.ok(
+                "tmux config",
+                format!("{} sources {}", user.label(&conf), user.label(&snippet)),
+            );
         } else {
             r.problem(
                 "tmux config",
@@ -127,24 +145,38 @@ fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
             "no tmux server is running; the snippet is checked once one is",
             None,
         ),
-        Err(e) => r.problem("tmux server", e.to_string(), "check that tmux runs, then rerun"),
+        Err(e) => r.problem(
+            "tmux server",
+            e.to_string(),
+            "check that tmux runs, then rerun",
+        ),
         Ok(bin) => {
             let bin = bin.trim();
             let from = tmux
                 .run(&["show-options", "-gqv", "@tmuxmate-snippet"])
                 .map(|s| s.trim().to_string())
                 .unwrap_or_default();
-            let from = if from.is_empty() { "an older snippet (path unknown)".to_string() } else { from };
+            let from = if from.is_empty() {
+                "an older snippet (path unknown)".to_string()
+            } else {
+                from
+            };
             if bin.is_empty() {
                 r.problem(
                     "tmux server",
                     "the running server has not loaded the tmuxmate snippet",
-                    if by_tpm { "prefix + I (TPM install), or tmux source-file ~/.tmux.conf".into() } else { format!("tmuxmate install tmux, then {reload}") },
+                    if by_tpm {
+                        "prefix + I (TPM install), or tmux source-file ~/.tmux.conf".into()
+                    } else {
+                        format!("tmuxmate install tmux, then {reload}")
+                    },
                 );
             } else if bin != ctx.bin {
                 r.problem(
                     "tmux server",
-                    format!("the server's snippet (loaded from {from}) runs {bin}, not this binary"),
+                    format!(
+                        "the server's snippet (loaded from {from}) runs {bin}, not this binary"
+                    ),
                     format!("tmuxmate install tmux, then {reload}"),
                 );
             } else {
@@ -166,7 +198,14 @@ fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
 }
 
 /// Our hook commands in a harness file: each must run this binary with the right harness.
-fn check_hooks(ctx: &Ctx, area: &str, label: &str, hooks: &[(String, String)], harness: &str, r: &mut Report) {
+fn check_hooks(
+    ctx: &Ctx,
+    area: &str,
+    label: &str,
+    hooks: &[(String, String)],
+    harness: &str,
+    r: &mut Report,
+) {
     let fix = format!("tmuxmate install {harness}");
     if hooks.is_empty() {
         r.problem(area, format!("no tmuxmate hooks in {label}"), fix);
@@ -174,24 +213,49 @@ fn check_hooks(ctx: &Ctx, area: &str, label: &str, hooks: &[(String, String)], h
     }
     let mut bad = false;
     for (ev, cmd) in hooks {
-        let Some(o) = marker::ours_in_command(cmd, "hook") else { continue };
+        let Some(o) = marker::ours_in_command(cmd, "hook") else {
+            continue;
+        };
         let prog = Path::new(&o.program);
         let exists = prog.is_absolute() && prog.is_file()
             || !prog.is_absolute() && super::paths::which(&o.program).is_some();
         let h = o.harness.as_deref().unwrap_or("");
         if !exists {
             bad = true;
-            r.problem(area, format!("{label} {ev} runs {}, which does not exist (the hook fails silently)", o.program), fix.clone());
+            r.problem(
+                area,
+                format!(
+                    "{label} {ev} runs {}, which does not exist (the hook fails silently)",
+                    o.program
+                ),
+                fix.clone(),
+            );
         } else if !["claude", "codex", "gemini"].contains(&h) {
             bad = true;
             r.problem(area, format!("{label} {ev}: unknown harness {h:?} in `{cmd}` (expected claude, codex or gemini)"), fix.clone());
-        } else if std::fs::canonicalize(prog).ok().map(|p| p.to_string_lossy().into_owned()).as_deref() != Some(ctx.bin.as_str())
+        } else if std::fs::canonicalize(prog)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+            .as_deref()
+            != Some(ctx.bin.as_str())
             && o.program != ctx.bin
         {
             bad = true;
-            r.problem(area, format!("{label} {ev} runs {}, not this binary ({})", o.program, ctx.bin), fix.clone());
+            r.problem(
+                area,
+                format!(
+                    "{label} {ev} runs {}, not this binary ({})",
+                    o.program, ctx.bin
+                ),
+                fix.clone(),
+            );
         } else if h != harness {
-            r.add(area, Status::Warning, format!("{label} {ev} runs `hook {h}` (copied from another harness?)"), Some(fix.clone()));
+            r.add(
+                area,
+                Status::Warning,
+                format!("{label} {ev} runs `hook {h}` (copied from another harness?)"),
+                Some(fix.clone()),
+            );
         }
     }
     if !bad {
@@ -200,11 +264,26 @@ fn check_hooks(ctx: &Ctx, area: &str, label: &str, hooks: &[(String, String)], h
     }
 }
 
-fn check_mcp(ctx: &Ctx, area: &str, label: &str, command: Option<String>, harness: &str, r: &mut Report) {
+fn check_mcp(
+    ctx: &Ctx,
+    area: &str,
+    label: &str,
+    command: Option<String>,
+    harness: &str,
+    r: &mut Report,
+) {
     match command {
         Some(c) if c == ctx.bin => r.ok(area, format!("MCP server tmuxmate in {label}")),
-        Some(c) => r.problem(area, format!("{label}: MCP server tmuxmate runs {c}, not this binary"), format!("tmuxmate install {harness}")),
-        None => r.problem(area, format!("no MCP server tmuxmate in {label}"), format!("tmuxmate install {harness}")),
+        Some(c) => r.problem(
+            area,
+            format!("{label}: MCP server tmuxmate runs {c}, not this binary"),
+            format!("tmuxmate install {harness}"),
+        ),
+        None => r.problem(
+            area,
+            format!("no MCP server tmuxmate in {label}"),
+            format!("tmuxmate install {harness}"),
+        ),
     }
 }
 
@@ -235,7 +314,12 @@ fn check_harness(ctx: &Ctx, w: Which, r: &mut Report) {
         hooks.extend(tomledit::our_hooks(&toml));
     }
     if !w.detected(p) && hooks.is_empty() {
-        r.add(name, Status::Skipped, format!("{name} is not installed (not on PATH, no config directory)"), None);
+        r.add(
+            name,
+            Status::Skipped,
+            format!("{name} is not installed (not on PATH, no config directory)"),
+            None,
+        );
         return;
     }
     check_hooks(ctx, name, &p.label(&hooks_file), &hooks, name, r);
@@ -248,14 +332,25 @@ fn check_harness(ctx: &Ctx, w: Which, r: &mut Report) {
     if skill.is_file() {
         r.ok(name, format!("skill {}", p.label(&skill)));
     } else {
-        r.problem(name, format!("no skill at {}", p.label(&skill)), format!("tmuxmate install {name}"));
+        r.problem(
+            name,
+            format!("no skill at {}", p.label(&skill)),
+            format!("tmuxmate install {name}"),
+        );
     }
     if w == Which::Codex {
         let trusted = codex::trusted_events(&toml, &p.codex_hooks());
         if trusted.iter().any(|e| e == "user_prompt_submit") {
-            r.ok(name, "the UserPromptSubmit hook is trusted (a later edit needs trusting again)");
+            r.ok(
+                name,
+                "the UserPromptSubmit hook is trusted (a later edit needs trusting again)",
+            );
         } else if !jsonedit::our_hooks(&hooks_json).is_empty() {
-            r.problem(name, "the tmuxmate hooks in hooks.json are not trusted yet: Codex skips them", "open /hooks in the Codex TUI and trust the tmuxmate entries");
+            r.problem(
+                name,
+                "the tmuxmate hooks in hooks.json are not trusted yet: Codex skips them",
+                "open /hooks in the Codex TUI and trust the tmuxmate entries",
+            );
         }
         if let Some(pid) = codex_daemon() {
             r.add(
@@ -272,12 +367,16 @@ fn check_harness(ctx: &Ctx, w: Which, r: &mut Report) {
 fn codex_daemon() -> Option<i32> {
     let me = nix::unistd::getuid().as_raw();
     for e in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
         use std::os::unix::fs::MetadataExt;
         if e.metadata().map(|m| m.uid()).ok() != Some(me) {
             continue;
         }
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
         let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
         let has = |w: &[u8]| args.iter().any(|a| *a == w);
         if has(b"app-server") && has(b"--managed-daemon") {
@@ -291,14 +390,25 @@ fn check_state_dir(r: &mut Report) {
     let dir = crate::state::state_dir();
     let label = dir.display().to_string();
     match std::fs::metadata(&dir) {
-        Err(_) => r.add("state dir", Status::Warning, format!("{label} does not exist yet"), Some(format!("tmuxmate install (creates it private), or mkdir -m 700 -p {label}"))),
+        Err(_) => r.add(
+            "state dir",
+            Status::Warning,
+            format!("{label} does not exist yet"),
+            Some(format!(
+                "tmuxmate install (creates it private), or mkdir -m 700 -p {label}"
+            )),
+        ),
         Ok(m) => {
             let mode = m.permissions().mode() & 0o777;
             let probe = dir.join(format!(".doctor-{}", std::process::id()));
             let writable = std::fs::write(&probe, b"").is_ok();
             let _ = std::fs::remove_file(&probe);
             if !writable {
-                r.problem("state dir", format!("{label} is not writable"), format!("chown/chmod it so that you can write to it: chmod u+rwx {label}"));
+                r.problem(
+                    "state dir",
+                    format!("{label} is not writable"),
+                    format!("chown/chmod it so that you can write to it: chmod u+rwx {label}"),
+                );
             } else if mode & 0o077 != 0 {
                 r.problem("state dir", format!("{label} is readable by others (mode {mode:o}): it holds agent ledgers and snapshots"), format!("chmod 700 {label}"));
             } else {
@@ -310,29 +420,46 @@ fn check_state_dir(r: &mut Report) {
 
 fn check_pollers(r: &mut Report) {
     let jobs = crate::watch::job::active_jobs();
-    let mut sockets: Vec<String> = jobs.iter().filter(|j| j.status == "running").map(|j| j.socket.clone()).collect();
+    let mut sockets: Vec<String> = jobs
+        .iter()
+        .filter(|j| j.status == "running")
+        .map(|j| j.socket.clone())
+        .collect();
     sockets.sort();
     sockets.dedup();
     if sockets.is_empty() {
         r.ok("watch", "no running watches");
     }
     for s in sockets {
-        let n = jobs.iter().filter(|j| j.socket == s && j.status == "running").count();
+        let n = jobs
+            .iter()
+            .filter(|j| j.socket == s && j.status == "running")
+            .count();
         if crate::watch::poller::is_running(&s) {
             r.ok("watch", format!("poller alive for {s} ({n} running)"));
         } else {
-            r.problem("watch", format!("{n} running watch(es) on {s} but no poller"), "tmuxmate watch list (restarts a dead poller)");
+            r.problem(
+                "watch",
+                format!("{n} running watch(es) on {s} but no poller"),
+                "tmuxmate watch list (restarts a dead poller)",
+            );
         }
     }
 }
 
 /// A log line that says something failed (not a reason for silence such as "no location").
 fn is_error(msg: &str) -> bool {
-    if msg.contains(": no location:") || msg.contains(" started for ") || msg.ends_with(" exiting") || msg.starts_with("approval:") {
+    if msg.contains(": no location:")
+        || msg.contains(" started for ")
+        || msg.ends_with(" exiting")
+        || msg.starts_with("approval:")
+    {
         return false;
     }
     msg.starts_with("hook")
-        || ["error", "cannot ", "could not", "invalid", "failed"].iter().any(|w| msg.contains(w))
+        || ["error", "cannot ", "could not", "invalid", "failed"]
+            .iter()
+            .any(|w| msg.contains(w))
 }
 
 fn fix_for(msg: &str) -> String {
@@ -358,7 +485,9 @@ fn check_log(r: &mut Report) {
     let mut last_silence = None;
     for line in text.lines() {
         let mut parts = line.splitn(3, ' ');
-        let (Some(ts), Some(_pid), Some(msg)) = (parts.next(), parts.next(), parts.next()) else { continue };
+        let (Some(ts), Some(_pid), Some(msg)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
         let Ok(ts) = ts.parse::<u64>() else { continue };
         if ts < day_ago {
             continue;
@@ -370,7 +499,10 @@ fn check_log(r: &mut Report) {
         }
     }
     if errors.is_empty() {
-        r.ok("log", format!("no errors in the last 24 h ({})", path.display()));
+        r.ok(
+            "log",
+            format!("no errors in the last 24 h ({})", path.display()),
+        );
     }
     let n = errors.len();
     for msg in errors.iter().skip(n.saturating_sub(5)) {

@@ -12,9 +12,12 @@ use std::path::{Path, PathBuf};
 /// The file's text, `None` when it does not exist. Not UTF-8 is an error naming the file.
 pub fn read_text(path: &Path) -> Result<Option<String>, String> {
     match std::fs::read(path) {
-        Ok(b) => String::from_utf8(b)
-            .map(Some)
-            .map_err(|_| format!("{} is not UTF-8 text; fix or move it away, then rerun", path.display())),
+        Ok(b) => String::from_utf8(b).map(Some).map_err(|_| {
+            format!(
+                "{} is not UTF-8 text; fix or move it away, then rerun",
+                path.display()
+            )
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("cannot read {}: {e}", path.display())),
     }
@@ -23,7 +26,9 @@ pub fn read_text(path: &Path) -> Result<Option<String>, String> {
 /// Where a write to `path` really lands: the symlink's target when it is one.
 pub fn real_target(path: &Path) -> PathBuf {
     match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+        }
         _ => path.to_path_buf(),
     }
 }
@@ -79,12 +84,5 @@ pub fn remove(path: &Path) -> Result<(), String> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
-    }
-}
-
-/// Remove the given directories, innermost first, each only when empty.
-pub fn remove_empty_dirs(dirs: &[PathBuf]) {
-    for d in dirs.iter().rev() {
-        let _ = std::fs::remove_dir(d);
     }
 }

@@ -54,7 +54,11 @@ pub fn render(v: &Value, like: Option<&str>) -> String {
             t.lines()
                 .skip(1)
                 .find(|l| l.starts_with(' ') || l.starts_with('\t'))
-                .map(|l| l.chars().take_while(|c| *c == ' ' || *c == '\t').collect::<String>())
+                .map(|l| {
+                    l.chars()
+                        .take_while(|c| *c == ' ' || *c == '\t')
+                        .collect::<String>()
+                })
         })
         .unwrap_or_else(|| "  ".into());
     let mut buf = Vec::new();
@@ -92,7 +96,12 @@ pub fn our_hooks(root: &Value) -> Vec<(String, String)> {
     };
     for (ev, groups) in hooks {
         for g in groups.as_array().into_iter().flatten() {
-            for h in g.get("hooks").and_then(Value::as_array).into_iter().flatten() {
+            for h in g
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 if handler_is_ours(h) {
                     let cmd = h.get("command").and_then(Value::as_str).unwrap_or("");
                     out.push((ev.clone(), cmd.to_string()));
@@ -168,13 +177,18 @@ pub fn set_hooks(root: &mut Value, label: &str, specs: &[HookSpec]) -> Result<bo
     if let Some(h) = root.get("hooks")
         && !h.is_object()
     {
-        return Err(format!("{label}: \"hooks\" is not an object; fix it and rerun"));
+        return Err(format!(
+            "{label}: \"hooks\" is not an object; fix it and rerun"
+        ));
     }
     for s in specs {
         if let Some(e) = root.get("hooks").and_then(|h| h.get(s.event))
             && !e.is_array()
         {
-            return Err(format!("{label}: hooks.{} is not a list; fix it and rerun", s.event));
+            return Err(format!(
+                "{label}: hooks.{} is not a list; fix it and rerun",
+                s.event
+            ));
         }
     }
     remove_hooks(root);
@@ -226,7 +240,9 @@ pub fn set_mcp(root: &mut Value, label: &str, entry: Value) -> Result<bool, Stri
     if let Some(m) = root.get("mcpServers")
         && !m.is_object()
     {
-        return Err(format!("{label}: \"mcpServers\" is not an object; fix it and rerun"));
+        return Err(format!(
+            "{label}: \"mcpServers\" is not an object; fix it and rerun"
+        ));
     }
     let obj = root.as_object_mut().expect("parse() returns objects");
     let servers = obj
@@ -265,8 +281,18 @@ mod tests {
 
     fn spec(cmd: &str) -> Vec<HookSpec> {
         vec![
-            HookSpec { event: "UserPromptSubmit", matcher: None, command: cmd.into(), timeout: 5 },
-            HookSpec { event: "SessionStart", matcher: Some("compact|clear"), command: cmd.into(), timeout: 5 },
+            HookSpec {
+                event: "UserPromptSubmit",
+                matcher: None,
+                command: cmd.into(),
+                timeout: 5,
+            },
+            HookSpec {
+                event: "SessionStart",
+                matcher: Some("compact|clear"),
+                command: cmd.into(),
+                timeout: 5,
+            },
         ]
     }
 
@@ -288,9 +314,17 @@ mod tests {
 
     #[test]
     fn keeps_indent_and_refuses_foreign_mcp() {
-        let text = "{\n    \"mcpServers\": {\n        \"tmuxmate\": {\"command\": \"python3\"}\n    }\n}";
+        let text =
+            "{\n    \"mcpServers\": {\n        \"tmuxmate\": {\"command\": \"python3\"}\n    }\n}";
         let mut v = parse("f", Some(text)).unwrap();
-        assert!(set_mcp(&mut v, "f", json!({"command": "/b/tmuxmate", "args": ["mcp"]})).is_err());
+        assert!(
+            set_mcp(
+                &mut v,
+                "f",
+                json!({"command": "/b/tmuxmate", "args": ["mcp"]})
+            )
+            .is_err()
+        );
         let out = render(&v, Some(text));
         assert!(out.contains("\n    \"mcpServers\""), "{out}");
         assert!(!out.ends_with('\n'));

@@ -66,7 +66,11 @@ fn is_tmuxmate_program(p: &str) -> bool {
 pub fn parse_argv(argv: &[String]) -> Option<Ours> {
     // `env VAR=x tmuxmate …` and `exec tmuxmate …` are still ours.
     let mut i = 0;
-    while i < argv.len() && (argv[i] == "env" || argv[i] == "exec" || argv[i].contains('=') && !argv[i].starts_with('-')) {
+    while i < argv.len()
+        && (argv[i] == "env"
+            || argv[i] == "exec"
+            || argv[i].contains('=') && !argv[i].starts_with('-'))
+    {
         i += 1;
     }
     let program = argv.get(i)?;
@@ -98,8 +102,7 @@ pub fn ours_in_command(cmd: &str, sub: &str) -> Option<Ours> {
 /// Quote a word for `sh -c` only when it needs it.
 pub fn shell_quote(s: &str) -> String {
     let safe = !s.is_empty()
-        && s
-            .bytes()
+        && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%,=".contains(&b));
     if safe {
         s.to_string()

@@ -156,7 +156,9 @@ impl Target {
                 Ok(changed.then(|| doc.to_string()))
             }
             Kind::TmuxConf { snippet } => Ok(tmuxconf::install(cur, snippet)),
-            Kind::Whole { content, .. } => Ok((cur != Some(content.as_str())).then(|| content.clone())),
+            Kind::Whole { content, .. } => {
+                Ok((cur != Some(content.as_str())).then(|| content.clone()))
+            }
         }
     }
 
@@ -184,14 +186,26 @@ impl Target {
                 let changed = tomledit::remove_mcp(&mut doc) | tomledit::remove_hooks(&mut doc);
                 let text = doc.to_string();
                 let empty = text.trim().is_empty();
-                Ok(if changed { Undo::Write(text, empty) } else { Undo::Keep })
+                Ok(if changed {
+                    Undo::Write(text, empty)
+                } else {
+                    Undo::Keep
+                })
             }
             Kind::TmuxConf { .. } => {
                 let (text, found) = tmuxconf::remove(cur);
                 let empty = text.trim().is_empty();
-                Ok(if found { Undo::Write(text, empty) } else { Undo::Keep })
+                Ok(if found {
+                    Undo::Write(text, empty)
+                } else {
+                    Undo::Keep
+                })
             }
-            Kind::Whole { marker, .. } => Ok(if cur.contains(marker) { Undo::Delete } else { Undo::Keep }),
+            Kind::Whole { marker, .. } => Ok(if cur.contains(marker) {
+                Undo::Delete
+            } else {
+                Undo::Keep
+            }),
         }
     }
 }
@@ -289,6 +303,7 @@ pub fn plan_uninstall(ctx: &Ctx, which: &[Which]) -> Result<Vec<Change>, String>
 /// Write the planned changes (install: with backups; uninstall: forgetting them).
 pub fn apply(changes: &[Change], install: bool) -> Result<(), String> {
     let mut m = Manifest::load();
+    let mut dirs = Vec::new();
     for c in changes {
         // Someone (a running harness) wrote the file since we read it: do not clobber.
         if fsio::read_text(&c.path)? != c.before {
@@ -302,7 +317,11 @@ pub fn apply(changes: &[Change], install: bool) -> Result<(), String> {
         }
         match &c.after {
             Some(text) => {
-                let mode = if c.path.file_name() == Some(".claude.json".as_ref()) { 0o600 } else { 0o644 };
+                let mode = if c.path.file_name() == Some(".claude.json".as_ref()) {
+                    0o600
+                } else {
+                    0o644
+                };
                 fsio::write_atomic(&c.path, text.as_bytes(), mode)?;
                 if install {
                     m.after_write(&c.path, text)?;
@@ -312,22 +331,33 @@ pub fn apply(changes: &[Change], install: bool) -> Result<(), String> {
             }
             None => {
                 fsio::remove(&c.path)?;
-                let dirs = m.forget(&c.path)?;
-                fsio::remove_empty_dirs(&dirs);
+                dirs.extend(m.forget(&c.path)?);
                 // A whole file of ours sits in a directory of ours (skills/tmuxmate/).
                 if let Some(parent) = c.path.parent()
                     && parent.file_name() == Some("tmuxmate".as_ref())
                 {
-                    let _ = std::fs::remove_dir(parent);
+                    dirs.push(parent.to_path_buf());
                 }
             }
         }
+    }
+    // Directories our first writes created, innermost first, each only if now empty.
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    dirs.dedup();
+    for d in dirs {
+        let _ = std::fs::remove_dir(d);
     }
     Ok(())
 }
 
 /// The hook entry each harness gets (same shape in Claude, Codex and Gemini files).
-pub fn hook_specs(ctx: &Ctx, harness: &str, turn_event: &'static str, reset: (&'static str, Option<&'static str>), timeout: u64) -> Vec<HookSpec> {
+pub fn hook_specs(
+    ctx: &Ctx,
+    harness: &str,
+    turn_event: &'static str,
+    reset: (&'static str, Option<&'static str>),
+    timeout: u64,
+) -> Vec<HookSpec> {
     let command = ctx.hook_command(harness);
     vec![
         HookSpec {

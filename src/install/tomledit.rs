@@ -11,20 +11,26 @@ use toml_edit::{Array, DocumentMut, Item, Table, value};
 use super::marker;
 
 pub fn parse(label: &str, text: Option<&str>) -> Result<DocumentMut, String> {
-    text.unwrap_or("")
-        .parse::<DocumentMut>()
-        .map_err(|e| format!("{label} is not valid TOML ({e}); fix it and rerun: nothing was changed"))
+    text.unwrap_or("").parse::<DocumentMut>().map_err(|e| {
+        format!("{label} is not valid TOML ({e}); fix it and rerun: nothing was changed")
+    })
 }
 
 fn server<'a>(doc: &'a DocumentMut) -> Option<&'a Table> {
-    doc.get("mcp_servers")?.as_table()?.get("tmuxmate")?.as_table()
+    doc.get("mcp_servers")?
+        .as_table()?
+        .get("tmuxmate")?
+        .as_table()
 }
 
 /// The command of `[mcp_servers.tmuxmate]` when that server is ours.
 pub fn our_mcp_command(doc: &DocumentMut) -> Option<String> {
     let t = server(doc)?;
     let cmd = t.get("command")?.as_str()?.to_string();
-    let is_ours = std::path::Path::new(&cmd).file_name().and_then(|n| n.to_str()) == Some("tmuxmate");
+    let is_ours = std::path::Path::new(&cmd)
+        .file_name()
+        .and_then(|n| n.to_str())
+        == Some("tmuxmate");
     is_ours.then_some(cmd)
 }
 
@@ -163,12 +169,16 @@ mod tests {
 
     #[test]
     fn adds_and_removes_our_server_keeping_comments() {
-        let text = "# my config\nmodel = \"gpt-5.5\" # inline\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+        let text =
+            "# my config\nmodel = \"gpt-5.5\" # inline\n\n[mcp_servers.other]\ncommand = \"x\"\n";
         let mut doc = parse("c", Some(text)).unwrap();
         assert!(set_mcp(&mut doc, "c", "/b/tmuxmate").unwrap());
         let out = doc.to_string();
         assert!(out.starts_with(text), "{out}");
-        assert!(out.contains("[mcp_servers.tmuxmate]\ncommand = \"/b/tmuxmate\"\nargs = [\"mcp\"]"), "{out}");
+        assert!(
+            out.contains("[mcp_servers.tmuxmate]\ncommand = \"/b/tmuxmate\"\nargs = [\"mcp\"]"),
+            "{out}"
+        );
         let mut again = parse("c", Some(&out)).unwrap();
         assert!(!set_mcp(&mut again, "c", "/b/tmuxmate").unwrap());
         assert!(remove_mcp(&mut again));

@@ -10,6 +10,7 @@ mod control;
 mod digest;
 mod hooks;
 mod hostile;
+mod install;
 mod location;
 mod run;
 mod safety;
