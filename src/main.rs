@@ -26,6 +26,7 @@ use clap::Parser;
 
 fn main() {
     cmd::install::intercept_version();
+    cmd::demo_standin::intercept();
     let cli = match cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) if cmd::hook::is_hook_invocation() => {

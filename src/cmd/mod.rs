@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod capture;
 pub mod demo;
+pub mod demo_standin;
 pub mod digest;
 pub mod hook;
 pub mod init;

@@ -489,3 +489,47 @@ fn man_page_renders_and_version_names_tmux() {
         "{v}"
     );
 }
+
+#[test]
+fn demo_shows_all_four_capabilities_and_leaves_nothing_behind() {
+    let s = server!();
+    let tmp = s.dir.join("demo-tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut c = Command::new(BIN);
+    s.env(&mut c);
+    let start = std::time::Instant::now();
+    let out = c
+        .arg("demo")
+        .env("TMPDIR", &tmp)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    let text = ok(out);
+    for section in [
+        "tmux location (turn 1)",
+        "== control",
+        "== watch",
+        "== bridge",
+        "Reviewed \"is the change",
+        "todos (1/3 done)",
+        "tmux side chat note",
+    ] {
+        assert!(text.contains(section), "missing {section:?}: {text}");
+    }
+    // Under 10 s on an idle machine; a loaded 2-core test run gets more room.
+    assert!(
+        took < std::time::Duration::from_secs(30),
+        "demo took {took:?}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "demo left behind: {left:?}");
+    assert!(
+        !s.state.join("log").exists(),
+        "demo wrote to the user's state dir"
+    );
+}
