@@ -100,6 +100,10 @@ for agent in claude codex; do
     check "$agent: the request lists the tmuxmate skill" "$(grep -q 'Use when you run inside tmux' <<<"$req" && echo 0 || echo 1)" "skill description in the first request: $(grep -c 'Use when you run inside tmux' <<<"$req" || true)x"
 done
 
+d=$(in_codex_home -S "$RUN/tmux/tmux-$(id -u)/$SOCK" doctor --json 2>/dev/null || true)
+trust=$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(next((c["detail"] for c in d["checks"] if c["area"]=="codex" and "trust" in c["detail"]), "no trust check"))' <<<"$d" 2>/dev/null || echo "doctor printed no JSON")
+check "doctor sees the trust the real Codex recorded" "$(grep -q 'is trusted' <<<"$trust" && echo 0 || echo 1)" "$trust"
+
 echo "== 2. stop, uninstall, start again"
 "$RIG/stop.sh" "$SOCK" >/dev/null
 in_claude_home uninstall

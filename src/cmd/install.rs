@@ -15,10 +15,10 @@ fn chosen(ctx: &Ctx, t: InstallTarget, installing: bool) -> Vec<Which> {
         InstallTarget::Gemini => vec![Which::Gemini],
         InstallTarget::Tmux => vec![Which::Tmux],
         // Uninstall looks everywhere: a CLI removed since install still has our entries.
-        InstallTarget::All if !installing => Which::ALL.to_vec(),
+        // tmux is user-level: a --project run never touches it.
         InstallTarget::All => Which::ALL
             .into_iter()
-            .filter(|w| w.detected(&ctx.paths))
+            .filter(|w| !installing || w.detected(&ctx.paths))
             .filter(|w| ctx.paths.project.is_none() || *w != Which::Tmux)
             .collect(),
     }

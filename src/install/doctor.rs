@@ -378,7 +378,7 @@ fn codex_daemon() -> Option<i32> {
             continue;
         };
         let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
-        let has = |w: &[u8]| args.iter().any(|a| *a == w);
+        let has = |w: &[u8]| args.contains(&w);
         if has(b"app-server") && has(b"--managed-daemon") {
             return Some(pid);
         }

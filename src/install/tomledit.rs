@@ -16,7 +16,7 @@ pub fn parse(label: &str, text: Option<&str>) -> Result<DocumentMut, String> {
     })
 }
 
-fn server<'a>(doc: &'a DocumentMut) -> Option<&'a Table> {
+fn server(doc: &DocumentMut) -> Option<&Table> {
     doc.get("mcp_servers")?
         .as_table()?
         .get("tmuxmate")?

@@ -290,12 +290,15 @@ fn project_install_writes_the_project_files() {
     let s = server!();
     let proj = s.dir.join("proj");
     std::fs::create_dir_all(&proj).unwrap();
+    ok(s.run(&["install", "tmux"]));
     ok(s.run(&["install", "claude", "--project", proj.to_str().unwrap()]));
     assert!(read(&proj.join(".claude/settings.json")).contains("hook claude"));
     assert!(read(&proj.join(".mcp.json")).contains("\"mcp\""));
     assert!(proj.join(".claude/skills/tmuxmate/SKILL.md").is_file());
     assert!(!s.home.join(".claude").exists());
-    ok(s.run(&["uninstall", "claude", "--project", proj.to_str().unwrap()]));
+    // `uninstall` (all) of a project never touches the user-level tmux install.
+    ok(s.run(&["uninstall", "--project", proj.to_str().unwrap()]));
+    assert!(read(&s.home.join(".tmux.conf")).contains("source-file"));
     assert_eq!(
         std::fs::read_dir(&proj).unwrap().count(),
         0,
@@ -470,13 +473,12 @@ fn man_page_renders_and_version_names_tmux() {
             "command -v man >/dev/null || exit 0; MANWIDTH=80 man -l '{}' | col -b",
             page.display()
         ),
-    ) {
-        if !text.is_empty() {
-            assert!(
-                text.contains("tmuxmate") && text.contains("install"),
-                "{text}"
-            );
-        }
+    ) && !text.is_empty()
+    {
+        assert!(
+            text.contains("tmuxmate") && text.contains("install"),
+            "{text}"
+        );
     }
     let v = ok(s.run(&["--version"]));
     let mut lines = v.lines();
