@@ -63,3 +63,21 @@ pub fn trusted_events(
         .filter_map(|(k, _)| k[prefix.len()..].split(':').next().map(String::from))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reads_trust_records_for_our_hooks_file() {
+        // The key shape Codex 0.171 writes (rig README, "Codex hook trust").
+        let doc: toml_edit::DocumentMut = r#"
+[hooks.state."/h/.codex/hooks.json:user_prompt_submit:0:0"]
+trusted_hash = "sha256:abc"
+[hooks.state."/other/hooks.json:session_start:0:0"]
+trusted_hash = "sha256:def"
+"#
+        .parse()
+        .unwrap();
+        let t = super::trusted_events(&doc, std::path::Path::new("/h/.codex/hooks.json"));
+        assert_eq!(t, vec!["user_prompt_submit".to_string()]);
+    }
+}

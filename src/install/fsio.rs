@@ -86,3 +86,36 @@ pub fn remove(path: &Path) -> Result<(), String> {
         Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn atomic_write_keeps_mode_and_writes_through_symlinks() {
+        let d = std::env::temp_dir().join(format!("tmuxmate-fsio-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let real = d.join("real.json");
+        std::fs::write(&real, "old").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = d.join("link.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        super::write_atomic(&link, b"new", 0o644).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            2,
+            "no temp file left"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
