@@ -535,3 +535,40 @@ fn demo_shows_all_four_capabilities_and_leaves_nothing_behind() {
         "demo wrote to the user's state dir"
     );
 }
+
+#[test]
+fn doctor_reports_running_watches_without_a_poller() {
+    let s = server!();
+    ok(s.run(&["watch", "start", "--", "sleep 60"]));
+    let pollers = s.state.join("pollers");
+    let pid = crate::util::wait_until(
+        "the poller's heartbeat",
+        std::time::Duration::from_secs(20),
+        || {
+            std::fs::read_dir(&pollers).ok()?.flatten().find_map(|e| {
+                let v: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
+                v["pid"].as_i64()
+            })
+        },
+    );
+    let (_, text) = doctor(&s);
+    assert!(text.contains("poller alive for"), "{text}");
+    // The poller dies (OOM killer, kill -9): doctor names it and the fix.
+    ok(Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .output()
+        .unwrap());
+    let text = crate::util::wait_until(
+        "doctor to see the dead poller",
+        std::time::Duration::from_secs(20),
+        || {
+            let (out, text) = doctor(&s);
+            (out.status.code() == Some(1) && text.contains("but no poller")).then_some(text)
+        },
+    );
+    assert!(
+        text.contains("fix: tmuxmate watch list (restarts a dead poller)"),
+        "{text}"
+    );
+}
