@@ -572,3 +572,41 @@ fn doctor_reports_running_watches_without_a_poller() {
         "{text}"
     );
 }
+
+#[test]
+fn harness_home_overrides_are_honoured() {
+    let s = server!();
+    let claude_dir = s.dir.join("claude-cfg");
+    let codex_home = s.dir.join("codex-home");
+    let gemini_home = s.dir.join("gemini-home");
+    for d in [&claude_dir, &codex_home, &gemini_home] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let run = |args: &[&str]| {
+        ok(s.tmuxmate()
+            .env("CLAUDE_CONFIG_DIR", &claude_dir)
+            .env("CODEX_HOME", &codex_home)
+            .env("GEMINI_CLI_HOME", &gemini_home)
+            .args(args)
+            .output()
+            .unwrap())
+    };
+    run(&["install", "claude"]);
+    run(&["install", "codex"]);
+    run(&["install", "gemini"]);
+    assert!(read(&claude_dir.join("settings.json")).contains("hook claude"));
+    assert!(read(&claude_dir.join(".claude.json")).contains("\"mcp\""));
+    assert!(read(&codex_home.join("hooks.json")).contains("hook codex"));
+    assert!(read(&codex_home.join("config.toml")).contains("[mcp_servers.tmuxmate]"));
+    assert!(read(&gemini_home.join(".gemini/settings.json")).contains("hook gemini"));
+    assert!(!s.home.join(".claude").exists() && !s.home.join(".codex").exists());
+    run(&["uninstall"]);
+    for d in [&claude_dir, &codex_home, &gemini_home] {
+        assert_eq!(
+            std::fs::read_dir(d).unwrap().count(),
+            0,
+            "{} not clean",
+            d.display()
+        );
+    }
+}
