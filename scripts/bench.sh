@@ -287,7 +287,7 @@ BODY
     print_row "(c) reference: dsh-tmux-context sh pipeline" "$w/location-reference.json"
     print_row "(d) bare tmux display-message -p" "$w/location-bare.json"
     print_row "    tmuxmate turn inside the refresh interval" "$w/location-interval.json"
-    print_row "    tmuxmate --version (process start)" "$w/location-start.json"
+    print_row "    tmuxmate --version (process start, cached tmux -V)" "$w/location-start.json"
     printf '  ratios of medians:\n'
     check_ratio "reference / unchanged" "$w/location-reference.json" "$w/location-unchanged.json" ">=" 3
     check_ratio "unchanged / bare display-message" "$w/location-unchanged.json" "$w/location-bare.json" "<=" 1.5
@@ -325,7 +325,7 @@ bench_control() {
 }
 
 # ---------------------------------------------------------------------------------------
-printf 'tmuxmate bench: %s, %s, %s\n' "$("$BIN" --version)" "$(tmux -V)" "$("$HYPERFINE" --version)"
+printf 'tmuxmate bench: %s, %s, %s\n' "$("$BIN" --version | head -1)" "$(tmux -V)" "$("$HYPERFINE" --version)"
 # Other work on the machine skews every figure: say how busy the CPUs were just before.
 if [ -r /proc/stat ]; then
     read -r _ a1 b1 c1 d1 e1 f1 g1 _ </proc/stat

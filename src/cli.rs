@@ -118,6 +118,49 @@ pub enum Command {
         #[command(subcommand)]
         what: InitWhat,
     },
+    /// Wire tmuxmate into the agent CLIs (hooks, MCP server, skill) and tmux (snippet).
+    Install(InstallArgs),
+    /// Take back exactly what `install` added.
+    Uninstall(InstallArgs),
+    /// Check the installation: what works, and the fix for each problem.
+    Doctor {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a shell completion script.
+    Completions { shell: CompletionShell },
+    /// Print the man page (roff).
+    Man,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstallTarget {
+    Claude,
+    Codex,
+    Gemini,
+    Tmux,
+    /// Every CLI found (on PATH or with a config directory), and tmux.
+    All,
+}
+
+#[derive(Args, Debug)]
+pub struct InstallArgs {
+    /// What to wire up.
+    #[arg(default_value = "all")]
+    pub target: InstallTarget,
+    /// Write the project's config files in DIR instead of the user's.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Print the changes as a diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 #[derive(Subcommand, Debug)]

@@ -14,6 +14,7 @@ mod error;
 mod hash;
 mod hook;
 mod input;
+mod install;
 mod ledger;
 mod location;
 mod policy;
@@ -83,6 +84,8 @@ fn main() {
             nix::sys::signal::SigHandler::SigIgn,
         )
     };
+    cmd::install::intercept_version();
+    cmd::demo_standin::intercept();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let json = argv_has(&args, &["--json"]);
     let verbose = argv_has(&args, &["--verbose", "-v"]);
@@ -90,7 +93,7 @@ fn main() {
         Ok(c) => c,
         Err(e) if cmd::hook::is_hook_invocation() => {
             // A harness must never break because of us: log, print nothing, exit 0.
-            state::log(&format!("hook: bad arguments: {e}"));
+            state::log(&cmd::hook::bad_arguments(&e));
             std::process::exit(0);
         }
         // Help and version are answers, not errors.

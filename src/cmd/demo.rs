@@ -37,9 +37,33 @@ impl Drop for Demo {
     fn drop(&mut self) {
         if !self.keep {
             let _ = self.tmux.run(&["kill-server"]);
+            // The server's helpers (watch poller, digest follower, the stand-in peer) log
+            // and tidy up as they exit: removing the directory before they are gone let
+            // one recreate it (the demo's log left behind). Wait for them, by environment.
+            let marker = format!("TMUXMATE_STATE_DIR={}", self.dir.join("state").display());
+            let start = Instant::now();
+            while helpers_alive(marker.as_bytes()) && start.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// True while a process of ours carries exactly this environment entry.
+fn helpers_alive(entry: &[u8]) -> bool {
+    let me = std::process::id().to_string();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    rd.flatten().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        name.bytes().all(|b| b.is_ascii_digit())
+            && name != me
+            && std::fs::read(e.path().join("environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == entry))
+    })
 }
 
 fn wait_file(p: &Path, deadline: Duration) -> Result<String, CliError> {
@@ -244,6 +268,8 @@ pub fn run(keep: bool) -> CliResult {
     d.turn("after the job finished: the result is delivered once")?;
     d.turn("and not again")?;
 
+    bridge_and_side(&mut d, &agent)?;
+
     if keep {
         println!(
             "\nThe demo server is still running. Attach with:\n  tmux -S '{}' attach\nStop it with:\n  tmux -S '{}' kill-server",
@@ -251,5 +277,99 @@ pub fn run(keep: bool) -> CliResult {
             sock.display()
         );
     }
+    Ok(())
+}
+
+/// The bridge (a stand-in peer agent asked through its own tmux session), the digest of a
+/// transcript and the side chat's tools, whose note reaches the agent at its next turn.
+fn bridge_and_side(d: &mut Demo, agent: &str) -> CliResult {
+    use super::demo_standin as standin;
+    println!("\n== bridge: ask another agent CLI, running in its own tmux session");
+    let peer = d.dir.join(standin::NAME);
+    if std::fs::hard_link(&d.bin, &peer).is_err() {
+        std::fs::copy(&d.bin, &peer)?;
+    }
+    let project = d.dir.join("project");
+    std::fs::create_dir_all(&project)?;
+    let peer_s = peer.display().to_string();
+    let project_s = project.display().to_string();
+    let started = d.me(&[
+        "agent",
+        "start",
+        "custom",
+        "--cli",
+        &peer_s,
+        "--ready-regex",
+        standin::READY_REGEX,
+        "--project",
+        &project_s,
+        "--timeout-s",
+        "10",
+        "--json",
+    ])?;
+    let v: serde_json::Value = serde_json::from_str(&started).map_err(|e| {
+        CliError::new(format!(
+            "demo: agent start printed no JSON ({e}): {started}"
+        ))
+    })?;
+    let name = v["name"]
+        .as_str()
+        .or_else(|| v["session"].as_str())
+        .unwrap_or("")
+        .to_string();
+    println!("    started the stand-in peer in session {name}");
+    let reply = d.me(&[
+        "agent",
+        "ask",
+        &name,
+        "--project",
+        &project_s,
+        "--message",
+        "is the change in src/install safe to ship?",
+        "--timeout-s",
+        "10",
+    ])?;
+    println!(
+        "    $ tmuxmate agent ask {name} --message 'is the change in src/install safe to ship?'"
+    );
+    for l in reply.trim_end().lines() {
+        println!("    | {l}");
+    }
+
+    println!("\n== digest and side chat: a person asks about the agent's session");
+    let transcript = d.dir.join("transcript.jsonl");
+    std::fs::write(&transcript, standin::transcript(&project_s))?;
+    let t = transcript.display().to_string();
+    d.me(&[
+        "digest",
+        "attach",
+        "-t",
+        agent,
+        "--transcript",
+        &t,
+        "--format",
+        "claude",
+    ])?;
+    let digest = d.me(&["digest", "show", "-t", agent])?;
+    println!("    $ tmuxmate digest show -t {agent}");
+    for l in digest.trim_end().lines() {
+        println!("    | {l}");
+    }
+    let status = d.me(&["side", "status", "-t", agent])?;
+    println!("    $ tmuxmate side status -t {agent}   (what the read-only side agent reads)");
+    for l in status.trim_end().lines().take(3) {
+        println!("    | {l}");
+    }
+    d.me(&[
+        "side",
+        "report",
+        "-t",
+        agent,
+        "the person asks: also mention --dry-run in the README",
+    ])?;
+    println!(
+        "    $ tmuxmate side report -t {agent} 'the person asks: also mention --dry-run in the README'"
+    );
+    d.turn("after the side chat's note: it arrives at the agent's next turn, never typed into its pane")?;
     Ok(())
 }

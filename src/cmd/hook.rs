@@ -144,3 +144,27 @@ fn run_inner(tmux: &Tmux, harness: Harness, interval_ms: Option<u64>) -> Result<
     }
     Ok(())
 }
+
+/// The log line for a hook command clap refused: names a mistyped harness plainly
+/// (`hook cluade` would otherwise fail silently for ever) and says what to do.
+pub fn bad_arguments(e: &clap::Error) -> String {
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let harness = args
+        .iter()
+        .position(|a| a == "hook")
+        .and_then(|i| args.get(i + 1));
+    match harness {
+        Some(h) if !h.starts_with('-') && !["claude", "codex", "gemini"].contains(&h.as_str()) => {
+            format!(
+                "hook: error: unknown harness {h:?} (expected claude, codex or gemini): the hook command in your agent's config is wrong; run `tmuxmate doctor`, then `tmuxmate install`"
+            )
+        }
+        _ => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("").trim();
+            format!("hook: error: bad arguments ({first}); run `tmuxmate doctor`")
+        }
+    }
+}

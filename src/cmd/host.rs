@@ -52,6 +52,11 @@ fn local_only(cmd: &Command) -> Option<&'static str> {
         }
         Command::Demo { .. } => Some("the demo starts a private server on this machine"),
         Command::Init { .. } => Some("the snippet is for this machine's tmux.conf"),
+        Command::Install(_)
+        | Command::Uninstall(_)
+        | Command::Doctor { .. }
+        | Command::Completions { .. }
+        | Command::Man => Some("it configures and checks tmuxmate on this machine"),
     }
 }
 

@@ -30,7 +30,12 @@ pub fn render_snippet() -> String {
     let bin = std::env::current_exe()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "tmuxmate".into());
-    SNIPPET.replace("@TMUXMATE_BIN@", &tmux_quote_inner(&bin))
+    render_snippet_for(&bin)
+}
+
+/// The snippet running `bin` (install writes it with the canonical path).
+pub fn render_snippet_for(bin: &str) -> String {
+    SNIPPET.replace("@TMUXMATE_BIN@", &tmux_quote_inner(bin))
 }
 
 pub fn run(tmux: &crate::tmux::Tmux, what: InitWhat) -> CliResult {

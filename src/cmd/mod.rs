@@ -6,10 +6,12 @@
 pub mod agent;
 pub mod capture;
 pub mod demo;
+pub mod demo_standin;
 pub mod digest;
 pub mod hook;
 pub mod host;
 pub mod init;
+pub mod install;
 pub mod keys;
 pub mod kill;
 pub mod list;
@@ -114,5 +116,10 @@ pub fn dispatch(cli: Cli) -> CliResult {
         Command::Digest { action } => digest::run(&tmux, action),
         Command::Demo { keep } => demo::run(keep),
         Command::Init { what } => init::run(&tmux, what),
+        Command::Install(a) => install::install(a),
+        Command::Uninstall(a) => install::uninstall(a),
+        Command::Doctor { json } => install::doctor(&tmux, json),
+        Command::Completions { shell } => install::completions(shell),
+        Command::Man => install::man(),
     }
 }

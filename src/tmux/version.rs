@@ -65,6 +65,11 @@ fn which(program: &str) -> Option<PathBuf> {
 
 /// Check that tmux exists and is new enough. Cached per binary identity in the state dir.
 pub fn check(tmux: &Tmux) -> Result<(), TmuxError> {
+    found(tmux).and_then(|(_, text)| gate(&text))
+}
+
+/// The tmux binary and its `tmux -V` text (cached like [`check`]), for `--version` and doctor.
+pub fn found(tmux: &Tmux) -> Result<(PathBuf, String), TmuxError> {
     let Some(bin) = which(&tmux.program) else {
         return Err(TmuxError::NotInstalled {
             program: tmux.program.clone(),
@@ -79,7 +84,7 @@ pub fn check(tmux: &Tmux) -> Result<(), TmuxError> {
         && let Some((k, v)) = text.rsplit_once('\n')
         && k == key
     {
-        return gate(v);
+        return Ok((bin, v.to_string()));
     }
     // `-V` needs no server and no socket flags.
     #[allow(clippy::disallowed_methods)] // the one sanctioned spawn site for this binary
@@ -95,7 +100,7 @@ pub fn check(tmux: &Tmux) -> Result<(), TmuxError> {
     if let Some(key) = key {
         let _ = crate::state::write_atomic(&cache, format!("{key}\n{text}").as_bytes());
     }
-    gate(&text)
+    Ok((bin, text))
 }
 
 /// How long a remote host's `tmux -V` answer is trusted (the binary there can change

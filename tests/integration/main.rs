@@ -12,6 +12,7 @@ mod control;
 mod digest;
 mod hooks;
 pub mod hostile;
+mod install;
 mod ledger;
 mod location;
 mod privacy;

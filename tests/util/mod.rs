@@ -109,6 +109,10 @@ impl Server {
         let state = dir.join("state");
         std::fs::create_dir_all(&home).unwrap();
         std::fs::create_dir_all(&state).unwrap();
+        // Private, as tmuxmate makes its own: a wider one would be closed (and logged) by
+        // the first call, which tests of "writes nothing" would see.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
         std::fs::create_dir_all(dir.join("tmp")).unwrap();
         std::fs::write(dir.join("agent.sh"), AGENT_LOOP).unwrap();
         let s = Server {

@@ -1,0 +1,514 @@
+//! `tmuxmate doctor`: what works and what to fix, one check per line.
+//!
+//! Invariants: read-only (it writes nothing, starts nothing); every problem carries its
+//! fix; `problem` fails the run (exit 1), `warning` names a hazard without failing it,
+//! `skipped` means there is nothing to check (a CLI that is not installed).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::{Ctx, Which, codex, fsio, jsonedit, marker, tmuxconf, tomledit};
+use crate::tmux::{Tmux, TmuxError, version};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Warning,
+    Problem,
+    Skipped,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Check {
+    pub area: String,
+    pub status: Status,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+struct Report(Vec<Check>);
+
+impl Report {
+    fn add(&mut self, area: &str, status: Status, detail: impl Into<String>, fix: Option<String>) {
+        self.0.push(Check {
+            area: area.into(),
+            status,
+            detail: detail.into(),
+            fix,
+        });
+    }
+    fn ok(&mut self, area: &str, detail: impl Into<String>) {
+        self.add(area, Status::Ok, detail, None);
+    }
+    fn problem(&mut self, area: &str, detail: impl Into<String>, fix: impl Into<String>) {
+        self.add(area, Status::Problem, detail, Some(fix.into()));
+    }
+}
+
+pub fn run(ctx: &Ctx, tmux: &Tmux) -> Vec<Check> {
+    let mut r = Report(Vec::new());
+    r.ok(
+        "binary",
+        format!("{} (tmuxmate {})", ctx.bin, env!("CARGO_PKG_VERSION")),
+    );
+    check_tmux(ctx, tmux, &mut r);
+    for w in [Which::Claude, Which::Codex, Which::Gemini] {
+        check_harness(ctx, w, &mut r);
+    }
+    check_state_dir(&mut r);
+    check_pollers(&mut r);
+    check_log(&mut r);
+    r.0
+}
+
+fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
+    match version::found(tmux) {
+        Ok((path, text)) => match version::parse(&text) {
+            Some(v) if v >= version::MINIMUM => {
+                r.ok("tmux", format!("{text} ({})", path.display()))
+            }
+            _ => r.problem(
+                "tmux",
+                format!("{text} ({}) is older than 3.2", path.display()),
+                "install tmux 3.2 or newer",
+            ),
+        },
+        Err(e) => {
+            r.problem(
+                "tmux",
+                e.to_string(),
+                "install tmux 3.2 or newer (e.g. apt-get install tmux)",
+            );
+            return;
+        }
+    }
+    // Files: the snippet and the line that sources it.
+    let user = super::paths::Paths {
+        home: ctx.paths.home.clone(),
+        project: None,
+    };
+    let snippet = user.tmux_snippet();
+    let conf = user.tmux_conf();
+    let conf_text = fsio::read_text(&conf).ok().flatten().unwrap_or_default();
+    let by_tpm = tmuxconf::loaded_by_tpm(&conf_text);
+    if by_tpm {
+        r.ok(
+            "tmux config",
+            format!("{} loads tmuxmate through TPM", user.label(&conf)),
+        );
+    } else if !snippet.is_file() {
+        r.problem(
+            "tmux config",
+            format!("the snippet {} does not exist", user.label(&snippet)),
+            "tmuxmate install tmux",
+        );
+    } else if !conf_text.contains(&tmuxconf::source_line(&snippet))
+        && !conf_text.contains("tmuxmate.conf")
+    {
+        r.problem(
+            "tmux config",
+            format!(
+                "{} does not source {}",
+                user.label(&conf),
+                user.label(&snippet)
+            ),
+            "tmuxmate install tmux",
+        );
+    } else {
+        let runs_us = fsio::read_text(&snippet)
+            .ok()
+            .flatten()
+            .is_some_and(|t| t.contains(&crate::cmd::init::tmux_quote_inner(&ctx.bin)));
+        if runs_us {
+            r.ok(
+                "tmux config",
+                format!("{} sources {}", user.label(&conf), user.label(&snippet)),
+            );
+        } else {
+            r.problem(
+                "tmux config",
+                format!("{} runs another tmuxmate binary", user.label(&snippet)),
+                "tmuxmate install tmux",
+            );
+        }
+    }
+    // The running server.
+    let reload = format!("tmux source-file {}", user.label(&conf));
+    match tmux.run(&["show-options", "-gqv", "@tmuxmate-bin"]) {
+        Err(TmuxError::NoServer { .. }) => r.add(
+            "tmux server",
+            Status::Skipped,
+            "no tmux server is running; the snippet is checked once one is",
+            None,
+        ),
+        Err(e) => r.problem(
+            "tmux server",
+            e.to_string(),
+            "check that tmux runs, then rerun",
+        ),
+        Ok(bin) => {
+            let bin = bin.trim();
+            let from = tmux
+                .run(&["show-options", "-gqv", "@tmuxmate-snippet"])
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default();
+            let from = if from.is_empty() {
+                "an older snippet (path unknown)".to_string()
+            } else {
+                from
+            };
+            if bin.is_empty() {
+                r.problem(
+                    "tmux server",
+                    "the running server has not loaded the tmuxmate snippet",
+                    if by_tpm {
+                        "prefix + I (TPM install), or tmux source-file ~/.tmux.conf".into()
+                    } else {
+                        format!("tmuxmate install tmux, then {reload}")
+                    },
+                );
+            } else if bin != ctx.bin {
+                r.problem(
+                    "tmux server",
+                    format!(
+                        "the server's snippet (loaded from {from}) runs {bin}, not this binary"
+                    ),
+                    format!("tmuxmate install tmux, then {reload}"),
+                );
+            } else {
+                r.ok("tmux server", format!("snippet loaded from {from}"));
+            }
+            if tmux
+                .run(&["show-options", "-gqv", "window-size"])
+                .is_ok_and(|s| s.trim() == "manual")
+            {
+                r.add(
+                    "tmux server",
+                    Status::Warning,
+                    "window-size is manual: tmux 3.3a crashes creating a detached session with no client attached under it (tmuxmate's own creations guard against it; other scripts may not)",
+                    Some("set -g window-size latest (in tmux.conf) unless you need manual".into()),
+                );
+            }
+        }
+    }
+}
+
+/// Our hook commands in a harness file: each must run this binary with the right harness.
+fn check_hooks(
+    ctx: &Ctx,
+    area: &str,
+    label: &str,
+    hooks: &[(String, String)],
+    harness: &str,
+    r: &mut Report,
+) {
+    let fix = format!("tmuxmate install {harness}");
+    if hooks.is_empty() {
+        r.problem(area, format!("no tmuxmate hooks in {label}"), fix);
+        return;
+    }
+    let mut bad = false;
+    for (ev, cmd) in hooks {
+        let Some(o) = marker::ours_in_command(cmd, "hook") else {
+            continue;
+        };
+        let prog = Path::new(&o.program);
+        let exists = prog.is_absolute() && prog.is_file()
+            || !prog.is_absolute() && super::paths::which(&o.program).is_some();
+        let h = o.harness.as_deref().unwrap_or("");
+        if !exists {
+            bad = true;
+            r.problem(
+                area,
+                format!(
+                    "{label} {ev} runs {}, which does not exist (the hook fails silently)",
+                    o.program
+                ),
+                fix.clone(),
+            );
+        } else if !["claude", "codex", "gemini"].contains(&h) {
+            bad = true;
+            r.problem(area, format!("{label} {ev}: unknown harness {h:?} in `{cmd}` (expected claude, codex or gemini)"), fix.clone());
+        } else if std::fs::canonicalize(prog)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+            .as_deref()
+            != Some(ctx.bin.as_str())
+            && o.program != ctx.bin
+        {
+            bad = true;
+            r.problem(
+                area,
+                format!(
+                    "{label} {ev} runs {}, not this binary ({})",
+                    o.program, ctx.bin
+                ),
+                fix.clone(),
+            );
+        } else if h != harness {
+            r.add(
+                area,
+                Status::Warning,
+                format!("{label} {ev} runs `hook {h}` (copied from another harness?)"),
+                Some(fix.clone()),
+            );
+        }
+    }
+    if !bad {
+        let evs: Vec<&str> = hooks.iter().map(|(e, _)| e.as_str()).collect();
+        r.ok(area, format!("{label}: {} → this binary", evs.join(", ")));
+    }
+}
+
+fn check_mcp(
+    ctx: &Ctx,
+    area: &str,
+    label: &str,
+    command: Option<String>,
+    harness: &str,
+    r: &mut Report,
+) {
+    match command {
+        Some(c) if c == ctx.bin => r.ok(area, format!("MCP server tmuxmate in {label}")),
+        Some(c) => r.problem(
+            area,
+            format!("{label}: MCP server tmuxmate runs {c}, not this binary"),
+            format!("tmuxmate install {harness}"),
+        ),
+        None => r.problem(
+            area,
+            format!("no MCP server tmuxmate in {label}"),
+            format!("tmuxmate install {harness}"),
+        ),
+    }
+}
+
+fn check_harness(ctx: &Ctx, w: Which, r: &mut Report) {
+    let p = &ctx.paths;
+    let name = w.name();
+    let read_json = |path: &Path| {
+        fsio::read_text(path)
+            .ok()
+            .flatten()
+            .and_then(|t| jsonedit::parse("", Some(&t)).ok())
+            .unwrap_or_else(|| serde_json::json!({}))
+    };
+    let (hooks_file, mcp_file, skill) = match w {
+        Which::Claude => (p.claude_settings(), p.claude_mcp(), p.claude_skill()),
+        Which::Codex => (p.codex_hooks(), p.codex_config(), p.codex_skill()),
+        Which::Gemini => (p.gemini_settings(), p.gemini_settings(), p.gemini_skill()),
+        Which::Tmux => return,
+    };
+    let hooks_json = read_json(&hooks_file);
+    let mut hooks = jsonedit::our_hooks(&hooks_json);
+    let toml = fsio::read_text(&p.codex_config())
+        .ok()
+        .flatten()
+        .and_then(|t| tomledit::parse("", Some(&t)).ok())
+        .unwrap_or_default();
+    if w == Which::Codex {
+        hooks.extend(tomledit::our_hooks(&toml));
+    }
+    if !w.detected(p) && hooks.is_empty() {
+        r.add(
+            name,
+            Status::Skipped,
+            format!("{name} is not installed (not on PATH, no config directory)"),
+            None,
+        );
+        return;
+    }
+    check_hooks(ctx, name, &p.label(&hooks_file), &hooks, name, r);
+    let mcp = match w {
+        Which::Codex => tomledit::our_mcp_command(&toml),
+        _ => jsonedit::our_mcp(&read_json(&mcp_file))
+            .and_then(|e| e.get("command").and_then(|c| c.as_str()).map(String::from)),
+    };
+    check_mcp(ctx, name, &p.label(&mcp_file), mcp, name, r);
+    if skill.is_file() {
+        r.ok(name, format!("skill {}", p.label(&skill)));
+    } else {
+        r.problem(
+            name,
+            format!("no skill at {}", p.label(&skill)),
+            format!("tmuxmate install {name}"),
+        );
+    }
+    if w == Which::Codex {
+        let trusted = codex::trusted_events(&toml, &p.codex_hooks());
+        if trusted.iter().any(|e| e == "user_prompt_submit") {
+            r.ok(
+                name,
+                "the UserPromptSubmit hook is trusted (a later edit needs trusting again)",
+            );
+        } else if !jsonedit::our_hooks(&hooks_json).is_empty() {
+            r.problem(
+                name,
+                "the tmuxmate hooks in hooks.json are not trusted yet: Codex skips them",
+                "open /hooks in the Codex TUI and trust the tmuxmate entries",
+            );
+        }
+        if let Some(pid) = codex_daemon() {
+            r.add(
+                name,
+                Status::Warning,
+                format!("a shared Codex app-server daemon is running (pid {pid}): hooks it runs have no terminal, so they get no location"),
+                Some("start Codex with `codex --no-daemon` in each pane".into()),
+            );
+        }
+    }
+}
+
+/// A running `codex app-server … --managed-daemon` of this user, if any.
+fn codex_daemon() -> Option<i32> {
+    let me = nix::unistd::getuid().as_raw();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        use std::os::unix::fs::MetadataExt;
+        if e.metadata().map(|m| m.uid()).ok() != Some(me) {
+            continue;
+        }
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+        let has = |w: &[u8]| args.contains(&w);
+        if has(b"app-server") && has(b"--managed-daemon") {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+fn check_state_dir(r: &mut Report) {
+    let dir = crate::state::state_dir();
+    let label = dir.display().to_string();
+    match std::fs::metadata(&dir) {
+        Err(_) => r.add(
+            "state dir",
+            Status::Warning,
+            format!("{label} does not exist yet"),
+            Some(format!(
+                "tmuxmate install (creates it private), or mkdir -m 700 -p {label}"
+            )),
+        ),
+        Ok(m) => {
+            let mode = m.permissions().mode() & 0o777;
+            let probe = dir.join(format!(".doctor-{}", std::process::id()));
+            let writable = std::fs::write(&probe, b"").is_ok();
+            let _ = std::fs::remove_file(&probe);
+            if !writable {
+                r.problem(
+                    "state dir",
+                    format!("{label} is not writable"),
+                    format!("chown/chmod it so that you can write to it: chmod u+rwx {label}"),
+                );
+            } else if mode & 0o077 != 0 {
+                r.problem("state dir", format!("{label} is readable by others (mode {mode:o}): it holds agent ledgers and snapshots"), format!("chmod 700 {label}"));
+            } else {
+                r.ok("state dir", format!("{label} (mode {mode:o})"));
+            }
+        }
+    }
+}
+
+fn check_pollers(r: &mut Report) {
+    let jobs = crate::watch::job::active_jobs();
+    let mut sockets: Vec<String> = jobs
+        .iter()
+        .filter(|j| j.status == "running")
+        .map(|j| j.socket.clone())
+        .collect();
+    sockets.sort();
+    sockets.dedup();
+    if sockets.is_empty() {
+        r.ok("watch", "no running watches");
+    }
+    for s in sockets {
+        let n = jobs
+            .iter()
+            .filter(|j| j.socket == s && j.status == "running")
+            .count();
+        if crate::watch::poller::is_running(&s) {
+            r.ok("watch", format!("poller alive for {s} ({n} running)"));
+        } else {
+            r.problem(
+                "watch",
+                format!("{n} running watch(es) on {s} but no poller"),
+                "tmuxmate watch list (restarts a dead poller)",
+            );
+        }
+    }
+}
+
+/// A log line that says something failed (not a reason for silence such as "no location").
+fn is_error(msg: &str) -> bool {
+    if msg.contains(": no location:")
+        || msg.contains(" started for ")
+        || msg.ends_with(" exiting")
+        || msg.starts_with("approval:")
+    {
+        return false;
+    }
+    msg.starts_with("hook")
+        || ["error", "cannot ", "could not", "invalid", "failed"]
+            .iter()
+            .any(|w| msg.contains(w))
+}
+
+fn fix_for(msg: &str) -> String {
+    if msg.contains("unknown harness") || msg.contains("bad arguments") {
+        "a hook command in your agent config is wrong: run `tmuxmate install` (or fix the command by hand)".into()
+    } else if msg.contains("tmux") && msg.contains("older") {
+        "install tmux 3.2 or newer".into()
+    } else {
+        "see the message; `tmuxmate where` in the agent's pane shows the location path".into()
+    }
+}
+
+fn check_log(r: &mut Report) {
+    let path = crate::state::log_path();
+    let Ok(bytes) = std::fs::read(&path) else {
+        r.ok("log", "no log yet");
+        return;
+    };
+    let tail = &bytes[bytes.len().saturating_sub(256 * 1024)..];
+    let text = String::from_utf8_lossy(tail);
+    let day_ago = crate::state::now_ms().saturating_sub(24 * 3600 * 1000);
+    let mut errors = Vec::new();
+    let mut last_silence = None;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ' ');
+        let (Some(ts), Some(_pid), Some(msg)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let Ok(ts) = ts.parse::<u64>() else { continue };
+        if ts < day_ago {
+            continue;
+        }
+        if is_error(msg) {
+            errors.push(msg.to_string());
+        } else if msg.contains(": no location:") {
+            last_silence = Some(msg.to_string());
+        }
+    }
+    if errors.is_empty() {
+        r.ok(
+            "log",
+            format!("no errors in the last 24 h ({})", path.display()),
+        );
+    }
+    let n = errors.len();
+    for msg in errors.iter().skip(n.saturating_sub(5)) {
+        r.problem("log", msg.clone(), fix_for(msg));
+    }
+    if let Some(s) = last_silence {
+        r.add("log", Status::Ok, format!("last silent turn: {s}"), None);
+    }
+}
