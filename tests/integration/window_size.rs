@@ -70,9 +70,7 @@ fn a_server_started_by_us_with_manual_in_the_config_survives() {
     struct Kill<'a>(&'a Server, String);
     impl Drop for Kill<'_> {
         fn drop(&mut self) {
-            let mut c = Command::new("tmux");
-            self.0.env(&mut c);
-            let _ = c.args(["-L", &self.1, "kill-server"]).output();
+            let _ = self.0.tmux_other(&self.1, &["kill-server"]);
         }
     }
     let _k = Kill(&s, fresh.clone());
@@ -95,20 +93,10 @@ fn a_server_started_by_us_with_manual_in_the_config_survives() {
             .unwrap()
     };
     ok(tm(&["agent", "start", "claude", "--json"]));
-    let mut c = Command::new("tmux");
-    s.env(&mut c);
-    let out = c
-        .args(["-L", &fresh, "show-options", "-gv", "window-size"])
-        .output()
-        .unwrap();
+    let out = s.tmux_other(&fresh, &["show-options", "-gv", "window-size"]);
     assert!(out.status.success(), "the fresh server is gone");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "manual");
-    let mut c = Command::new("tmux");
-    s.env(&mut c);
-    let opts = c
-        .args(["-L", &fresh, "show-options", "-g"])
-        .output()
-        .unwrap();
+    let opts = s.tmux_other(&fresh, &["show-options", "-g"]);
     assert!(!String::from_utf8_lossy(&opts.stdout).contains("@tmuxmate-saved-window-size"));
     // And a second creation on that (now live) server.
     ok(tm(&["new-window", "--", "cat"]));

@@ -218,6 +218,15 @@ impl Server {
         self.tmux_raw(args)
     }
 
+    /// tmux on another private server (`-L name`) in this server's sealed environment
+    /// (same private TMUX_TMPDIR): for tests of a server that tmuxmate itself starts.
+    pub fn tmux_other(&self, name: &str, args: &[&str]) -> Output {
+        let mut c = Command::new("tmux");
+        self.env(&mut c);
+        c.arg("-L").arg(name).args(args).stdin(Stdio::null());
+        c.output().expect("spawn tmux")
+    }
+
     /// A `tmuxmate -L <this server>` command with the sealed environment.
     pub fn tmuxmate(&self) -> Command {
         let mut c = Command::new(BIN);
