@@ -328,7 +328,9 @@ fn check_harness(ctx: &Ctx, w: Which, r: &mut Report) {
         _ => jsonedit::our_mcp(&read_json(&mcp_file))
             .and_then(|e| e.get("command").and_then(|c| c.as_str()).map(String::from)),
     };
-    check_mcp(ctx, name, &p.label(&mcp_file), mcp, name, r);
+    if super::MCP_SERVER {
+        check_mcp(ctx, name, &p.label(&mcp_file), mcp, name, r);
+    }
     if skill.is_file() {
         r.ok(name, format!("skill {}", p.label(&skill)));
     } else {

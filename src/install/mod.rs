@@ -32,6 +32,11 @@ use jsonedit::HookSpec;
 use manifest::Manifest;
 use paths::Paths;
 
+/// Whether this build has the MCP server (`tmuxmate mcp`, issue 13). Until it does,
+/// install registers no MCP server (an entry whose command fails would show as a broken
+/// server in every agent CLI); uninstall and doctor still know the entries' shape.
+pub const MCP_SERVER: bool = false;
+
 /// The Agent Skills file install puts where each CLI finds skills.
 pub const SKILL: &str = include_str!("../../skills/tmuxmate/SKILL.md");
 
@@ -144,14 +149,14 @@ impl Target {
                 if let Some(specs) = hooks {
                     changed |= jsonedit::set_hooks(&mut v, &label, specs)?;
                 }
-                if let Some(entry) = mcp {
+                if let Some(entry) = mcp.as_ref().filter(|_| MCP_SERVER) {
                     changed |= jsonedit::set_mcp(&mut v, &label, entry.clone())?;
                 }
                 Ok(changed.then(|| jsonedit::render(&v, cur)))
             }
             Kind::CodexToml { bin } => {
                 let mut doc = tomledit::parse(&label, cur)?;
-                let mut changed = tomledit::set_mcp(&mut doc, &label, bin)?;
+                let mut changed = MCP_SERVER && tomledit::set_mcp(&mut doc, &label, bin)?;
                 changed |= tomledit::remove_hooks(&mut doc);
                 Ok(changed.then(|| doc.to_string()))
             }
