@@ -329,33 +329,7 @@ fn kill_session_and_server_with_approver() {
 
 /// A client attached to `inner`'s session `main`, living in a pane of `outer`.
 fn attach_from(outer: &Server, inner: &Server) -> String {
-    let cmd = format!(
-        "env -u TMUX tmux -S '{}' attach -t main",
-        inner.socket_path().display()
-    );
-    let pane = outer
-        .tmux(&[
-            "new-window",
-            "-t",
-            "main:",
-            "-n",
-            "att",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            &cmd,
-        ])
-        .trim()
-        .to_string();
-    wait_until(
-        "the inner client to attach",
-        Duration::from_secs(15),
-        || {
-            let c = inner.tmux(&["list-clients", "-F", "#{client_name}"]);
-            (!c.trim().is_empty()).then_some(())
-        },
-    );
-    pane
+    inner.attach_in(outer, "main")
 }
 
 fn screen(outer: &Server, pane: &str) -> String {

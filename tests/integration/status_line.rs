@@ -8,9 +8,7 @@ use crate::util::*;
 
 fn start(s: &Server, cmd: &str) -> (String, String) {
     // --notify takes only an agent someone reads: one per-turn call makes `ag` known.
-    if !s.state.join("agents/ag.jsonl").exists() {
-        ok(s.run(&["turn", "--agent", "ag"]));
-    }
+    s.known_agent("ag");
     let out = ok(s.run(&["watch", "start", "--json", "--notify", "ag", "--", cmd]));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     (

@@ -17,19 +17,10 @@ pub(crate) struct Started {
     pub pane_id: String,
 }
 
-/// `--notify`/`--forward` take only known agents: one per-turn call makes an address known
-/// (made once per server, before its first watch, so no test's deliveries are consumed).
-fn known(s: &Server, agent: &str) {
-    let l = s.state.join(format!("agents/{agent}.jsonl"));
-    if !std::fs::read_to_string(&l).is_ok_and(|t| t.contains("\"t\":\"turn\"")) {
-        ok(s.run(&["turn", "--agent", agent]));
-    }
-}
-
 pub(crate) fn start(s: &Server, extra: &[&str], cmd: &[&str]) -> Started {
-    known(s, "ag");
+    s.known_agent("ag");
     for w in extra.windows(2).filter(|w| w[0] == "--forward") {
-        known(s, w[1]);
+        s.known_agent(w[1]);
     }
     let mut args = vec!["watch", "start", "--json", "--notify", "ag"];
     args.extend_from_slice(extra);

@@ -218,6 +218,15 @@ impl Server {
         self.tmux_raw(args)
     }
 
+    /// `--notify`/`--forward` take only known agents: one per-turn call makes an address
+    /// known (made once, before the first watch, so no test's deliveries are consumed).
+    pub fn known_agent(&self, agent: &str) {
+        let l = self.state.join(format!("agents/{agent}.jsonl"));
+        if !std::fs::read_to_string(&l).is_ok_and(|t| t.contains("\"t\":\"turn\"")) {
+            ok(self.run(&["turn", "--agent", agent]));
+        }
+    }
+
     /// tmux on another private server (`-L name`) in this server's sealed environment
     /// (same private TMUX_TMPDIR): for tests of a server that tmuxmate itself starts.
     pub fn tmux_other(&self, name: &str, args: &[&str]) -> Output {
