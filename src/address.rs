@@ -146,7 +146,7 @@ pub fn session_started(
             "-t",
             Arg::id(&r.pane_id),
             "--",
-            "@tmuxmate-agent",
+            crate::tmux::options::AGENT.name,
             Arg::literal(agent),
         ]);
     }

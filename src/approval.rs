@@ -32,28 +32,27 @@
 //! "closed" signal and would put the description through tmux's command parser.
 
 use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::error::CliError;
 use crate::state;
+use crate::sys::process;
 use crate::targs;
 use crate::tmux::format::{parse_records, record_format};
 use crate::tmux::{Arg, Text, Tmux, TmuxError};
 
 /// The policy when `@tmuxmate-approval` is unset (an empty value approves nothing).
-pub const DEFAULT_POLICY: &str = "kill-server kill-session kill-window";
+pub const DEFAULT_POLICY: &str = crate::tmux::options::APPROVAL.default_text();
 /// Seconds to wait for an answer when `@tmuxmate-approval-timeout-s` is unset or invalid.
-pub const DEFAULT_TIMEOUT_S: u64 = 30;
+pub const DEFAULT_TIMEOUT_S: u64 = crate::tmux::options::APPROVAL_TIMEOUT_S.default_number();
 /// Upper bound on the timeout, so a typo cannot park a caller for days.
 const MAX_TIMEOUT_S: u64 = 3600;
 pub const MENU_TITLE: &str = "tmuxmate: approve?";
 
-const POLICY_OPT: &str = "@tmuxmate-approval";
-const COMMAND_OPT: &str = "@tmuxmate-approve-command";
-const TIMEOUT_OPT: &str = "@tmuxmate-approval-timeout-s";
+const POLICY_OPT: &str = crate::tmux::options::APPROVAL.name;
+const COMMAND_OPT: &str = crate::tmux::options::APPROVE_COMMAND.name;
+const TIMEOUT_OPT: &str = crate::tmux::options::APPROVAL_TIMEOUT_S.name;
 
 /// `*` matches any run of characters (also empty), `?` exactly one; all else literally.
 pub fn glob_match(pattern: &str, text: &str) -> bool {
@@ -198,62 +197,48 @@ impl Ask<'_> {
     }
 
     /// The user's approver: `sh -c CMD tmuxmate-approve OP DESCRIPTION`, exit 0 = yes.
-    fn by_command(&self, cmd: &str) -> Result<String, CliError> {
+    fn by_command(&self, cmd_line: &str) -> Result<String, CliError> {
         let path = COMMAND_OPT;
-        // The approver is the one sanctioned non-tmux subprocess: a program the user named
-        // in their tmux config, run through sh by design, with our data only in argv/env.
-        #[allow(clippy::disallowed_methods)]
-        let spawned = std::process::Command::new("/bin/sh")
-            .arg("-c")
-            .arg(cmd)
+        // A program the user named in their tmux config, run through sh by design, with
+        // our data only in argv/env; in a group of its own so its children die with it.
+        let mut cmd = process::command("/bin/sh");
+        cmd.arg("-c")
+            .arg(cmd_line)
             .arg("tmuxmate-approve")
             .arg(self.op)
             .arg(self.description)
             .env("TMUXMATE_OP", self.op)
             .env("TMUXMATE_DESCRIPTION", self.description)
-            .env("TMUXMATE_SESSION", self.session.unwrap_or(""))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn();
-        let mut child = spawned.map_err(|e| {
-            self.refuse(
-                path,
-                &format!("the approver could not be started ({e}); fix {COMMAND_OPT} or unset it to be asked on a tmux menu"),
-            )
-        })?;
-        let stderr = stderr_tail(&mut child);
-        let deadline = Instant::now() + self.timeout;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(st)) => break Some(st),
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(20))
-                }
-                Ok(None) => break None,
-                Err(e) => {
-                    kill_group(&mut child);
-                    return Err(
-                        self.refuse(path, &format!("waiting for the approver failed ({e})"))
-                    );
-                }
+            .env("TMUXMATE_SESSION", self.session.unwrap_or(""));
+        let limits = process::Limits {
+            timeout: self.timeout,
+            group: true,
+            stdout: false,
+        };
+        let finished = match process::run_limited(cmd, None, limits) {
+            Ok(f) => f,
+            Err(process::Failure::TimedOut) => {
+                return Err(self.refuse(
+                    path,
+                    &format!(
+                        "the approver gave no answer within {} s and was killed (no answer counts as No; \
+                         {TIMEOUT_OPT} sets the limit)",
+                        self.timeout.as_secs()
+                    ),
+                ));
+            }
+            Err(e @ (process::Failure::NotFound | process::Failure::Spawn(_))) => {
+                return Err(self.refuse(
+                    path,
+                    &format!("the approver could not be started ({e}); fix {COMMAND_OPT} or unset it to be asked on a tmux menu"),
+                ));
+            }
+            Err(e) => {
+                return Err(self.refuse(path, &format!("waiting for the approver failed ({e})")));
             }
         };
-        let Some(status) = status else {
-            kill_group(&mut child);
-            return Err(self.refuse(
-                path,
-                &format!(
-                    "the approver gave no answer within {} s and was killed (no answer counts as No; \
-                     {TIMEOUT_OPT} sets the limit)",
-                    self.timeout.as_secs()
-                ),
-            ));
-        };
-        let said = stderr
-            .recv_timeout(Duration::from_millis(300))
-            .unwrap_or_default();
+        let status = finished.status;
+        let said = stderr_tail(&finished.stderr);
         let said = if said.is_empty() {
             String::new()
         } else {
@@ -312,41 +297,12 @@ impl Ask<'_> {
     }
 }
 
-/// The last few hundred bytes the approver wrote to stderr, delivered when it closes it.
-fn stderr_tail(child: &mut Child) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    if let Some(mut pipe) = child.stderr.take() {
-        std::thread::spawn(move || {
-            // Keep draining (a full pipe would stall the approver) but keep only the tail.
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 4096];
-            while let Ok(n) = pipe.read(&mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-                if buf.len() > 8192 {
-                    buf.drain(..buf.len() - 4096);
-                }
-            }
-            let text = String::from_utf8_lossy(&buf);
-            let text = one_line(text.trim());
-            let tail: String = {
-                let n = text.chars().count();
-                text.chars().skip(n.saturating_sub(300)).collect()
-            };
-            let _ = tx.send(tail);
-        });
-    }
-    rx
-}
-
-/// Kill the approver and whatever it started (it leads its own process group).
-fn kill_group(child: &mut Child) {
-    let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
-    let _ = child.kill();
-    let _ = child.wait();
+/// The end of what the approver said, on one line, at most 300 characters.
+fn stderr_tail(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let text = one_line(text.trim());
+    let n = text.chars().count();
+    text.chars().skip(n.saturating_sub(300)).collect()
 }
 
 #[derive(Debug, Clone)]

@@ -37,7 +37,7 @@ pub struct Action {
 pub const ACTIONS: &[Action] = &[
     Action {
         name: "snapshots",
-        option: "@tmuxmate-snapshots-key",
+        option: crate::tmux::options::SNAPSHOTS_KEY.name,
         default: "M-s",
         command: |bin| {
             format!("{bin} snapshots popup --client #{{q:client_name}} >/dev/null 2>&1; true")
@@ -46,7 +46,7 @@ pub const ACTIONS: &[Action] = &[
     },
     Action {
         name: "side",
-        option: "@tmuxmate-side-key",
+        option: crate::tmux::options::SIDE_KEY.name,
         default: "M-a",
         command: |bin| {
             format!(
@@ -101,7 +101,7 @@ fn bin_for_format() -> Result<String, CliError> {
             "refused: this binary's path {bin:?} has a control character; install tmuxmate under a plain path"
         )));
     }
-    Ok(crate::create::sh_quote(&bin).replace('#', "##"))
+    Ok(crate::sys::shell::readable(&bin).replace('#', "##"))
 }
 
 fn option(tmux: &Tmux, name: &str) -> Result<String, CliError> {

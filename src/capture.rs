@@ -14,10 +14,11 @@ use crate::tmux::Arg;
 use crate::tmux::{Tmux, TmuxError};
 
 /// The budget when neither `--max-bytes` nor `@tmuxmate-capture-max-bytes` says otherwise.
-pub const DEFAULT_MAX_BYTES: usize = 100_000;
+pub const DEFAULT_MAX_BYTES: usize =
+    crate::tmux::options::CAPTURE_MAX_BYTES.default_number() as usize;
 
 /// The tmux option holding the default budget.
-pub const MAX_BYTES_OPTION: &str = "@tmuxmate-capture-max-bytes";
+pub const MAX_BYTES_OPTION: &str = crate::tmux::options::CAPTURE_MAX_BYTES.name;
 
 /// Which lines of a pane to capture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,7 +15,6 @@ use crate::targs;
 use crate::tmux::panes;
 use crate::tmux::{Arg, Text, Tmux};
 
-pub const DEFAULT_HISTORY_LIMIT: u64 = 50_000;
 pub const OWN_SESSION: &str = "tmuxmate";
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -25,37 +24,16 @@ pub struct Created {
     pub target: String,
 }
 
-/// Quote words for `sh` (single quotes; `'` becomes `'\''`).
-pub fn sh_quote(word: &str) -> String {
-    // A leading '=' is quoted too: zsh expands `=word` to a path.
-    if !word.is_empty()
-        && !word.starts_with('=')
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
-    {
-        return word.to_string();
-    }
-    format!("'{}'", word.replace('\'', "'\\''"))
-}
-
-pub fn sh_join(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| sh_quote(w))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+// The one quoter lives in `sys::shell`; these names stay until the handlers move.
+pub use crate::sys::shell::{join_readable as sh_join, readable as sh_quote};
 
 fn history_limit(tmux: &Tmux) -> u64 {
-    tmux.run(&["show-options", "-gqv", "@tmuxmate-history-limit"])
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(DEFAULT_HISTORY_LIMIT)
+    let o = crate::tmux::options::HISTORY_LIMIT;
+    o.number_or_default(&o.global(tmux))
 }
 
 /// Where the user's `window-size` is kept while a creation runs on a fresh server.
-const SAVED_WINDOW_SIZE: &str = "@tmuxmate-saved-window-size";
+const SAVED_WINDOW_SIZE: &str = crate::tmux::options::SAVED_WINDOW_SIZE.name;
 
 /// Run one creating command (`new-window`, `new-session`) so that a global
 /// `window-size manual` cannot crash the server: tmux 3.3a to 3.6 segfault when they
@@ -292,7 +270,7 @@ pub fn mark(tmux: &Tmux, pane_id: &str, caller: &Caller) -> Result<(), CliError>
         "-t",
         Arg::id(pane_id),
         "--",
-        "@tmuxmate-created",
+        crate::tmux::options::CREATED.name,
         v.literal(),
     ])?;
     Ok(())

@@ -28,8 +28,8 @@ const FIELDS: &[&str] = &[
     "window_layout",
     "pane_tty",
     "socket_path",
-    "@tmuxmate-refresh-interval-ms",
-    "@tmuxmate-agent",
+    crate::tmux::options::REFRESH_INTERVAL_MS.name,
+    crate::tmux::options::AGENT.name,
     "pane_dead",
 ];
 

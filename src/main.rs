@@ -22,6 +22,7 @@ mod procfs;
 mod side;
 mod snapshot;
 mod state;
+mod sys;
 mod tmux;
 mod turn;
 mod watch;

@@ -77,10 +77,9 @@ pub fn pane_address(r: &location::Reading) -> String {
 
 /// Whether a missing `-t` may fall back to the newest pane we created for this agent.
 fn explicit_required(tmux: &Tmux) -> bool {
-    let v = tmux
-        .run(&["show-options", "-gqv", "@tmuxmate-require-explicit-target"])
-        .unwrap_or_default();
-    !matches!(v.trim(), "off" | "0" | "no" | "false")
+    // Anything but a clear "off" keeps the safe rule.
+    let o = crate::tmux::options::REQUIRE_EXPLICIT_TARGET;
+    o.flag(&o.global(tmux)).unwrap_or(true)
 }
 
 /// Resolve `-t` to one pane, following rules 1 and 2. `rows` is a fresh snapshot.

@@ -221,10 +221,9 @@ fn ps_fallback(pid: i32) -> Terminal {
     // Non-Linux: `ps -o tty=` for the process and its parent only.
     let mut cur = pid;
     for _ in 0..2 {
-        #[allow(clippy::disallowed_methods)] // the one sanctioned spawn site for this binary
-        let out = std::process::Command::new("ps")
-            .args(["-o", "tty=,ppid=", "-p", &cur.to_string()])
-            .output();
+        let mut cmd = crate::sys::process::command("ps");
+        cmd.args(["-o", "tty=,ppid=", "-p", &cur.to_string()]);
+        let out = crate::sys::process::run(cmd, None, std::time::Duration::from_secs(5));
         let Ok(out) = out else {
             return Terminal::None("ps is not available".into());
         };

@@ -27,9 +27,9 @@ pub const ENV_MAIN: &str = "TMUXMATE_SIDE_MAIN";
 /// The main transcript, for side agents whose sandbox forbids the tmux socket (Codex's
 /// read-only sandbox does): status and history then read the file directly.
 pub const ENV_TRANSCRIPT: &str = "TMUXMATE_SIDE_TRANSCRIPT";
-pub const OPT_SIDE: &str = "@tmuxmate-side";
+pub const OPT_SIDE: &str = crate::tmux::options::SIDE.name;
 /// Set on the main pane by the side agent's own hook: the side session's transcript.
-pub const OPT_SIDE_TRANSCRIPT: &str = "@tmuxmate-side-transcript";
+pub const OPT_SIDE_TRANSCRIPT: &str = crate::tmux::options::SIDE_TRANSCRIPT.name;
 pub const HISTORY_DEFAULT: usize = 40;
 pub const HISTORY_MAX: usize = 200;
 const LINE_MAX: usize = 400;

@@ -221,7 +221,7 @@ impl Log {
 }
 
 /// The tmux option that turns storing off (`off`); unset or `on` stores.
-pub const OPTION: &str = "@tmuxmate-snapshots";
+pub const OPTION: &str = crate::tmux::options::SNAPSHOTS.name;
 
 /// Whether snapshots are stored, from the option's value. Anything but `on`/`off` (or
 /// unset) is refused as a reason: what is stored is private, so a typo stores nothing.

@@ -125,7 +125,7 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
             "-t",
             Arg::id(&r.pane_id),
             "--",
-            "@tmuxmate-agent",
+            crate::tmux::options::AGENT.name,
             Arg::literal(req.agent),
         ]);
     }

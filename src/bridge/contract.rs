@@ -18,15 +18,15 @@ use crate::tmux::format::{parse_records, record_format};
 pub const KEYS: &[&str] = &[
     "session_id",
     "session_name",
-    "@tmuxmate-managed",
-    "@tmuxmate-adapter",
-    "@tmuxmate-project",
-    "@tmuxmate-permission-mode",
-    "@tmuxmate-pane",
-    "@tmuxmate-cli-session",
-    "@tmuxmate-rollout",
-    "@tmuxmate-cli",
-    "@tmuxmate-last-send",
+    crate::tmux::options::MANAGED.name,
+    crate::tmux::options::ADAPTER.name,
+    crate::tmux::options::PROJECT.name,
+    crate::tmux::options::PERMISSION_MODE.name,
+    crate::tmux::options::PANE.name,
+    crate::tmux::options::CLI_SESSION.name,
+    crate::tmux::options::ROLLOUT.name,
+    crate::tmux::options::CLI.name,
+    crate::tmux::options::LAST_SEND.name,
 ];
 
 #[derive(Debug, Clone, Default)]

@@ -155,7 +155,12 @@ pub fn pin_record(
             let since = mark.map(|m| m.at).unwrap_or(0);
             if let Some(p) = transcript::find_rollout(&c.project, since) {
                 c.rollout = p.to_string_lossy().into_owned();
-                contract::set(tmux, &c.session_id, "@tmuxmate-rollout", &c.rollout)?;
+                contract::set(
+                    tmux,
+                    &c.session_id,
+                    crate::tmux::options::ROLLOUT.name,
+                    &c.rollout,
+                )?;
             }
         }
         ReplySource::ClaudeTranscript => {
@@ -179,13 +184,18 @@ pub fn pin_record(
                 contract::set(
                     tmux,
                     &c.session_id,
-                    "@tmuxmate-last-send",
+                    crate::tmux::options::LAST_SEND.name,
                     &serde_json::to_string(&m2).unwrap_or_default(),
                 )?;
                 c.last_send = Some(m2);
             }
             c.cli_session = live;
-            contract::set(tmux, &c.session_id, "@tmuxmate-cli-session", &c.cli_session)?;
+            contract::set(
+                tmux,
+                &c.session_id,
+                crate::tmux::options::CLI_SESSION.name,
+                &c.cli_session,
+            )?;
         }
         _ => {}
     }
@@ -327,7 +337,7 @@ pub fn send(
     contract::set(
         tmux,
         &c.session_id,
-        "@tmuxmate-last-send",
+        crate::tmux::options::LAST_SEND.name,
         &serde_json::to_string(&mark).unwrap_or_default(),
     )?;
     tmux.run(&targs!["send-keys", "-t", Arg::id(&c.pane), "Enter"])?;

@@ -11,7 +11,7 @@
 use crate::targs;
 use crate::tmux::Arg;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -63,21 +63,8 @@ pub fn uuid_v4() -> std::io::Result<String> {
     ))
 }
 
-pub fn which(cli: &str) -> Option<PathBuf> {
-    if cli.contains('/') {
-        let p = std::fs::canonicalize(cli).ok()?;
-        return is_exec(&p).then_some(p);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(cli))
-        .find(|p| is_exec(p))
-}
-
-fn is_exec(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
+// The one PATH lookup lives in `sys::which`; this name stays until the handlers move.
+pub use crate::sys::which::which;
 
 /// The socket flags that reach this server from any shell: `-L NAME` only when it is read
 /// against tmux's default socket directory (no `TMUX_TMPDIR`), else `-S PATH`.
@@ -97,7 +84,7 @@ pub fn attach_line(tmux: &Tmux, name: &str) -> String {
     let mut w = vec!["tmux".to_string()];
     w.extend(socket_words(tmux));
     w.extend(["attach".into(), "-t".into(), format!("={name}")]);
-    crate::create::sh_join(&w)
+    crate::sys::shell::join_readable(&w)
 }
 
 /// A tmuxmate command as a person or model should type it: with the socket this run
@@ -106,7 +93,7 @@ pub fn tm_hint(tmux: &Tmux, words: &[&str]) -> String {
     let mut w = vec!["tmuxmate".to_string()];
     w.extend(socket_words(tmux));
     w.extend(words.iter().map(|s| s.to_string()));
-    crate::create::sh_join(&w)
+    crate::sys::shell::join_readable(&w)
 }
 
 /// Check an existing session's contract against what the caller asks for.
@@ -320,13 +307,16 @@ fn finish_start(
     timeout: Duration,
 ) -> Result<(), CliError> {
     for (k, v) in [
-        ("@tmuxmate-managed", "1"),
-        ("@tmuxmate-adapter", adapter.name),
-        ("@tmuxmate-project", root),
-        ("@tmuxmate-permission-mode", mode),
-        ("@tmuxmate-pane", pane),
-        ("@tmuxmate-cli-session", cli_session.unwrap_or("")),
-        ("@tmuxmate-cli", cli),
+        (crate::tmux::options::MANAGED.name, "1"),
+        (crate::tmux::options::ADAPTER.name, adapter.name),
+        (crate::tmux::options::PROJECT.name, root),
+        (crate::tmux::options::PERMISSION_MODE.name, mode),
+        (crate::tmux::options::PANE.name, pane),
+        (
+            crate::tmux::options::CLI_SESSION.name,
+            cli_session.unwrap_or(""),
+        ),
+        (crate::tmux::options::CLI.name, cli),
     ] {
         contract::set(tmux, sid, k, v)?;
     }
@@ -486,13 +476,11 @@ pub fn exec(spec_path: &Path) -> CliError {
     for k in ["COLUMNS", "LINES", "NO_COLOR"] {
         env.remove(k);
     }
-    use std::os::unix::process::CommandExt;
-    #[allow(clippy::disallowed_methods)] // exec of the agent CLI itself, not tmux
-    let err = std::process::Command::new(prog)
-        .args(&spec.argv[1..])
+    let mut cmd = crate::sys::process::command(prog);
+    cmd.args(&spec.argv[1..])
         .env_clear()
         .envs(env)
-        .current_dir(&spec.cwd)
-        .exec();
+        .current_dir(&spec.cwd);
+    let err = crate::sys::process::exec(cmd);
     CliError::new(format!("could not start {prog}: {err}"))
 }

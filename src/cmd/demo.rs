@@ -106,14 +106,14 @@ impl Demo {
             Socket::Path(p) => p.display().to_string(),
             _ => String::new(),
         };
-        #[allow(clippy::disallowed_methods)] // our own binary, not tmux
-        let out = std::process::Command::new(&self.bin)
-            .args(["-S", &sock])
+        let mut cmd = crate::sys::process::command(&self.bin);
+        cmd.args(["-S", &sock])
             .args(args)
             .env("TMUXMATE_STATE_DIR", self.dir.join("state"))
             .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .output()?;
+            .env_remove("TMUX_PANE");
+        let out = crate::sys::process::run(cmd, None, std::time::Duration::from_secs(120))
+            .map_err(|e| CliError::new(format!("demo: tmuxmate {args:?}: {e}")))?;
         if !out.status.success() {
             return Err(CliError::new(format!(
                 "demo: tmuxmate {args:?} failed: {}",

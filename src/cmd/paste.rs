@@ -17,7 +17,7 @@ use crate::input;
 use crate::policy;
 use crate::tmux::Tmux;
 
-pub const DEFAULT_SETTLE_MS: u64 = 150;
+pub const DEFAULT_SETTLE_MS: u64 = crate::tmux::options::PASTE_SETTLE_MS.default_number();
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -70,9 +70,13 @@ fn read_text(a: &PasteArgs) -> Result<String, CliError> {
 
 pub fn settle_ms(tmux: &Tmux, flag: Option<u64>) -> u64 {
     flag.or_else(|| {
-        tmux.run(&["show-options", "-gqv", "@tmuxmate-paste-settle-ms"])
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
+        tmux.run(&[
+            "show-options",
+            "-gqv",
+            crate::tmux::options::PASTE_SETTLE_MS.name,
+        ])
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
     })
     .unwrap_or(DEFAULT_SETTLE_MS)
 }

@@ -223,14 +223,13 @@ fn offline_transcript() -> Option<String> {
 
 fn side_agent(tmux: &Tmux) -> String {
     let v = tmux
-        .run(&["show-options", "-gqv", "@tmuxmate-side-agent"])
+        .run(&[
+            "show-options",
+            "-gqv",
+            crate::tmux::options::SIDE_AGENT.name,
+        ])
         .unwrap_or_default();
-    let v = v.trim();
-    if v.is_empty() {
-        "claude".into()
-    } else {
-        v.to_string()
-    }
+    crate::tmux::options::SIDE_AGENT.text(&v).to_string()
 }
 
 /// Launch arguments for a read-only side agent of `adapter`.
@@ -373,8 +372,9 @@ fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
     } else {
         m.cwd.clone()
     };
-    #[allow(clippy::disallowed_methods)] // the side agent CLI runs in this popup's terminal
-    let child = std::process::Command::new(&cli)
+    // The side agent CLI runs in this popup's terminal, supervised by the loop below.
+    let mut child = crate::sys::process::command(&cli);
+    child
         .args(&argv)
         .env(side::ENV_MAIN, &pane)
         .env(
@@ -384,9 +384,8 @@ fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
         .env("PATH", path)
         .env_remove("NO_COLOR")
         .current_dir(&cwd)
-        .stderr(std::process::Stdio::piped())
-        .spawn();
-    let mut child = match child {
+        .stderr(std::process::Stdio::piped());
+    let mut child = match crate::sys::process::spawn_supervised(child) {
         Ok(c) => c,
         Err(e) => {
             let _ = tmux.run(&targs![

@@ -41,21 +41,11 @@ const SH_BUILTINS: &[&str] = &[
 /// pane anyway and it would die at once, leaving the caller with a dead pane id. New
 /// panes get the PATH of the client that creates them (ours), so ours is the one to search.
 pub fn check_program(cmd: &[String]) -> Result<(), CliError> {
-    use std::os::unix::fs::PermissionsExt;
     let Some(prog) = cmd.first() else {
         return Ok(());
     };
-    let runnable = |p: &std::path::Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    let found = if prog.contains('/') {
-        runnable(std::path::Path::new(prog))
-    } else {
-        SH_BUILTINS.contains(&prog.as_str())
-            || std::env::var_os("PATH").is_some_and(|path| {
-                std::env::split_paths(&path).any(|d| !prog.is_empty() && runnable(&d.join(prog)))
-            })
-    };
+    let found = (!prog.contains('/') && SH_BUILTINS.contains(&prog.as_str()))
+        || crate::sys::which::which(prog).is_some();
     if found {
         return Ok(());
     }

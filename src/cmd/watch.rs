@@ -18,7 +18,7 @@ use crate::tmux::{Arg, Socket, Text, Tmux, version};
 use crate::watch::job::{self, Job, Outcome};
 use crate::watch::{gate, poller, prompt};
 
-const DEFAULT_TIMEOUT_MIN: u64 = 120;
+const DEFAULT_TIMEOUT_MIN: u64 = crate::tmux::options::WATCH_TIMEOUT_MIN.default_number();
 const MAX_TIMEOUT_MIN: u64 = 7 * 24 * 60;
 
 #[derive(Serialize)]

@@ -46,11 +46,11 @@ const MIN_PUSH: Duration = Duration::from_millis(250);
 /// At most this often a cache write.
 const CACHE_EVERY: Duration = Duration::from_secs(1);
 
-pub const OPT_TRANSCRIPT: &str = "@tmuxmate-transcript";
-pub const OPT_FORMAT: &str = "@tmuxmate-transcript-format";
-pub const OPT_STATUS: &str = "@tmuxmate-status";
-pub const OPT_FOLLOWER: &str = "@tmuxmate-follower";
-pub const OPT_TURNS: &str = "@tmuxmate-digest-turns";
+pub const OPT_TRANSCRIPT: &str = crate::tmux::options::TRANSCRIPT.name;
+pub const OPT_FORMAT: &str = crate::tmux::options::TRANSCRIPT_FORMAT.name;
+pub const OPT_STATUS: &str = crate::tmux::options::STATUS.name;
+pub const OPT_FOLLOWER: &str = crate::tmux::options::FOLLOWER.name;
+pub const OPT_TURNS: &str = crate::tmux::options::DIGEST_TURNS.name;
 
 fn key(socket: &str, pane: &str) -> String {
     crate::ledger::file_name(&format!("{socket}:{pane}"))
@@ -246,7 +246,7 @@ pub fn start(socket: &str, pane_id: &str) -> Result<(), TmuxError> {
     let bin = std::env::current_exe()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "tmuxmate".into());
-    let q = crate::create::sh_quote;
+    let q = crate::sys::shell::readable;
     let mut env = format!(
         "TMUXMATE_STATE_DIR={}",
         q(&state::state_dir().to_string_lossy())

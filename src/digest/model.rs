@@ -15,9 +15,17 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 /// Finished turns kept in the digest (the render shows at most `@tmuxmate-digest-turns`).
-pub const MAX_TURNS: usize = 60;
-pub const DEFAULT_TURNS: usize = 12;
-pub const MIN_TURNS: usize = 4;
+pub const MAX_TURNS: usize = turns_bound(true);
+pub const DEFAULT_TURNS: usize = crate::tmux::options::DIGEST_TURNS.default_number() as usize;
+pub const MIN_TURNS: usize = turns_bound(false);
+
+/// The bounds of `@tmuxmate-digest-turns`, from the options table.
+const fn turns_bound(upper: bool) -> usize {
+    match crate::tmux::options::DIGEST_TURNS.kind {
+        crate::tmux::options::Kind::Number { min, max } => (if upper { max } else { min }) as usize,
+        _ => 0,
+    }
+}
 pub const MAX_TODOS: usize = 40;
 const OPEN_TOOLS: usize = 6;
 const OPEN_FAILURES: usize = 4;

@@ -56,6 +56,7 @@ pub fn run(ctx: &Ctx, tmux: &Tmux) -> Vec<Check> {
         format!("{} (tmuxmate {})", ctx.bin, env!("CARGO_PKG_VERSION")),
     );
     check_tmux(ctx, tmux, &mut r);
+    check_options(tmux, &mut r);
     for w in [Which::Claude, Which::Codex, Which::Gemini] {
         check_harness(ctx, w, &mut r);
     }
@@ -63,6 +64,37 @@ pub fn run(ctx: &Ctx, tmux: &Tmux) -> Vec<Check> {
     check_pollers(&mut r);
     check_log(&mut r);
     r.0
+}
+
+/// Every number and flag option of the table that the server holds must parse: a typo
+/// would otherwise show up only as a refusal of some later command.
+fn check_options(tmux: &Tmux, r: &mut Report) {
+    use crate::tmux::options::{ALL, Kind};
+    if tmux.run(&["list-sessions", "-F", "x"]).is_err() {
+        return;
+    }
+    let mut bad = Vec::new();
+    for o in ALL {
+        let raw = o.global(tmux);
+        let verdict = match o.kind {
+            Kind::Number { .. } => o.number(&raw).err(),
+            Kind::Flag => o.flag(&raw).err(),
+            Kind::Text | Kind::Ours => None,
+        };
+        bad.extend(verdict);
+    }
+    if bad.is_empty() {
+        r.ok(
+            "tmux options",
+            "every @tmuxmate-* number and flag option parses",
+        );
+    } else {
+        r.problem(
+            "tmux options",
+            bad.join("; "),
+            "tmux set -g the option to a valid value, or tmux set -gu it for the default",
+        );
+    }
 }
 
 fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
@@ -138,7 +170,7 @@ fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
     }
     // The running server.
     let reload = format!("tmux source-file {}", user.label(&conf));
-    match tmux.run(&["show-options", "-gqv", "@tmuxmate-bin"]) {
+    match tmux.run(&["show-options", "-gqv", crate::tmux::options::BIN.name]) {
         Err(TmuxError::NoServer { .. }) => r.add(
             "tmux server",
             Status::Skipped,
@@ -153,7 +185,7 @@ fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
         Ok(bin) => {
             let bin = bin.trim();
             let from = tmux
-                .run(&["show-options", "-gqv", "@tmuxmate-snippet"])
+                .run(&["show-options", "-gqv", crate::tmux::options::SNIPPET.name])
                 .map(|s| s.trim().to_string())
                 .unwrap_or_default();
             let from = if from.is_empty() {

@@ -99,18 +99,6 @@ pub fn ours_in_command(cmd: &str, sub: &str) -> Option<Ours> {
     parse_argv(&shell_words(cmd)).filter(|o| o.sub == sub)
 }
 
-/// Quote a word for `sh -c` only when it needs it.
-pub fn shell_quote(s: &str) -> String {
-    let safe = !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%,=".contains(&b));
-    if safe {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,10 +116,10 @@ mod tests {
     }
 
     #[test]
-    fn quotes_only_when_needed() {
-        assert_eq!(shell_quote("/usr/bin/tmuxmate"), "/usr/bin/tmuxmate");
-        assert_eq!(shell_quote("/home/a b/it's"), r"'/home/a b/it'\''s'");
-        let q = shell_quote("/x/$HOME/t");
-        assert_eq!(shell_words(&q), vec!["/x/$HOME/t".to_string()]);
+    fn reads_back_what_install_writes() {
+        for bin in ["/usr/bin/tmuxmate", "/home/a b/it's", "/x/$HOME/t", "=t"] {
+            let q = crate::sys::shell::readable(bin);
+            assert_eq!(shell_words(&q), vec![bin.to_string()]);
+        }
     }
 }

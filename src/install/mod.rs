@@ -98,7 +98,7 @@ impl Ctx {
 
     /// `<bin> hook <harness>`, quoted for the shell the harness runs it with.
     pub fn hook_command(&self, harness: &str) -> String {
-        format!("{} hook {harness}", marker::shell_quote(&self.bin))
+        format!("{} hook {harness}", crate::sys::shell::readable(&self.bin))
     }
 }
 

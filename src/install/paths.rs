@@ -104,10 +104,4 @@ impl Paths {
     }
 }
 
-/// A program on `$PATH`.
-pub fn which(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
-}
+pub use crate::sys::which::which;

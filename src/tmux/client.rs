@@ -12,18 +12,16 @@
 //!
 //! A remote server (`--host`) is the same wrapper with another transport: the argv is
 //! quoted word by word into one `ssh ... host -- exec tmux ...` line (`super::remote`,
-//! `super::shellword`), stdin still carries the bulk text, and the direct-socket fast
+//! `crate::sys::shell`), stdin still carries the bulk text, and the direct-socket fast
 //! path is off (there is no local socket).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use super::arg::Args;
 use super::error::TmuxError;
 use super::remote::{self, Remote};
+use crate::sys::process;
 
 /// Which tmux server a client talks to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,11 +110,7 @@ fn resolve_program(program: &str) -> PathBuf {
     {
         return p.clone();
     }
-    let found = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|d| d.join(program))
-            .find(|p| p.is_file())
-    });
+    let found = crate::sys::which::which(program);
     let p = found.unwrap_or_else(|| PathBuf::from(program));
     if let Ok(mut c) = cache.lock() {
         c.push((program.to_string(), p.clone()));
@@ -245,7 +239,7 @@ impl Tmux {
         match &self.remote {
             // `exec`: the remote shell becomes tmux (one process less, and tmux's exit
             // status is the session's).
-            Some(r) => r.ssh_argv(format!("exec {}", super::shellword::join(&v))),
+            Some(r) => r.ssh_argv(format!("exec {}", crate::sys::shell::join(&v))),
             None => v,
         }
     }
@@ -258,11 +252,10 @@ impl Tmux {
 
     /// Replace this process with an interactive tmux (for `attach`); returns only on error.
     pub fn exec_interactive<A: Args + ?Sized>(&self, args: &A) -> std::io::Error {
-        use std::os::unix::process::CommandExt;
         let argv = self.argv(args);
-        #[allow(clippy::disallowed_methods)] // the same wrapper, handing the terminal to tmux
-        let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..]).exec()
+        let mut cmd = process::command(&argv[0]);
+        cmd.args(&argv[1..]);
+        process::exec(cmd)
     }
 
     /// The socket file this client talks to, when it can be known without tmux.
@@ -324,16 +317,8 @@ impl Tmux {
         // The absolute path, found once: the child then makes one execve, not one per PATH
         // entry (this is on the per-turn hot path).
         let program = resolve_program(&argv[0]);
-        #[allow(clippy::disallowed_methods)] // the one sanctioned spawn site for this binary
-        let mut cmd = Command::new(&program);
-        cmd.args(&argv[1..])
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        let mut cmd = process::command(&program);
+        cmd.args(&argv[1..]);
         if may_start_server(args) {
             cmd.env_clear().envs(
                 std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(server_env_allowed)),
@@ -342,60 +327,26 @@ impl Tmux {
         if self.isolate_env {
             cmd.env_remove("TMUX").env_remove("TMUX_PANE");
         }
-        let mut child = match cmd.spawn() {
-            Ok(c) => c,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        let out = match process::run(cmd, input, self.timeout) {
+            Ok(out) => out,
+            Err(process::Failure::NotFound) => {
                 return Err(TmuxError::NotInstalled {
                     program: argv[0].clone(),
                 });
             }
-            Err(e) => {
+            Err(process::Failure::TimedOut) => {
+                return Err(TmuxError::Timeout {
+                    argv,
+                    after: self.timeout,
+                });
+            }
+            Err(e @ (process::Failure::Spawn(_) | process::Failure::Wait(_))) => {
                 return Err(TmuxError::Spawn {
                     argv,
                     reason: e.to_string(),
                 });
             }
         };
-        let pid = child.id();
-        // Writer on its own thread: a 1 MiB payload must not deadlock against a full stdout.
-        let writer = match (input, child.stdin.take()) {
-            (Some(data), Some(mut stdin)) => {
-                let data = data.to_vec();
-                Some(std::thread::spawn(move || {
-                    let _ = stdin.write_all(&data);
-                }))
-            }
-            _ => None,
-        };
-        let (tx, rx) = mpsc::channel::<()>();
-        let timeout = self.timeout;
-        let watchdog = std::thread::spawn(move || {
-            if rx.recv_timeout(timeout) == Err(mpsc::RecvTimeoutError::Timeout) {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid as i32),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-                return true;
-            }
-            false
-        });
-        // Reads stdout and stderr together (poll), then reaps the child.
-        let out = child.wait_with_output();
-        let _ = tx.send(());
-        let timed_out = watchdog.join().unwrap_or(false);
-        if let Some(w) = writer {
-            let _ = w.join();
-        }
-        if timed_out {
-            return Err(TmuxError::Timeout {
-                argv,
-                after: timeout,
-            });
-        }
-        let out = out.map_err(|e| TmuxError::Spawn {
-            argv: argv.clone(),
-            reason: e.to_string(),
-        })?;
         if out.status.success() {
             return Ok(out.stdout);
         }

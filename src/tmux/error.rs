@@ -148,7 +148,7 @@ fn show_argv(argv: &[String]) -> String {
 
 /// The command that starts a server on `socket` (as `Socket::describe` wrote it).
 fn new_session_advice(socket: &str) -> String {
-    let q = crate::create::sh_quote;
+    let q = crate::sys::shell::readable;
     if let Some(n) = socket.strip_prefix("-L ") {
         format!("tmux -L {} new-session", q(n))
     } else if let Some(p) = socket.strip_prefix("-S ") {

@@ -6,9 +6,9 @@ pub mod direct;
 pub mod error;
 pub mod format;
 pub mod layout;
+pub mod options;
 pub mod panes;
 pub mod remote;
-pub mod shellword;
 pub mod target;
 pub mod version;
 

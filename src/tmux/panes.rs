@@ -9,6 +9,7 @@
 use super::client::Tmux;
 use super::error::TmuxError;
 use super::format::{parse_records, record_format};
+use super::options;
 use crate::targs;
 use crate::tmux::Arg;
 
@@ -61,9 +62,9 @@ pub const FIELDS: &[&str] = &[
     "pane_dead",
     "pane_in_mode",
     "pane_mode",
-    "@tmuxmate-created",
-    "@tmuxmate-job",
-    "@tmuxmate-agent",
+    options::CREATED.name,
+    options::JOB.name,
+    options::AGENT.name,
 ];
 
 impl PaneInfo {

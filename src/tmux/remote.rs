@@ -21,7 +21,7 @@
 //!   master, 10 extra connections). Every call holds one of `SLOTS` lock files
 //!   (`<key>.sN`) while it runs, so at most that many sessions share the master.
 //! - `BatchMode=yes`: ssh never prompts (a hook or key binding has no one to answer).
-//! - The remote command is tmux's argv, each word quoted by [`super::shellword`]; bulk
+//! - The remote command is tmux's argv, each word quoted by [`crate::sys::shell`]; bulk
 //!   text goes on stdin. Nothing else is run on the remote host.
 
 use std::fs::File;

@@ -52,17 +52,6 @@ pub fn parse(text: &str) -> Option<Version> {
     })
 }
 
-fn which(program: &str) -> Option<PathBuf> {
-    if program.contains('/') {
-        let p = PathBuf::from(program);
-        return p.is_file().then_some(p);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
-}
-
 /// Check that tmux exists and is new enough. Cached per binary identity in the state dir.
 pub fn check(tmux: &Tmux) -> Result<(), TmuxError> {
     found(tmux).and_then(|(_, text)| gate(&text))
@@ -70,7 +59,7 @@ pub fn check(tmux: &Tmux) -> Result<(), TmuxError> {
 
 /// The tmux binary and its `tmux -V` text (cached like [`check`]), for `--version` and doctor.
 pub fn found(tmux: &Tmux) -> Result<(PathBuf, String), TmuxError> {
-    let Some(bin) = which(&tmux.program) else {
+    let Some(bin) = crate::sys::which::which(&tmux.program) else {
         return Err(TmuxError::NotInstalled {
             program: tmux.program.clone(),
         });
@@ -87,15 +76,24 @@ pub fn found(tmux: &Tmux) -> Result<(PathBuf, String), TmuxError> {
         return Ok((bin, v.to_string()));
     }
     // `-V` needs no server and no socket flags.
-    #[allow(clippy::disallowed_methods)] // the one sanctioned spawn site for this binary
-    let out = std::process::Command::new(&bin)
-        .arg("-V")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| TmuxError::Spawn {
-            argv: vec![bin.display().to_string(), "-V".into()],
-            reason: e.to_string(),
-        })?;
+    let mut cmd = crate::sys::process::command(&bin);
+    cmd.arg("-V");
+    let argv = || vec![bin.display().to_string(), "-V".into()];
+    let out = match crate::sys::process::run(cmd, None, tmux.timeout) {
+        Ok(out) => out,
+        Err(crate::sys::process::Failure::TimedOut) => {
+            return Err(TmuxError::Timeout {
+                argv: argv(),
+                after: tmux.timeout,
+            });
+        }
+        Err(e) => {
+            return Err(TmuxError::Spawn {
+                argv: argv(),
+                reason: e.to_string(),
+            });
+        }
+    };
     let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if let Some(key) = key {
         let _ = crate::state::write_atomic(&cache, format!("{key}\n{text}").as_bytes());

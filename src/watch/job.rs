@@ -25,7 +25,7 @@ use crate::state;
 use crate::tmux::{Socket, Tmux};
 
 pub const VERSION: u32 = 1;
-pub const DEFAULT_TAIL_LINES: u32 = 40;
+pub const DEFAULT_TAIL_LINES: u32 = crate::tmux::options::WATCH_TAIL_LINES.default_number() as u32;
 /// Bound on the bytes of a delivered tail, whatever the line count.
 pub const TAIL_MAX_BYTES: usize = 4000;
 
@@ -172,7 +172,7 @@ impl Job {
             "-pqv",
             "-t",
             Arg::id(&self.pane_id),
-            "@tmuxmate-job"
+            crate::tmux::options::JOB.name
         ]);
         let ours = match now {
             Ok(text) => serde_json::from_str::<Job>(text.trim_end())
@@ -194,7 +194,7 @@ impl Job {
             "-t",
             Arg::id(&self.pane_id),
             "--",
-            "@tmuxmate-job",
+            crate::tmux::options::JOB.name,
             Arg::literal(&v),
         ])?;
         Ok(())
@@ -286,11 +286,8 @@ pub fn bound_tail(text: &str, lines: u32) -> String {
 }
 
 pub fn tail_lines(tmux: &Tmux) -> u32 {
-    tmux.run(&["show-options", "-gqv", "@tmuxmate-watch-tail-lines"])
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .filter(|n: &u32| *n > 0 && *n <= 1000)
-        .unwrap_or(DEFAULT_TAIL_LINES)
+    let o = crate::tmux::options::WATCH_TAIL_LINES;
+    o.number_or_default(&o.global(tmux)) as u32
 }
 
 /// Read the pane's last lines now (None when the pane is gone).

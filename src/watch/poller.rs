@@ -70,7 +70,7 @@ pub fn ensure(socket: &str) -> Result<bool, crate::tmux::TmuxError> {
     let bin = std::env::current_exe()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "tmuxmate".into());
-    let q = crate::create::sh_quote;
+    let q = crate::sys::shell::readable;
     // run-shell expands formats, then runs a shell: our paths and ids, shell-quoted, then
     // encoded for the expansion.
     let cmd = format!(
@@ -196,13 +196,14 @@ struct Watched {
 
 pub fn shells(tmux: &Tmux) -> Vec<String> {
     let mut v: Vec<String> = tmux
-        .run(&["show-options", "-gqv", "@tmuxmate-shells"])
+        .run(&["show-options", "-gqv", crate::tmux::options::SHELLS.name])
         .unwrap_or_default()
         .split_whitespace()
         .map(str::to_string)
         .collect();
     if v.is_empty() {
-        v = "bash zsh fish sh dash ksh mksh tcsh csh nu elvish xonsh pwsh powershell"
+        v = crate::tmux::options::SHELLS
+            .default_text()
             .split(' ')
             .map(str::to_string)
             .collect();
@@ -380,7 +381,7 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
                 let _ = tmux.run(&targs![
                     "set-option",
                     "-g",
-                    "@tmuxmate-watch-status",
+                    crate::tmux::options::WATCH_STATUS.name,
                     Arg::literal(&st)
                 ]);
                 last_status = Some(st);
@@ -467,7 +468,7 @@ fn rescan(
         .into_iter()
         .filter(|j| j.socket == socket)
         .collect();
-    let fmt = record_format(&["pane_id", "@tmuxmate-job"]);
+    let fmt = record_format(&["pane_id", crate::tmux::options::JOB.name]);
     let args = targs!["list-panes", "-a", "-F", Arg::ours(&fmt)];
     let out = tmux.run_bytes(&args, None)?;
     // Unreadable output must not read as "no panes": that would fail every job as gone.

@@ -118,7 +118,11 @@ pub fn refresh(socket: &str) {
     let (r, d) = Counter::default().counts(socket);
     let want = text(r, d);
     let have = tmux
-        .run(&["show-options", "-gqv", "@tmuxmate-watch-status"])
+        .run(&[
+            "show-options",
+            "-gqv",
+            crate::tmux::options::WATCH_STATUS.name,
+        ])
         .map(|s| s.trim_end_matches('\n').to_string());
     if let Ok(have) = have
         && have != want
@@ -126,7 +130,7 @@ pub fn refresh(socket: &str) {
         let _ = tmux.run(&targs![
             "set-option",
             "-g",
-            "@tmuxmate-watch-status",
+            crate::tmux::options::WATCH_STATUS.name,
             Arg::literal(&want)
         ]);
     }
