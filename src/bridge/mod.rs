@@ -5,6 +5,7 @@
 //! `deliver` the checked send, and `turns` waiting for and reading replies.
 
 pub mod adapters;
+pub mod ask;
 pub mod contract;
 pub mod deliver;
 pub mod launch;

@@ -87,5 +87,6 @@ pub fn dispatch(cli: Cli) -> CliResult {
         Command::Digest { action } => digest::run(&tmux, action),
         Command::Demo { keep } => demo::run(keep),
         Command::Init { what } => init::run(what),
+        Command::Mcp => crate::mcp::serve(&tmux),
     }
 }

@@ -1,4 +1,5 @@
-//! `tmuxmate kill pane|window|session|server`: the one destructive command.
+//! Kill policy and execution behind `tmuxmate kill pane|window|session|server` and the
+//! MCP `tmux_kill` tool: the one destructive operation.
 //!
 //! Order of checks, each a refusal that kills nothing: the target's syntax (exit 2), then
 //! `--confirm` (exit 1), then exact resolution (rules 1-2; kill always needs `-t`, even
@@ -16,21 +17,37 @@ use crate::tmux::Arg;
 use serde::Serialize;
 
 use crate::approval;
-use crate::cli::{KillArgs, KillScope};
-use crate::error::{CliError, CliResult};
+use crate::cli::KillScope;
+use crate::error::CliError;
 use crate::policy;
 use crate::tmux::Tmux;
 use crate::tmux::panes::{self, PaneInfo};
 use crate::tmux::target::Target;
 
-#[derive(Serialize)]
+#[derive(Serialize, Debug)]
 pub struct KillJson {
     pub scope: &'static str,
     pub target: Option<String>,
     pub killed: bool,
+    /// For text mode: what was killed, and how it was approved; not part of the JSON.
+    #[serde(skip)]
+    pub description: String,
+    #[serde(skip)]
+    pub approved: Option<String>,
 }
 
-fn scope_name(s: KillScope) -> &'static str {
+impl KillJson {
+    pub fn render(&self) -> String {
+        let how = self
+            .approved
+            .as_ref()
+            .map(|h| format!(" ({h})"))
+            .unwrap_or_default();
+        format!("killed: {}{how}", self.description)
+    }
+}
+
+pub fn scope_name(s: KillScope) -> &'static str {
     match s {
         KillScope::Pane => "pane",
         KillScope::Window => "window",
@@ -46,9 +63,16 @@ struct Victim {
     description: String,
 }
 
-pub fn run(tmux: &Tmux, a: KillArgs) -> CliResult {
-    let scope = scope_name(a.scope);
-    match (a.scope, a.target.as_deref()) {
+/// Kill what `target` names at `scope`, after every check above; `confirm` is the
+/// caller's explicit yes (`--confirm`, `confirm: true`).
+pub fn kill(
+    tmux: &Tmux,
+    scope_kind: KillScope,
+    target: Option<&str>,
+    confirm: bool,
+) -> Result<KillJson, CliError> {
+    let scope = scope_name(scope_kind);
+    match (scope_kind, target) {
         (KillScope::Server, Some(t)) => {
             return Err(CliError::usage(format!(
                 "refused: kill server takes no -t (got {t:?}); it kills the whole tmux server this \
@@ -69,8 +93,8 @@ pub fn run(tmux: &Tmux, a: KillArgs) -> CliResult {
             )));
         }
     }
-    if !a.confirm {
-        let what = match &a.target {
+    if !confirm {
+        let what = match target {
             Some(t) => format!("{scope} {t}"),
             None => "the tmux server".to_string(),
         };
@@ -81,11 +105,11 @@ pub fn run(tmux: &Tmux, a: KillArgs) -> CliResult {
 
     let caller = policy::caller(tmux);
     let rows = panes::list_all(tmux)?;
-    let victim = pick(tmux, &rows, a.scope, a.target.as_deref(), &caller.agent)?;
+    let victim = pick(tmux, &rows, scope_kind, target, &caller.agent)?;
     guard(
         &rows,
         caller.pane_id.as_deref(),
-        a.scope,
+        scope_kind,
         victim.id.as_deref(),
     )?;
 
@@ -98,12 +122,12 @@ pub fn run(tmux: &Tmux, a: KillArgs) -> CliResult {
         guard(
             &rows,
             caller.pane_id.as_deref(),
-            a.scope,
+            scope_kind,
             victim.id.as_deref(),
         )?;
     }
 
-    match (a.scope, victim.id.as_deref()) {
+    match (scope_kind, victim.id.as_deref()) {
         (KillScope::Server, _) => tmux.run(&["kill-server"])?,
         // Never widen a lost id into something bigger (an empty -t is "current" to tmux).
         (_, None) => {
@@ -117,17 +141,13 @@ pub fn run(tmux: &Tmux, a: KillArgs) -> CliResult {
         (KillScope::Session, Some(id)) => tmux.run(&targs!["kill-session", "-t", Arg::id(id)])?,
     };
 
-    if a.json {
-        super::out_json(&KillJson {
-            scope,
-            target: victim.id,
-            killed: true,
-        });
-    } else {
-        let how = approved.map(|h| format!(" ({h})")).unwrap_or_default();
-        super::out_line(&format!("killed: {}{how}", victim.description));
-    }
-    Ok(())
+    Ok(KillJson {
+        scope,
+        target: victim.id,
+        killed: true,
+        description: victim.description,
+        approved,
+    })
 }
 
 /// Resolve the target exactly, and lift a pane to its window or session by id.

@@ -1,11 +1,12 @@
-//! `tmuxmate list`: sessions, windows (with layout) and panes from one tmux invocation.
+//! Listing: sessions, windows (with layout) and panes from one tmux invocation, as the
+//! typed result both `tmuxmate list --json` and the MCP `tmux_list` tool return.
 //!
 //! Invariant: exactly one `list-panes -a` call whatever the number of panes; the real
 //! executable of each pane's foreground process comes from `/proc`, not from tmux.
 
 use serde::Serialize;
 
-use crate::error::CliResult;
+use crate::error::CliError;
 use crate::procfs;
 use crate::tmux::panes::{self, PaneInfo};
 use crate::tmux::{Tmux, layout};
@@ -46,6 +47,10 @@ pub struct PaneJson {
     pub mode: String,
     pub created_by_us: bool,
     pub watch: Option<serde_json::Value>,
+    /// The agent address that created the pane (its `@tmuxmate-created` mark): only for
+    /// callers that ask (`with_agents`), so the CLI's shape stays as documented.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -93,7 +98,7 @@ fn foregrounds(rows: &[PaneInfo]) -> Vec<(String, Option<String>)> {
     })
 }
 
-pub fn build(rows: &[PaneInfo]) -> ListJson {
+pub fn build(rows: &[PaneInfo], with_agents: bool) -> ListJson {
     let fg = foregrounds(rows);
     let mut sessions: Vec<SessionJson> = Vec::new();
     let mut windows: Vec<WindowJson> = Vec::new();
@@ -137,6 +142,13 @@ pub fn build(rows: &[PaneInfo]) -> ListJson {
                 serde_json::from_str(&p.job)
                     .unwrap_or_else(|_| serde_json::json!({"unreadable": p.job}))
             }),
+            agent: if with_agents && !p.created_by_us.is_empty() {
+                serde_json::from_str::<crate::policy::CreatedMark>(&p.created_by_us)
+                    .ok()
+                    .map(|m| m.agent)
+            } else {
+                None
+            },
         });
     }
     ListJson {
@@ -146,67 +158,8 @@ pub fn build(rows: &[PaneInfo]) -> ListJson {
     }
 }
 
-pub fn run(tmux: &Tmux, json: bool) -> CliResult {
+/// Every session, window and pane of the server (one tmux call).
+pub fn list(tmux: &Tmux, with_agents: bool) -> Result<ListJson, CliError> {
     let rows = panes::list_all(tmux)?;
-    let l = build(&rows);
-    if json {
-        super::out_json(&l);
-        return Ok(());
-    }
-    let mut text = String::new();
-    for s in &l.sessions {
-        text.push_str(&format!(
-            "session {} {:?}{}\n",
-            s.id,
-            s.name,
-            if s.attached { " (attached)" } else { "" }
-        ));
-        for w in l.windows.iter().filter(|w| w.session_id == s.id) {
-            text.push_str(&format!(
-                "  window {} {} {:?}{} layout {}\n",
-                w.id,
-                w.index,
-                w.name,
-                if w.active { " (active)" } else { "" },
-                w.layout
-            ));
-            for p in l
-                .panes
-                .iter()
-                .filter(|p| p.window_id == w.id && p.session_id == s.id)
-            {
-                let mut flags = Vec::new();
-                if p.active {
-                    flags.push("active");
-                }
-                if p.dead {
-                    flags.push("dead");
-                }
-                if p.in_mode {
-                    flags.push(p.mode.as_str());
-                }
-                if p.created_by_us {
-                    flags.push("ours");
-                }
-                if p.watch.is_some() {
-                    flags.push("watched");
-                }
-                text.push_str(&format!(
-                    "    pane {} {}x{} {:?} ({}){}\n",
-                    p.pane_id,
-                    p.width,
-                    p.height,
-                    p.current_command,
-                    p.executable.as_deref().unwrap_or("?"),
-                    if flags.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" [{}]", flags.join(", "))
-                    }
-                ));
-            }
-        }
-    }
-    super::out(&text);
-    Ok(())
+    Ok(build(&rows, with_agents))
 }

@@ -1,5 +1,6 @@
-//! `tmuxmate run [-t T] [--timeout-ms MS] [--until-stable MS] [--max-bytes B] -- CMD...`:
-//! run a command in a pane and report its exit status and output.
+//! The run engine behind `tmuxmate run [-t T] [--timeout-ms MS] [--until-stable MS]
+//! [--max-bytes B] -- CMD...` and the MCP `tmux_run` tool: run a command in a pane and
+//! report its exit status and output (`execute`, a typed `RunJson` or a refusal).
 //!
 //! How completion is detected (deterministic, never screen stability by default): the
 //! command runs from a small POSIX script we write to `<state>/run/<id>/cmd.sh`:
@@ -66,7 +67,6 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::capture::{self, Bounded, Range};
-use crate::cli::RunArgs;
 use crate::create;
 use crate::error::{CliError, CliResult};
 use crate::input;
@@ -88,6 +88,11 @@ pub struct RunJson {
     pub stabilized: bool,
     /// The pane still exists (`-t`, `--keep`, or a timed-out command still running).
     pub kept: bool,
+    /// For text mode's truncation marker; not part of the JSON.
+    #[serde(skip)]
+    pub dropped: usize,
+    #[serde(skip)]
+    pub dropped_at_least: bool,
 }
 
 /// How often the main thread looks for the status file (the safety net under wait-for).
@@ -177,28 +182,44 @@ fn sweep(root: &Path) {
     }
 }
 
-pub fn run(tmux: &Tmux, a: RunArgs) -> CliResult {
-    if a.cmd.first().is_none_or(|w| w.trim().is_empty()) {
+/// What to run and how (the CLI's `run` flags, the MCP tool's arguments).
+pub struct Request<'a> {
+    pub target: Option<&'a str>,
+    pub cmd: &'a [String],
+    pub timeout_ms: u64,
+    pub until_stable: Option<u64>,
+    pub max_bytes: Option<usize>,
+    pub keep: bool,
+    /// Called while waiting (about every 20 ms) with the time waited so far.
+    pub progress: Progress<'a>,
+}
+
+pub type Progress<'a> = Option<&'a (dyn Fn(Duration) + Sync)>;
+
+/// Run the command and wait for its result (see the module docs).
+pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, CliError> {
+    if r.cmd.first().is_none_or(|w| w.trim().is_empty()) {
         return Err(CliError::usage(
             "refused: the command is empty; give it after `--`, e.g. `tmuxmate run -- make test`",
         ));
     }
-    if a.timeout_ms == 0 {
+    if r.timeout_ms == 0 {
         return Err(CliError::usage("--timeout-ms must be at least 1"));
     }
-    if a.until_stable == Some(0) {
+    if r.until_stable == Some(0) {
         return Err(CliError::usage(
             "--until-stable must be at least 1 (milliseconds the screen must stay unchanged)",
         ));
     }
-    let budget = capture::budget(tmux, a.max_bytes)?;
-    let timeout = Duration::from_millis(a.timeout_ms);
+    let budget = capture::budget(tmux, r.max_bytes)?;
+    let timeout = Duration::from_millis(r.timeout_ms);
     let started = Instant::now();
-    let o = match (&a.target, a.until_stable) {
-        (None, None) => in_new_pane(tmux, &a.cmd, budget, timeout)?,
-        (None, Some(ms)) => stable_new_pane(tmux, &a.cmd, budget, timeout, ms)?,
-        (Some(t), None) => typed(tmux, t, &a.cmd, budget, timeout)?,
-        (Some(t), Some(ms)) => stable_typed(tmux, t, &a.cmd, budget, timeout, ms)?,
+    let pr = r.progress;
+    let o = match (r.target, r.until_stable) {
+        (None, None) => in_new_pane(tmux, r.cmd, budget, timeout, pr)?,
+        (None, Some(ms)) => stable_new_pane(tmux, r.cmd, budget, timeout, ms, pr)?,
+        (Some(t), None) => typed(tmux, t, r.cmd, budget, timeout, pr)?,
+        (Some(t), Some(ms)) => stable_typed(tmux, t, r.cmd, budget, timeout, ms, pr)?,
     };
     let elapsed_ms = started.elapsed().as_millis() as u64;
     if let Err(e) = snapshot::record(&o.pane_id, &o.target, &o.text.text, o.text.truncated) {
@@ -206,48 +227,59 @@ pub fn run(tmux: &Tmux, a: RunArgs) -> CliResult {
     }
     // A window per call would pile up: ours goes once its result is read, unless asked to
     // stay or its command is still running (a timeout says so and names the pane).
-    let kept = a.target.is_some() || a.keep || o.timed_out;
+    let kept = r.target.is_some() || r.keep || o.timed_out;
     if !kept && let Err(e) = tmux.run(&targs!["kill-pane", "-t", Arg::id(&o.pane_id)]) {
         state::log(&format!("run: could not remove pane {}: {e}", o.pane_id));
     }
-    if a.json {
-        super::out_json(&RunJson {
-            pane_id: o.pane_id,
-            exit_status: o.exit_status,
-            truncated: o.text.truncated,
-            text: o.text.text,
-            elapsed_ms,
-            timed_out: o.timed_out,
-            stabilized: o.stabilized,
-            kept,
-        });
-        return Ok(());
-    }
-    let mut s = o.text.render();
-    if !s.is_empty() {
-        s.push('\n');
-    }
-    s.push_str(&if o.timed_out {
-        format!(
-            "[timed out after {elapsed_ms} ms; the command is still running in pane {}]",
-            o.pane_id
-        )
-    } else if o.stabilized {
-        format!(
-            "[stabilized after {elapsed_ms} ms in pane {}; exit status unknown]",
-            o.pane_id
-        )
-    } else {
-        match o.exit_status {
-            Some(n) => format!("[exit {n}]"),
-            None => format!(
-                "[exit status unknown: the wrapper in pane {} did not record one]",
-                o.pane_id
-            ),
+    Ok(RunJson {
+        pane_id: o.pane_id,
+        exit_status: o.exit_status,
+        truncated: o.text.truncated,
+        dropped: o.text.dropped,
+        dropped_at_least: o.text.dropped_at_least,
+        text: o.text.text,
+        elapsed_ms,
+        timed_out: o.timed_out,
+        stabilized: o.stabilized,
+        kept,
+    })
+}
+
+impl RunJson {
+    /// Text mode: the output, then `[exit N]` (or `[timed out ...]`, `[stabilized ...]`).
+    pub fn render(&self) -> String {
+        let b = Bounded {
+            text: self.text.clone(),
+            truncated: self.truncated,
+            dropped: self.dropped,
+            dropped_at_least: self.dropped_at_least,
+        };
+        let mut s = b.render();
+        if !s.is_empty() {
+            s.push('\n');
         }
-    });
-    super::out_line(&s);
-    Ok(())
+        let elapsed_ms = self.elapsed_ms;
+        s.push_str(&if self.timed_out {
+            format!(
+                "[timed out after {elapsed_ms} ms; the command is still running in pane {}]",
+                self.pane_id
+            )
+        } else if self.stabilized {
+            format!(
+                "[stabilized after {elapsed_ms} ms in pane {}; exit status unknown]",
+                self.pane_id
+            )
+        } else {
+            match self.exit_status {
+                Some(n) => format!("[exit {n}]"),
+                None => format!(
+                    "[exit status unknown: the wrapper in pane {} did not record one]",
+                    self.pane_id
+                ),
+            }
+        });
+        s
+    }
 }
 
 /// The wrapper body (see the module docs). `tee_output` false runs the command on the
@@ -325,12 +357,13 @@ fn in_new_pane(
     cmd: &[String],
     budget: usize,
     timeout: Duration,
+    progress: Progress,
 ) -> Result<Outcome, CliError> {
     let rd = RunDir::create()?;
     let deadline = Instant::now() + timeout;
     let keep = budget + TAIL_SLACK;
     let created = new_pane(tmux, &rd, &wrapper(tmux, &rd, cmd, keep, true))?;
-    let finished = wait_done(tmux, &rd, deadline);
+    let finished = wait_done(tmux, &rd, deadline, progress);
     finish(
         tmux,
         &rd,
@@ -349,6 +382,7 @@ fn typed(
     cmd: &[String],
     budget: usize,
     timeout: Duration,
+    progress: Progress,
 ) -> Result<Outcome, CliError> {
     let pane = policy::resolve(tmux, Some(target), "")?;
     check_typeable(&pane)?;
@@ -383,7 +417,7 @@ fn typed(
     // line itself is ours (a quoted path), so no user text is ever typed.
     let line = format!(" . {}", rd.q("cmd.sh"));
     type_line(tmux, &pane.pane_id, &line, false)?;
-    let finished = wait_done(tmux, &rd, deadline);
+    let finished = wait_done(tmux, &rd, deadline, progress);
     finish(
         tmux,
         &rd,
@@ -449,7 +483,8 @@ fn type_line(tmux: &Tmux, pane_id: &str, text: &str, bracketed: bool) -> CliResu
 }
 
 /// Block until the wrapper is done or the deadline passes; true when done.
-fn wait_done(tmux: &Tmux, rd: &RunDir, deadline: Instant) -> bool {
+fn wait_done(tmux: &Tmux, rd: &RunDir, deadline: Instant, progress: Progress) -> bool {
+    let began = Instant::now();
     let channel = rd.channel();
     let (tx, rx) = mpsc::channel::<bool>();
     let mut waiter = tmux.clone();
@@ -471,6 +506,9 @@ fn wait_done(tmux: &Tmux, rd: &RunDir, deadline: Instant) -> bool {
         let now = Instant::now();
         if now >= deadline {
             break false;
+        }
+        if let Some(p) = progress {
+            p(now.duration_since(began));
         }
         if waiting {
             match rx.recv_timeout(POLL.min(deadline - now)) {
@@ -561,6 +599,7 @@ fn stable_new_pane(
     budget: usize,
     timeout: Duration,
     stable_ms: u64,
+    progress: Progress,
 ) -> Result<Outcome, CliError> {
     let rd = RunDir::create()?;
     let deadline = Instant::now() + timeout;
@@ -572,6 +611,7 @@ fn stable_new_pane(
         deadline,
         Vec::new(),
         || rd.done(),
+        progress,
     )?;
     let raw = capture::capture_pane(tmux, &created.pane_id, Range::All, false, true)?;
     Ok(Outcome {
@@ -591,6 +631,7 @@ fn stable_typed(
     budget: usize,
     timeout: Duration,
     stable_ms: u64,
+    progress: Progress,
 ) -> Result<Outcome, CliError> {
     let pane = policy::resolve(tmux, Some(target), "")?;
     check_typeable(&pane)?;
@@ -599,7 +640,7 @@ fn stable_typed(
     let before = capture::capture_pane(tmux, &pane.pane_id, Range::Screen, false, false)?;
     type_line(tmux, &pane.pane_id, &text, true)?;
     let (stabilized, timed_out) =
-        wait_stable(tmux, &pane.pane_id, stable_ms, deadline, before, || false)?;
+        wait_stable(tmux, &pane.pane_id, stable_ms, deadline, before, || false, progress)?;
     let raw = capture::capture_pane(tmux, &pane.pane_id, Range::Screen, false, false)?;
     Ok(Outcome {
         pane_id: pane.pane_id.clone(),
@@ -620,7 +661,9 @@ fn wait_stable(
     deadline: Instant,
     mut last: Vec<u8>,
     finished: impl Fn() -> bool,
+    progress: Progress,
 ) -> Result<(bool, bool), CliError> {
+    let began = Instant::now();
     let stable = Duration::from_millis(stable_ms);
     let poll = Duration::from_millis((stable_ms / 5).clamp(20, 200));
     let mut since = Instant::now();
@@ -634,6 +677,9 @@ fn wait_stable(
         }
         if now >= deadline {
             return Ok((false, true));
+        }
+        if let Some(p) = progress {
+            p(now.duration_since(began));
         }
         std::thread::sleep(poll.min(deadline - now));
         let cur = capture::capture_pane(tmux, pane_id, Range::Screen, false, false)?;

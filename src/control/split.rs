@@ -1,24 +1,16 @@
-//! `tmuxmate split` and `tmuxmate new-window`: panes tmuxmate creates and marks as its own.
+//! Split and new-window behind `tmuxmate split|new-window` and the MCP `tmux_split` tool:
+//! panes tmuxmate creates and marks as its own, returned as `create::Created`.
 //!
 //! Invariant: without `-t`, new work goes into a new window (in the caller's session, else
 //! the `tmuxmate` session), never a split of the user's current window.
 
-use crate::cli::{NewWindowArgs, SplitArgs};
-use crate::create::{self, Placement};
-use crate::error::{CliError, CliResult};
+use crate::create::{self, Created, Placement};
+use crate::error::CliError;
 use crate::policy;
 use crate::tmux::target::Target;
 use crate::tmux::{Text, Tmux};
 
-fn print(c: &create::Created, json: bool) {
-    if json {
-        super::out_json(c);
-    } else {
-        super::out_line(&format!("{} {}", c.pane_id, c.target));
-    }
-}
-
-fn cwd_text(p: &Option<std::path::PathBuf>) -> Result<Option<Text>, CliError> {
+fn cwd_text(p: Option<&std::path::Path>) -> Result<Option<Text>, CliError> {
     match p {
         None => Ok(None),
         Some(d) if d.is_dir() => Text::from_os("--cwd", d.as_os_str())
@@ -72,7 +64,7 @@ pub fn check_program(cmd: &[String]) -> Result<(), CliError> {
     Err(e)
 }
 
-fn validate_size(s: &Option<String>) -> Result<(), CliError> {
+fn validate_size(s: Option<&str>) -> Result<(), CliError> {
     if let Some(s) = s {
         let n = s.strip_suffix('%').unwrap_or(s);
         if !n
@@ -87,39 +79,52 @@ fn validate_size(s: &Option<String>) -> Result<(), CliError> {
     Ok(())
 }
 
-pub fn run_split(tmux: &Tmux, a: SplitArgs) -> CliResult {
-    validate_size(&a.size)?;
-    check_program(&a.cmd)?;
-    let cwd = cwd_text(&a.cwd)?;
+/// Where and how to split (the CLI's `split` flags, the MCP tool's arguments).
+pub struct SplitRequest<'a> {
+    pub target: Option<&'a str>,
+    pub horizontal: bool,
+    pub size: Option<&'a str>,
+    pub cwd: Option<&'a std::path::Path>,
+    pub cmd: &'a [String],
+}
+
+pub fn split(tmux: &Tmux, a: &SplitRequest) -> Result<Created, CliError> {
+    validate_size(a.size)?;
+    check_program(a.cmd)?;
+    let cwd = cwd_text(a.cwd)?;
     let caller = policy::caller(tmux);
-    let created = match &a.target {
-        None => create::new_work_window(tmux, &caller, None, cwd.as_ref(), &a.cmd)?,
+    match a.target {
+        None => create::new_work_window(tmux, &caller, None, cwd.as_ref(), a.cmd),
         Some(t) => {
             let p = policy::resolve(tmux, Some(t), &caller.agent)?;
             let place = Placement {
                 horizontal: a.horizontal,
-                size: a.size.as_deref(),
+                size: a.size,
                 cwd: cwd.as_ref(),
             };
-            create::split(tmux, &caller, &p.session_id, &p.pane_id, &place, &a.cmd)?
+            create::split(tmux, &caller, &p.session_id, &p.pane_id, &place, a.cmd)
         }
-    };
-    print(&created, a.json);
-    Ok(())
+    }
 }
 
-pub fn run_new_window(tmux: &Tmux, a: NewWindowArgs) -> CliResult {
-    check_program(&a.cmd)?;
-    let cwd = cwd_text(&a.cwd)?;
-    let name = match a.name.as_deref() {
+pub fn new_window(
+    tmux: &Tmux,
+    target: Option<&str>,
+    name: Option<&str>,
+    cwd: Option<&std::path::Path>,
+    cmd: &[String],
+) -> Result<Created, CliError> {
+    check_program(cmd)?;
+    let cwd = cwd_text(cwd)?;
+    let name = match name {
         Some("") => return Err(CliError::usage("--name must not be empty")),
         Some(n) => Some(Text::new("--name", n).map_err(|e| CliError::usage(e.to_string()))?),
         None => None,
     };
     let caller = policy::caller(tmux);
     let (name, cwd) = (name.as_ref(), cwd.as_ref());
-    let created = match &a.target {
-        None => create::new_work_window(tmux, &caller, name, cwd, &a.cmd)?,
+    match target {
+        None => create::new_work_window(tmux, &caller, name, cwd, cmd),
         Some(t) => {
             let parsed = Target::parse(t).map_err(CliError::usage)?;
             let rows = crate::tmux::panes::list_all(tmux)?;
@@ -128,9 +133,7 @@ pub fn run_new_window(tmux: &Tmux, a: NewWindowArgs) -> CliResult {
                 .map_err(CliError::new)?
                 .session_id
                 .clone();
-            create::new_window(tmux, &caller, &session, name, cwd, &a.cmd)?
+            create::new_window(tmux, &caller, &session, name, cwd, cmd)
         }
-    };
-    print(&created, a.json);
-    Ok(())
+    }
 }

@@ -6,3 +6,5 @@
 
 pub mod job;
 pub mod poller;
+pub mod start;
+pub mod view;

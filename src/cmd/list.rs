@@ -1,0 +1,69 @@
+//! `tmuxmate list`: prints the listing of `control::list` as JSON or as an indented tree.
+
+use crate::control::list;
+use crate::error::CliResult;
+use crate::tmux::Tmux;
+
+pub fn run(tmux: &Tmux, json: bool) -> CliResult {
+    let l = list::list(tmux, false)?;
+    if json {
+        super::out_json(&l);
+        return Ok(());
+    }
+    let mut text = String::new();
+    for s in &l.sessions {
+        text.push_str(&format!(
+            "session {} {:?}{}\n",
+            s.id,
+            s.name,
+            if s.attached { " (attached)" } else { "" }
+        ));
+        for w in l.windows.iter().filter(|w| w.session_id == s.id) {
+            text.push_str(&format!(
+                "  window {} {} {:?}{} layout {}\n",
+                w.id,
+                w.index,
+                w.name,
+                if w.active { " (active)" } else { "" },
+                w.layout
+            ));
+            for p in l
+                .panes
+                .iter()
+                .filter(|p| p.window_id == w.id && p.session_id == s.id)
+            {
+                let mut flags = Vec::new();
+                if p.active {
+                    flags.push("active");
+                }
+                if p.dead {
+                    flags.push("dead");
+                }
+                if p.in_mode {
+                    flags.push(p.mode.as_str());
+                }
+                if p.created_by_us {
+                    flags.push("ours");
+                }
+                if p.watch.is_some() {
+                    flags.push("watched");
+                }
+                text.push_str(&format!(
+                    "    pane {} {}x{} {:?} ({}){}\n",
+                    p.pane_id,
+                    p.width,
+                    p.height,
+                    p.current_command,
+                    p.executable.as_deref().unwrap_or("?"),
+                    if flags.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [{}]", flags.join(", "))
+                    }
+                ));
+            }
+        }
+    }
+    super::out(&text);
+    Ok(())
+}
