@@ -13,7 +13,7 @@ use crate::util::*;
 
 /// Every hostile value; `NEVER` marks a command that must not run (relative: tmux and
 /// the shell would run it in HOME or the server's cwd, which `nothing_ran` checks).
-fn corpus() -> Vec<String> {
+pub(crate) fn corpus() -> Vec<String> {
     let mut v: Vec<String> = [
         "x;",
         ";",

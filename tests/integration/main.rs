@@ -12,6 +12,7 @@ mod digest;
 mod hooks;
 mod hostile;
 mod location;
+mod mcp;
 mod run;
 mod safety;
 mod side;
