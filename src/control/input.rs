@@ -124,9 +124,11 @@ pub fn send(
     )?;
     refuse_dead(&p)?;
     ensure_not_in_mode(tmux, &p, cancel_mode)?;
-    input::paste_bytes(tmux, &p.pane_id, text.as_bytes(), false)?;
+    // One tmux round trip either way (issue 13): the line and its Enter as one command list.
     if enter {
-        tmux.run(&targs!["send-keys", "-t", Arg::id(&p.pane_id), "Enter"])?;
+        input::paste_then_enter(tmux, &p.pane_id, text.as_bytes(), false)?;
+    } else {
+        input::paste_bytes(tmux, &p.pane_id, text.as_bytes(), false)?;
     }
     Ok(Sent {
         target: p.target(),

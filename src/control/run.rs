@@ -477,9 +477,7 @@ fn check_typeable(pane: &PaneInfo) -> CliResult {
 
 /// Paste `text` through a unique buffer, then press Enter as its own key.
 fn type_line(tmux: &Tmux, pane_id: &str, text: &str, bracketed: bool) -> CliResult {
-    input::paste_bytes(tmux, pane_id, text.as_bytes(), bracketed)?;
-    tmux.run(&targs!["send-keys", "-t", Arg::id(pane_id), "Enter"])?;
-    Ok(())
+    input::paste_then_enter(tmux, pane_id, text.as_bytes(), bracketed)
 }
 
 /// Block until the wrapper is done or the deadline passes; true when done.

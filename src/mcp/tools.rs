@@ -85,7 +85,7 @@ pub fn list() -> &'static Value {
                 &[t(), ("text", s()), ("enter", b()), ("settleMs", n())], &["text"],
                 &[("target", s()), ("paneId", s()), ("bytes", n()), ("lines", n()), ("enter", b())]),
             tool("tmux_capture",
-                "A pane's screen, last N lines (lines) or all scrollback (all), cut to maxBytes (default 100000) keeping the newest; stored as a snapshot resource.",
+                "A pane's screen, last N lines (lines) or all scrollback (all), cut to maxBytes (default 100000) keeping the newest; text block = the capture; stored as a snapshot resource.",
                 &[t(), ("lines", n()), ("all", b()), ("maxBytes", n()), ("ansi", b()), ("join", b())], &[],
                 &[("target", s()), ("paneId", s()), ("text", s()), ("lineCount", n()), ("truncated", b()), ("snapshot", json!({"type": ["string", "null"]}))]),
             tool("tmux_split",
@@ -124,7 +124,8 @@ pub fn list() -> &'static Value {
     })
 }
 
-/// A successful result: the JSON as text and as structured content.
+/// A successful result: the JSON as text and as structured content (the spec's advice,
+/// for clients that read only `content`).
 fn done<T: serde::Serialize>(v: &T) -> Value {
     let sc = serde_json::to_value(v).unwrap_or(Value::Null);
     json!({
@@ -374,12 +375,19 @@ pub fn call(session: &Session, params: &Value) -> Result<Value, RpcError> {
                     join: a.join,
                 },
             );
-            result(r.map(|c| {
-                let uri = c.snapshot.as_ref().map(|id| format!("tmuxmate://snapshot/{id}"));
-                let mut v = serde_json::to_value(c.json()).unwrap_or_else(|_| json!({}));
-                v["snapshot"] = json!(uri);
-                v
-            }))
+            match r {
+                Ok(c) => {
+                    // The model reads the text block: the capture as text (with the CLI's
+                    // truncation marker line), not escaped again inside JSON.
+                    let text = c.text.render();
+                    let uri = c.snapshot.as_ref().map(|id| format!("tmuxmate://snapshot/{id}"));
+                    let mut v = serde_json::to_value(c.json()).unwrap_or_else(|_| json!({}));
+                    v["snapshot"] = json!(uri);
+                    json!({"content": [{"type": "text", "text": text}],
+                        "structuredContent": v, "isError": false})
+                }
+                Err(e) => failed(&e),
+            }
         }
         "tmux_split" => {
             let a: Split = args(name, a)?;
