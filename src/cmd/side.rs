@@ -555,7 +555,8 @@ pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
             limit,
             json,
         } => {
-            let lines = side::history_for(tmux, target.as_deref(), turn, contains.as_deref(), limit)?;
+            let lines =
+                side::history_for(tmux, target.as_deref(), turn, contains.as_deref(), limit)?;
             if json {
                 super::out_json(&lines);
             } else if lines.is_empty() {

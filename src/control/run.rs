@@ -637,8 +637,15 @@ fn stable_typed(
     let deadline = Instant::now() + timeout;
     let before = capture::capture_pane(tmux, &pane.pane_id, Range::Screen, false, false)?;
     type_line(tmux, &pane.pane_id, &text, true)?;
-    let (stabilized, timed_out) =
-        wait_stable(tmux, &pane.pane_id, stable_ms, deadline, before, || false, progress)?;
+    let (stabilized, timed_out) = wait_stable(
+        tmux,
+        &pane.pane_id,
+        stable_ms,
+        deadline,
+        before,
+        || false,
+        progress,
+    )?;
     let raw = capture::capture_pane(tmux, &pane.pane_id, Range::Screen, false, false)?;
     Ok(Outcome {
         pane_id: pane.pane_id.clone(),

@@ -119,7 +119,9 @@ pub fn read(params: &Value) -> Result<Value, RpcError> {
     if let Some(id) = uri.strip_prefix(WATCH) {
         let j = view::find(id).map_err(|e| not_found(e.human()))?;
         let text = serde_json::to_string_pretty(&view::listed(j)).unwrap_or_default();
-        return Ok(json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}));
+        return Ok(
+            json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}),
+        );
     }
     if let Some(id) = uri.strip_prefix(SNAPSHOT) {
         let s = snapshot::find(id)

@@ -51,11 +51,7 @@ fn tool(
     out: &[(&str, Value)],
 ) -> Value {
     let obj = |ps: &[(&str, Value)]| {
-        Value::Object(
-            ps.iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-        )
+        Value::Object(ps.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
     };
     json!({
         "name": name,
@@ -380,7 +376,10 @@ pub fn call(session: &Session, params: &Value) -> Result<Value, RpcError> {
                     // The model reads the text block: the capture as text (with the CLI's
                     // truncation marker line), not escaped again inside JSON.
                     let text = c.text.render();
-                    let uri = c.snapshot.as_ref().map(|id| format!("tmuxmate://snapshot/{id}"));
+                    let uri = c
+                        .snapshot
+                        .as_ref()
+                        .map(|id| format!("tmuxmate://snapshot/{id}"));
                     let mut v = serde_json::to_value(c.json()).unwrap_or_else(|_| json!({}));
                     v["snapshot"] = json!(uri);
                     json!({"content": [{"type": "text", "text": text}],
@@ -441,8 +440,10 @@ pub fn call(session: &Session, params: &Value) -> Result<Value, RpcError> {
             match r {
                 Ok(s) => {
                     session.resources.started(session, &s.job_id);
-                    done(&json!({"kind": "background", "jobId": s.job_id, "paneId": s.pane_id,
-                        "uri": super::resources::watch_uri(&s.job_id)}))
+                    done(
+                        &json!({"kind": "background", "jobId": s.job_id, "paneId": s.pane_id,
+                        "uri": super::resources::watch_uri(&s.job_id)}),
+                    )
                 }
                 Err(e) => failed(&e),
             }

@@ -100,7 +100,11 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
         ),
         None => None,
     };
-    for n in a.notify.into_iter().chain(a.forward.iter().map(String::as_str)) {
+    for n in a
+        .notify
+        .into_iter()
+        .chain(a.forward.iter().map(String::as_str))
+    {
         if n.is_empty() || n.chars().any(|c| c.is_control()) {
             return Err(CliError::usage(
                 "--notify/--forward need a non-empty agent address without control characters",
@@ -119,7 +123,10 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
     version::check(tmux)?;
     let timeout_ms = timeout_min(tmux, a.timeout_min)?;
     let caller = policy::caller(tmux);
-    let notify = vec![a.notify.map_or_else(|| caller.agent.clone(), str::to_string)];
+    let notify = vec![
+        a.notify
+            .map_or_else(|| caller.agent.clone(), str::to_string),
+    ];
     let id = job::new_id();
     let now = state::now_ms();
     let pipe = regex.as_ref().map(|_| {
@@ -329,4 +336,3 @@ fn launch(
     }
     Ok(())
 }
-

@@ -66,7 +66,10 @@ impl Client {
             return self.early.remove(0);
         }
         loop {
-            let v = self.rx.recv_timeout(WAIT).expect("an answer from tmuxmate mcp");
+            let v = self
+                .rx
+                .recv_timeout(WAIT)
+                .expect("an answer from tmuxmate mcp");
             if v.get("id").is_some() {
                 return v;
             }
@@ -111,7 +114,11 @@ impl Client {
         let sc = r["structuredContent"].clone();
         let text = r["content"][0]["text"].as_str().unwrap();
         if tool == "tmux_capture" {
-            assert_eq!(text, sc["text"].as_str().unwrap(), "the text block is the capture");
+            assert_eq!(
+                text,
+                sc["text"].as_str().unwrap(),
+                "the text block is the capture"
+            );
         } else {
             let text: Value = serde_json::from_str(text).unwrap();
             assert_eq!(text, sc, "the text block is the structured content");
@@ -216,7 +223,10 @@ fn protocol_errors_have_their_codes_and_stdout_stays_clean() {
     c.initialize();
     assert_eq!(c.error_code("no/such/method", json!({})), -32601);
     assert_eq!(
-        c.error_code("tools/call", json!({"name": "no_such_tool", "arguments": {}})),
+        c.error_code(
+            "tools/call",
+            json!({"name": "no_such_tool", "arguments": {}})
+        ),
         -32602
     );
     // Arguments that do not fit the schema: unknown field, wrong type, missing required.
@@ -225,7 +235,10 @@ fn protocol_errors_have_their_codes_and_stdout_stays_clean() {
         ("tmux_capture", json!({"target": 5})),
         ("tmux_run", json!({})),
         ("tmux_run", json!({"cmd": "true"})),
-        ("tmux_send_keys", json!({"target": "%0", "text": "a", "keys": ["Enter"]})),
+        (
+            "tmux_send_keys",
+            json!({"target": "%0", "text": "a", "keys": ["Enter"]}),
+        ),
         ("tmux_kill", json!({"scope": "planet", "confirm": true})),
         ("tmux_swap", json!({"src": "%0"})),
     ] {
@@ -264,7 +277,10 @@ fn every_tool_through_mcp() {
 
     let l = c.ok("tmux_list", json!({}));
     let panes = l["panes"].as_array().unwrap();
-    let p = panes.iter().find(|p| p["paneId"] == json!(rec.pane)).unwrap();
+    let p = panes
+        .iter()
+        .find(|p| p["paneId"] == json!(rec.pane))
+        .unwrap();
     assert_eq!(p["createdByUs"], false);
     assert!(l["sessions"].as_array().unwrap().len() == 1 && l["windows"].is_array());
 
@@ -280,19 +296,31 @@ fn every_tool_through_mcp() {
     let mut want = text.as_bytes().to_vec();
     want.push(b'\r');
     rec.expect(&want);
-    c.ok("tmux_send_keys", json!({"target": rec.pane, "keys": ["Tab", "C-a"]}));
+    c.ok(
+        "tmux_send_keys",
+        json!({"target": rec.pane, "keys": ["Tab", "C-a"]}),
+    );
     want.extend_from_slice(b"\t\x01");
     rec.expect(&want);
     let e = c.refused("tmux_send_keys", json!({"target": rec.pane, "keys": ["q"]}));
     assert_eq!(e, cli_refusal(&s, &["keys", "-t", &rec.pane, "q"]));
 
-    let r = c.ok("tmux_paste", json!({"target": rec.pane, "text": "one\ntwo"}));
+    let r = c.ok(
+        "tmux_paste",
+        json!({"target": rec.pane, "text": "one\ntwo"}),
+    );
     assert_eq!(r["lines"], 2);
     want.extend_from_slice(b"\x1b[200~one\ntwo\x1b[201~");
     rec.expect(&want);
 
-    let cap = c.ok("tmux_capture", json!({"target": rec.pane, "maxBytes": 1000}));
-    assert!(cap["text"].as_str().unwrap().contains("stand-in ready"), "{cap}");
+    let cap = c.ok(
+        "tmux_capture",
+        json!({"target": rec.pane, "maxBytes": 1000}),
+    );
+    assert!(
+        cap["text"].as_str().unwrap().contains("stand-in ready"),
+        "{cap}"
+    );
     assert_eq!(cap["truncated"], false);
     let uri = cap["snapshot"].as_str().unwrap().to_string();
     let read = c.request("resources/read", json!({"uri": uri}));
@@ -331,7 +359,10 @@ fn every_tool_through_mcp() {
     assert_eq!(r["stabilized"], false);
     assert!(r["elapsedMs"].is_u64());
     let r = c.ok("tmux_run", json!({"cmd": ["sh", "-c", "echo out; exit 3"]}));
-    assert_eq!((r["exitStatus"].clone(), r["text"].clone()), (json!(3), json!("out")));
+    assert_eq!(
+        (r["exitStatus"].clone(), r["text"].clone()),
+        (json!(3), json!("out"))
+    );
     let e = c.refused("tmux_run", json!({"cmd": ["true"], "target": rec.pane}));
     assert_eq!(e, cli_refusal(&s, &["run", "-t", &rec.pane, "--", "true"]));
 
@@ -345,7 +376,10 @@ fn every_tool_through_mcp() {
         json!({"scope": "pane", "target": new, "confirm": true}),
     );
     assert_eq!(k, json!({"scope": "pane", "target": new, "killed": true}));
-    assert!(!s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]).contains(&new));
+    assert!(
+        !s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .contains(&new)
+    );
     // The default policy asks before a window goes; with no approver and no client to
     // ask, that fails closed.
     let e = c.refused(
@@ -353,21 +387,36 @@ fn every_tool_through_mcp() {
         json!({"scope": "window", "target": shell, "confirm": true}),
     );
     assert!(e.starts_with("refused: kill-window"), "{e}");
-    assert!(s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]).contains(&shell));
+    assert!(
+        s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .contains(&shell)
+    );
 
     // The bridge and the side chat refuse exactly as the CLI does.
-    let e = c.refused("agent_ask", json!({"target": "no-such-agent", "message": "hi"}));
-    let cli = cli_refusal(
-        &s,
-        &["agent", "ask", "no-such-agent", "--message", "hi"],
+    let e = c.refused(
+        "agent_ask",
+        json!({"target": "no-such-agent", "message": "hi"}),
     );
+    let cli = cli_refusal(&s, &["agent", "ask", "no-such-agent", "--message", "hi"]);
     assert_eq!(e, format!("not-delivered: {cli}"));
     let e = c.refused("side_chat_main_status", json!({}));
     assert_eq!(e, cli_refusal(&s, &["side", "status"]));
-    let e = c.refused("side_chat_main_history", json!({"target": rec.pane, "limit": 0}));
-    assert_eq!(e, cli_refusal(&s, &["side", "history", "-t", &rec.pane, "--limit", "0"]));
-    let e = c.refused("side_chat_report", json!({"target": rec.pane, "text": "  "}));
-    assert_eq!(e, cli_refusal(&s, &["side", "report", "-t", &rec.pane, "  "]));
+    let e = c.refused(
+        "side_chat_main_history",
+        json!({"target": rec.pane, "limit": 0}),
+    );
+    assert_eq!(
+        e,
+        cli_refusal(&s, &["side", "history", "-t", &rec.pane, "--limit", "0"])
+    );
+    let e = c.refused(
+        "side_chat_report",
+        json!({"target": rec.pane, "text": "  "}),
+    );
+    assert_eq!(
+        e,
+        cli_refusal(&s, &["side", "report", "-t", &rec.pane, "  "])
+    );
     c.finish();
 }
 
@@ -377,7 +426,10 @@ fn a_watch_job_the_client_started_notifies_when_it_ends() {
     let mut c = Client::start(&s);
     c.initialize();
     let flag = s.dir.join("go");
-    let cmd = format!("while [ ! -e '{}' ]; do sleep 0.05; done; echo finished", flag.display());
+    let cmd = format!(
+        "while [ ! -e '{}' ]; do sleep 0.05; done; echo finished",
+        flag.display()
+    );
     let w = c.ok("tmux_watch", json!({"cmd": [cmd]}));
     assert_eq!(w["kind"], "background");
     let id = w["jobId"].as_str().unwrap().to_string();
@@ -458,7 +510,9 @@ fn the_hostile_corpus_gives_the_cli_results() {
             let e = String::from_utf8_lossy(&cli.stdout);
             let j: Value = serde_json::from_str(&e).unwrap();
             let human = match j["error"]["hint"].as_str() {
-                Some(h) if !h.is_empty() => format!("{}; {h}", j["error"]["message"].as_str().unwrap()),
+                Some(h) if !h.is_empty() => {
+                    format!("{}; {h}", j["error"]["message"].as_str().unwrap())
+                }
                 _ => j["error"]["message"].as_str().unwrap().to_string(),
             };
             assert_eq!(r["content"][0]["text"], json!(human), "{v:?}");
@@ -485,7 +539,11 @@ fn the_hostile_corpus_gives_the_cli_results() {
     // Text the CLI refuses (a newline in send, control characters) is refused alike.
     for bad in ["two\nlines", "esc\x1b[201~"] {
         let e = c.refused("tmux_send_keys", json!({"target": rec.pane, "text": bad}));
-        assert_eq!(e, cli_refusal(&s, &["send", "-t", &rec.pane, "--", bad]), "{bad:?}");
+        assert_eq!(
+            e,
+            cli_refusal(&s, &["send", "-t", &rec.pane, "--", bad]),
+            "{bad:?}"
+        );
     }
     c.finish();
     assert!(s.tmux_output(&["list-sessions"]).status.success());
