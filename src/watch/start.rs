@@ -87,7 +87,7 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
         ));
     }
     let regex = match a.done_regex {
-        Some(r) if r.is_empty() => {
+        Some("") => {
             return Err(CliError::usage(
                 "--done-regex is empty; give a pattern or leave it out",
             ));
@@ -204,7 +204,7 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
     };
     let r = launch(
         tmux,
-        &a,
+        a,
         &id,
         &line,
         &pipe,
