@@ -121,7 +121,12 @@ pub fn build(rows: &[PaneInfo], with_agents: bool) -> ListJson {
                 index: p.window_index.clone(),
                 name: p.window_name.clone(),
                 active: p.window_active,
-                layout: layout::tree(&p.window_layout).unwrap_or_default(),
+                // tmux gives the layout on the window's active pane's row only.
+                layout: rows
+                    .iter()
+                    .find(|r| r.window_id == p.window_id && !r.window_layout.is_empty())
+                    .and_then(|r| layout::tree(&r.window_layout).ok())
+                    .unwrap_or_default(),
             });
         }
         panes.push(PaneJson {
