@@ -92,7 +92,9 @@ for client in "${CLIENTS[@]}"; do
     wait_log "$LOG" "\\\\\"paneId\\\\\":\\\\\"$PANE\\\\\"" 90 && listed=yes
     wait_log "$LOG" 'lineCount' 60 && captured=yes
     wait_log "$LOG" 'mcp check done' 30 || true
-    # Offered: a request's tool definitions name it (Claude: "name": ..., Codex: the same).
+    # Listed upfront: a request's tool definitions name it. Claude Code 2.1.332 and Codex
+    # 0.171 both defer MCP tools behind a tool search; Claude still runs a direct call,
+    # Codex answers "unsupported call" until the model has searched.
     offered=no
     python3 - "$LOG" <<'PY' && offered=yes
 import json, sys
@@ -109,7 +111,7 @@ PY
     "$RIG_DIR/stop.sh" "$SOCK" >/dev/null 2>&1 || true
 done
 
-printf '| client | tools offered to the model | tmux_list result reached the mock | tmux_capture result reached the mock |\n|---|---|---|---|\n'
+printf '| client | tmux tools listed upfront (not deferred) | tmux_list result reached the mock | tmux_capture result reached the mock |\n|---|---|---|---|\n'
 printf '%s\n' "${ROWS[@]}"
 printf '(request logs kept in %s)\n' "$W"
 exit "$FAILED"
