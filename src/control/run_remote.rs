@@ -169,6 +169,7 @@ pub(super) fn stable_new_pane(
         deadline,
         Vec::new(),
         || rr.status(tmux).is_some(),
+        None,
     )?;
     let exit_status = rr.status(tmux).flatten();
     if exit_status.is_some() {
