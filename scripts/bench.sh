@@ -3,6 +3,7 @@
 # so every per-turn call finds its tty-verified pane exactly as it does in real use.
 #
 # Usage: scripts/bench.sh [--only SECTION]... [--runs N] [--warmup N] [--json-dir DIR] [--strict]
+#   BIN=PATH         measure this binary instead of building target/release/tmuxmate
 #   --only SECTION   run only this section (repeatable); default: all sections
 #   --runs N         timed runs per command (default 200)
 #   --warmup N       warmup runs per command (default 20)
@@ -98,9 +99,12 @@ if ! "$HYPERFINE" --help 2>/dev/null | grep -q -- '--shell'; then
     exit 1
 fi
 
-say "bench: cargo build --release"
-cargo build --release
-BIN=$ROOT/target/release/tmuxmate
+# BIN=... measures a given binary (e.g. an older build, for before/after numbers).
+if [ -z "${BIN:-}" ]; then
+    say "bench: cargo build --release"
+    cargo build --release
+    BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/tmuxmate
+fi
 [ -x "$BIN" ] || { say "bench: $BIN was not built"; exit 1; }
 
 # ---------------------------------------------------------------------------------------

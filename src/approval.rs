@@ -407,7 +407,7 @@ impl Menu {
 
     fn show(tmux: &Tmux, client: &Client, description: &str, timeout: Duration) -> Answer {
         let nonce = nonce();
-        let option = format!("@tmuxmate-answer-{nonce}");
+        let option = format!("{}{nonce}", crate::tmux::options::ANSWER_PREFIX);
         let channel = format!("tmuxmate-answer-{nonce}");
         let (tx, rx) = mpsc::channel();
 

@@ -38,7 +38,7 @@ pub const ACTIONS: &[Action] = &[
     Action {
         name: "snapshots",
         option: crate::tmux::options::SNAPSHOTS_KEY.name,
-        default: "M-s",
+        default: crate::tmux::options::SNAPSHOTS_KEY.default_text(),
         command: |bin| {
             format!("{bin} snapshots popup --client #{{q:client_name}} >/dev/null 2>&1; true")
         },
@@ -47,7 +47,7 @@ pub const ACTIONS: &[Action] = &[
     Action {
         name: "side",
         option: crate::tmux::options::SIDE_KEY.name,
-        default: "M-a",
+        default: crate::tmux::options::SIDE_KEY.default_text(),
         command: |bin| {
             format!(
                 "{bin} side open -t #{{pane_id}} --client #{{q:client_name}} >/dev/null 2>&1; true"
@@ -173,7 +173,7 @@ fn bind_one(tmux: &Tmux, a: &Action, bin: &str) -> Result<String, CliError> {
     } else {
         (set, true)
     };
-    let bound_opt = format!("@tmuxmate-bound-{}-key", a.name);
+    let bound_opt = format!("{}{}-key", crate::tmux::options::BOUND_PREFIX, a.name);
     let previous = option(tmux, &bound_opt)?;
     let off = key == "none" || key == "off";
     if !off && !valid_key(&key) {

@@ -113,6 +113,8 @@ pub enum Command {
         #[arg(long)]
         keep: bool,
     },
+    /// Serve the tools over MCP on stdio (newline-delimited JSON-RPC; logs on stderr; ends at EOF).
+    Mcp,
     /// Print integration snippets.
     Init {
         #[command(subcommand)]

@@ -62,6 +62,46 @@ pub fn paste_bytes(
     Ok(r?)
 }
 
+/// `paste_bytes` then Enter as its own key, in ONE tmux invocation (a command list:
+/// `load-buffer -b B - ; paste-buffer -d[p]r -b B -t %N ; send-keys -t %N Enter`). tmux
+/// runs the list in order on the server, so the Enter is still a separate key event after
+/// the whole paste (for TUIs that need a pause before Enter, use `paste_bytes`, sleep,
+/// then send Enter). On failure the buffer is deleted, as in `paste_bytes`.
+pub fn paste_then_enter(
+    tmux: &Tmux,
+    pane_id: &str,
+    data: &[u8],
+    bracketed: bool,
+) -> Result<(), CliError> {
+    let name = unique_buffer();
+    let flags = if bracketed { "-dpr" } else { "-dr" };
+    let r = tmux.run_bytes(
+        &targs![
+            "load-buffer",
+            "-b",
+            Arg::id(&name),
+            "-",
+            Arg::SEP,
+            "paste-buffer",
+            flags,
+            "-b",
+            Arg::id(&name),
+            "-t",
+            Arg::id(pane_id),
+            Arg::SEP,
+            "send-keys",
+            "-t",
+            Arg::id(pane_id),
+            "Enter"
+        ],
+        Some(data),
+    );
+    if r.is_err() {
+        let _ = tmux.run(&targs!["delete-buffer", "-b", Arg::id(&name)]);
+    }
+    r.map(|_| ()).map_err(CliError::from)
+}
+
 /// A single line of literal text: no newline, no control characters.
 pub fn validate_line(text: &str) -> Result<(), CliError> {
     if text.is_empty() {

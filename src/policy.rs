@@ -120,8 +120,21 @@ pub fn resolve_in<'a>(
     }
 }
 
-/// Snapshot the server and resolve one pane (owned copy).
+/// Snapshot the server and resolve one pane (owned copy). A `%N` target names exactly
+/// one pane, so only its rows are asked for (`list-panes -a -f`): the answer is the same
+/// as from the whole listing, whose size grows with every pane and layout on the server.
 pub fn resolve(tmux: &Tmux, target: Option<&str>, agent: &str) -> Result<PaneInfo, CliError> {
+    if let Some(t) = target
+        && let Ok(Target::Pane(n)) = Target::parse(t)
+    {
+        // The filter is ours: built from the parsed number, never from the user's text.
+        let filter = format!("#{{==:#{{pane_id}},%{n}}}");
+        let rows = panes::query(
+            tmux,
+            &crate::targs!["list-panes", "-a", "-f", crate::tmux::Arg::ours(&filter)],
+        )?;
+        return resolve_in(tmux, &rows, target, agent).cloned();
+    }
     let rows = panes::list_all(tmux)?;
     resolve_in(tmux, &rows, target, agent).cloned()
 }

@@ -74,7 +74,7 @@ pub struct Main {
 pub fn main_facts(tmux: &Tmux, pane: &str) -> Result<Main, CliError> {
     let fmt = record_format(&[
         "pane_id",
-        "@tmuxmate-agent",
+        crate::tmux::options::AGENT.name,
         "pane_current_path",
         "socket_path",
     ]);
@@ -527,4 +527,62 @@ pub fn delete_and_verify(files: &[PathBuf]) -> (bool, String) {
             ),
         )
     }
+}
+
+/// Inside a side agent that cannot reach tmux: the main transcript it was given.
+fn offline_transcript() -> Option<String> {
+    std::env::var(ENV_TRANSCRIPT).ok().filter(|s| !s.is_empty())
+}
+
+/// `side status` (CLI and MCP `side_chat_main_status`): the main pane `-t`, else the side
+/// chat's own main pane, else (offline, no target) the transcript it was given.
+pub fn status_for(tmux: &Tmux, target: Option<&str>) -> Result<Status, CliError> {
+    match main_pane(tmux, target) {
+        Ok(pane) => status(tmux, &pane),
+        Err(e) => match (target.is_none(), offline_transcript()) {
+            (true, Some(t)) => Ok(status_offline(&t)),
+            _ => Err(e),
+        },
+    }
+}
+
+/// `side history` (CLI and MCP `side_chat_main_history`), bounded to `limit` lines.
+pub fn history_for(
+    tmux: &Tmux,
+    target: Option<&str>,
+    turn: Option<u64>,
+    contains: Option<&str>,
+    limit: usize,
+) -> Result<Vec<HistoryLine>, CliError> {
+    if limit == 0 || limit > HISTORY_MAX {
+        return Err(CliError::usage(format!(
+            "--limit must be 1 to {HISTORY_MAX}"
+        )));
+    }
+    let transcript = match main_pane(tmux, target) {
+        Ok(pane) => digest::pane::load(tmux, &pane, None)?.transcript,
+        Err(e) => match (target.is_none(), offline_transcript()) {
+            (true, Some(t)) => t.into(),
+            _ => return Err(e),
+        },
+    };
+    history(&transcript, turn, contains, limit)
+}
+
+#[derive(Serialize, Debug)]
+pub struct Reported {
+    pub queued: bool,
+    pub agent: String,
+    pub key: String,
+}
+
+/// `side report` (CLI and MCP `side_chat_report`): a note queued for the main agent.
+pub fn report_for(tmux: &Tmux, target: Option<&str>, text: &str) -> Result<Reported, CliError> {
+    let pane = main_pane(tmux, target)?;
+    let (agent, key) = report(tmux, &pane, text)?;
+    Ok(Reported {
+        queued: true,
+        agent,
+        key,
+    })
 }

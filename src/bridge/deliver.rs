@@ -229,6 +229,26 @@ fn mid_turn(tmux: &Tmux, c: &Contract, a: &Adapter) -> bool {
     t.submitted && !t.complete
 }
 
+/// How far a failed send got: the three outcomes a caller must tell apart (never
+/// retried silently: a second paste after an unconfirmed one would be a second prompt).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Delivery {
+    /// Submitted, and the transcript or screen confirmed it.
+    Delivered,
+    /// Pasted and Enter pressed once, but not confirmed in time.
+    Unconfirmed,
+    /// Refused before Enter (nothing typed, or the text sits unsubmitted in the composer).
+    NotDelivered,
+}
+
+/// A send that did not end in `Delivered`.
+#[derive(Debug)]
+pub struct Failed {
+    pub delivery: Delivery,
+    pub error: CliError,
+}
+
 pub fn send(
     tmux: &Tmux,
     name: &str,
@@ -236,6 +256,47 @@ pub fn send(
     caller_project: &str,
     mode: Option<&str>,
 ) -> Result<Sent, CliError> {
+    send_staged(tmux, name, message, caller_project, mode).map_err(|f| f.error)
+}
+
+/// `send`, telling an unconfirmed submission from one that never happened.
+pub fn send_staged(
+    tmux: &Tmux,
+    name: &str,
+    message: &str,
+    caller_project: &str,
+    mode: Option<&str>,
+) -> Result<Sent, Failed> {
+    let not = |error| Failed {
+        delivery: Delivery::NotDelivered,
+        error,
+    };
+    let (c, mark, clean, a, pasted) =
+        type_prompt(tmux, name, message, caller_project, mode).map_err(not)?;
+    tmux.run(&targs!["send-keys", "-t", Arg::id(&c.pane), "Enter"])
+        .map_err(|e| not(e.into()))?;
+    let verified_by = verify(tmux, &c, &a, &mark, &pasted).map_err(|error| Failed {
+        delivery: Delivery::Unconfirmed,
+        error,
+    })?;
+    Ok(Sent {
+        name: name.to_string(),
+        pane_id: c.pane.clone(),
+        bytes: clean.len(),
+        submitted: true,
+        verified_by,
+    })
+}
+
+/// Every check, then the paste and the recorded mark: all that comes before Enter (the
+/// last item is the screen with the paste drawn, which `verify` compares against).
+fn type_prompt(
+    tmux: &Tmux,
+    name: &str,
+    message: &str,
+    caller_project: &str,
+    mode: Option<&str>,
+) -> Result<(Contract, SendMark, String, Adapter, String), CliError> {
     if message.trim().is_empty() {
         return Err(CliError::usage(
             "refused: the message is empty; nothing was sent",
@@ -340,15 +401,7 @@ pub fn send(
         crate::tmux::options::LAST_SEND.name,
         &serde_json::to_string(&mark).unwrap_or_default(),
     )?;
-    tmux.run(&targs!["send-keys", "-t", Arg::id(&c.pane), "Enter"])?;
-    let verified_by = verify(tmux, &c, &a, &mark, &pasted)?;
-    Ok(Sent {
-        name: name.to_string(),
-        pane_id: c.pane.clone(),
-        bytes: clean.len(),
-        submitted: true,
-        verified_by,
-    })
+    Ok((c, mark, clean, a, pasted))
 }
 
 /// What the pane fallback looks for: the start of the message's first non-blank line (a

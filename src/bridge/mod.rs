@@ -5,6 +5,7 @@
 //! `deliver` the checked send, `stop` ending a session and its processes, and `turns` waiting for and reading replies.
 
 pub mod adapters;
+pub mod ask;
 pub mod contract;
 pub mod deliver;
 pub mod launch;

@@ -172,6 +172,16 @@ fn current(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(Turn, String), Cli
 
 /// Block until the turn after the last send is complete, or time out.
 pub fn wait(tmux: &Tmux, name: &str, timeout: Duration) -> Result<Reply, CliError> {
+    wait_with(tmux, name, timeout, None)
+}
+
+/// `wait`, calling `progress` with the time waited so far at every look.
+pub fn wait_with(
+    tmux: &Tmux,
+    name: &str,
+    timeout: Duration,
+    on_progress: Option<&(dyn Fn(Duration) + Sync)>,
+) -> Result<Reply, CliError> {
     let (c, a) = super::deliver::resolve(tmux, name)?;
     let start = Instant::now();
     let progress = std::io::stderr().is_terminal();
@@ -234,6 +244,9 @@ pub fn wait(tmux: &Tmux, name: &str, timeout: Duration) -> Result<Reply, CliErro
         }
         if progress {
             eprint!("\rwaiting for {name}: {} s ", start.elapsed().as_secs());
+        }
+        if let Some(p) = on_progress {
+            p(start.elapsed());
         }
         // Short turns are common: look often at first, then back off.
         let ms = if start.elapsed() < Duration::from_secs(3) {

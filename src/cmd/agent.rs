@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::bridge::{adapters, contract, deliver, launch, naming, turns};
+use crate::bridge::{adapters, ask, contract, deliver, launch, naming, turns};
 use crate::cli::{AgentAction, AgentStartArgs, MessageArgs};
 use crate::error::{CliError, CliResult};
 use crate::policy;
@@ -75,17 +75,6 @@ fn project_dir(p: &Option<std::path::PathBuf>) -> Result<std::path::PathBuf, Cli
         Some(d) => Ok(d.clone()),
         None => Ok(std::env::current_dir()?),
     }
-}
-
-fn caller_project(p: &Option<std::path::PathBuf>) -> Result<String, CliError> {
-    let d = project_dir(p)?;
-    let proj = naming::project(&d).map_err(|e| {
-        CliError::new(format!(
-            "cannot read project directory {}: {e}",
-            d.display()
-        ))
-    })?;
-    Ok(proj.root.to_string_lossy().into_owned())
 }
 
 fn print_reply(r: &turns::Reply, json: bool) -> CliResult {
@@ -214,7 +203,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
                 tmux,
                 &name,
                 &text,
-                &caller_project(&None)?,
+                &ask::caller_project(None)?,
                 permission_mode.as_deref(),
             )?;
             if json {
@@ -245,29 +234,18 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
             json,
         } => {
             let text = read_message(&msg)?;
-            let name = if adapters::by_name(&target).is_some() {
-                let ad = adapters::by_name(&target).unwrap_or_else(adapters::claude);
-                let caller = policy::caller(tmux);
-                launch::start(
-                    tmux,
-                    &caller,
-                    &ad,
-                    &project_dir(&project)?,
-                    permission_mode.as_deref(),
-                    Duration::from_secs(60),
-                )?
-                .name
-            } else {
-                target
-            };
-            deliver::send(
+            let r = ask::ask(
                 tmux,
-                &name,
-                &text,
-                &caller_project(&project)?,
-                permission_mode.as_deref(),
-            )?;
-            let r = turns::wait(tmux, &name, Duration::from_secs(timeout_s))?;
+                &ask::Request {
+                    target: &target,
+                    message: &text,
+                    project: project.as_deref(),
+                    permission_mode: permission_mode.as_deref(),
+                    timeout: Duration::from_secs(timeout_s),
+                    progress: None,
+                },
+            )
+            .map_err(|f| f.error)?;
             print_reply(&r, json)
         }
         AgentAction::List { json } => list(tmux, json),

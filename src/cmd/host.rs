@@ -52,6 +52,9 @@ fn local_only(cmd: &Command) -> Option<&'static str> {
         }
         Command::Demo { .. } => Some("the demo starts a private server on this machine"),
         Command::Init { .. } => Some("the snippet is for this machine's tmux.conf"),
+        Command::Mcp => Some(
+            "the MCP server also serves this machine's watch jobs, agents and side chat; run it without --host",
+        ),
         Command::Install(_)
         | Command::Uninstall(_)
         | Command::Doctor { .. }

@@ -17,7 +17,6 @@ pub mod kill;
 pub mod list;
 pub mod paste;
 pub mod run;
-pub mod run_remote;
 pub mod send;
 pub mod side;
 pub mod snapshots;
@@ -121,5 +120,6 @@ pub fn dispatch(cli: Cli) -> CliResult {
         Command::Doctor { json } => install::doctor(&tmux, json),
         Command::Completions { shell } => install::completions(shell),
         Command::Man => install::man(),
+        Command::Mcp => crate::mcp::serve(&tmux),
     }
 }

@@ -214,13 +214,6 @@ fn open(tmux: &Tmux, target: Option<&str>, client: Option<&str>) -> CliResult {
     }
 }
 
-/// Inside a side agent that cannot reach tmux: the main transcript it was given.
-fn offline_transcript() -> Option<String> {
-    std::env::var(side::ENV_TRANSCRIPT)
-        .ok()
-        .filter(|s| !s.is_empty())
-}
-
 fn side_agent(tmux: &Tmux) -> String {
     let v = tmux
         .run(&[
@@ -271,7 +264,8 @@ fn side_argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<
         "gemini" => vec!["--approval-mode".into(), "default".into()],
         other => {
             return Err(CliError::usage(format!(
-                "@tmuxmate-side-agent is {other:?}: use claude, codex or gemini"
+                "{} is {other:?}: use claude, codex or gemini",
+                crate::tmux::options::SIDE_AGENT.name
             )));
         }
     })
@@ -362,7 +356,7 @@ fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
             "-pqv",
             "-t",
             Arg::id(&pane),
-            "@tmuxmate-transcript"
+            crate::tmux::options::TRANSCRIPT.name
         ])
         .ok()
         .map(|s| s.trim_end().to_string())
@@ -543,13 +537,7 @@ pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
         SideAction::Open { target, client } => open(tmux, target.as_deref(), client.as_deref()),
         SideAction::Run { target } => run_side(tmux, &target),
         SideAction::Status { target, json } => {
-            let st = match side::main_pane(tmux, target.as_deref()) {
-                Ok(pane) => side::status(tmux, &pane)?,
-                Err(e) => match (target.is_none(), offline_transcript()) {
-                    (true, Some(t)) => side::status_offline(&t),
-                    _ => return Err(e),
-                },
-            };
+            let st = side::status_for(tmux, target.as_deref())?;
             if json {
                 super::out_json(&st);
             } else {
@@ -567,20 +555,8 @@ pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
             limit,
             json,
         } => {
-            if limit == 0 || limit > side::HISTORY_MAX {
-                return Err(CliError::usage(format!(
-                    "--limit must be 1 to {}",
-                    side::HISTORY_MAX
-                )));
-            }
-            let transcript = match side::main_pane(tmux, target.as_deref()) {
-                Ok(pane) => crate::digest::pane::load(tmux, &pane, None)?.transcript,
-                Err(e) => match (target.is_none(), offline_transcript()) {
-                    (true, Some(t)) => t.into(),
-                    _ => return Err(e),
-                },
-            };
-            let lines = side::history(&transcript, turn, contains.as_deref(), limit)?;
+            let lines =
+                side::history_for(tmux, target.as_deref(), turn, contains.as_deref(), limit)?;
             if json {
                 super::out_json(&lines);
             } else if lines.is_empty() {
@@ -595,12 +571,14 @@ pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
             Ok(())
         }
         SideAction::Report { target, text, json } => {
-            let pane = side::main_pane(tmux, target.as_deref())?;
-            let (agent, key) = side::report(tmux, &pane, &text)?;
+            let r = side::report_for(tmux, target.as_deref(), &text)?;
             if json {
-                super::out_json(&serde_json::json!({"queued": true, "agent": agent, "key": key}));
+                super::out_json(&r);
             } else {
-                super::out_line(&format!("queued for the main agent's next turn ({agent})"));
+                super::out_line(&format!(
+                    "queued for the main agent's next turn ({})",
+                    r.agent
+                ));
             }
             Ok(())
         }

@@ -1,415 +1,18 @@
-//! `tmuxmate watch start|list|show|stop|reattach` (and the hidden `poll`, `record-exit`).
-//!
-//! Invariants: every bad input (empty command, regex that does not compile, negative or
-//! absurd timeout, unknown job) is refused before anything starts; a launched command is
-//! held at a gate until its job state exists, so even a 5 ms command finds its job when
-//! it reports its exit; `stop` never kills the pane.
+//! `tmuxmate watch start|list|show|stop|reattach` (and the hidden `poll`, `record-exit`,
+//! `gate`):
+//! thin over `watch::start` and `watch::view`; `stop` never kills the pane.
 
-use serde::Serialize;
-
-use crate::cli::{WatchAction, WatchStartArgs};
-use crate::create;
+use crate::cli::WatchAction;
 use crate::error::{CliError, CliResult};
-use crate::input;
-use crate::policy;
 use crate::state;
 use crate::targs;
-use crate::tmux::{Arg, Socket, Text, Tmux, version};
-use crate::watch::job::{self, Job, Outcome};
-use crate::watch::{gate, poller, prompt};
-
-const DEFAULT_TIMEOUT_MIN: u64 = crate::tmux::options::WATCH_TIMEOUT_MIN.default_number();
-const MAX_TIMEOUT_MIN: u64 = 7 * 24 * 60;
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Started<'a> {
-    job_id: &'a str,
-    pane_id: &'a str,
-}
-
-/// Minutes (fractions allowed, e.g. 0.5) to milliseconds; refuses <= 0, NaN and > 7 days.
-pub fn parse_timeout(s: &str) -> Result<u64, CliError> {
-    match s.trim().parse::<f64>() {
-        Ok(m) if m.is_finite() && m > 0.0 && m <= MAX_TIMEOUT_MIN as f64 => {
-            Ok((m * 60_000.0).ceil() as u64)
-        }
-        _ => Err(CliError::usage(format!(
-            "--timeout-min {s:?} is not a number of minutes greater than 0 and at most {MAX_TIMEOUT_MIN} (7 days)"
-        ))),
-    }
-}
-
-/// The timeout in milliseconds.
-fn timeout_min(tmux: &Tmux, flag: Option<&str>) -> Result<u64, CliError> {
-    if let Some(f) = flag {
-        return parse_timeout(f);
-    }
-    let opt = tmux
-        .run(&["show-options", "-gqv", "@tmuxmate-watch-timeout-min"])
-        .unwrap_or_default();
-    let opt = opt.trim();
-    if opt.is_empty() {
-        return Ok(DEFAULT_TIMEOUT_MIN * 60_000);
-    }
-    parse_timeout(opt).map_err(|e| {
-        CliError::new(format!(
-            "tmux option @tmuxmate-watch-timeout-min: {}",
-            e.msg
-        ))
-    })
-}
-
-fn command_line(cmd: &[String]) -> String {
-    if cmd.len() == 1 {
-        cmd[0].clone()
-    } else {
-        create::sh_join(cmd)
-    }
-}
-
-fn start(tmux: &Tmux, a: WatchStartArgs) -> CliResult {
-    // Everything that can be wrong with the request is checked before anything starts.
-    if a.cmd.is_empty() || a.cmd.iter().all(|w| w.trim().is_empty()) {
-        return Err(CliError::usage(
-            "refused: no command given; usage: tmuxmate watch start [-t PANE] -- CMD...",
-        ));
-    }
-    let regex = match &a.done_regex {
-        Some(r) if r.is_empty() => {
-            return Err(CliError::usage(
-                "--done-regex is empty; give a pattern or leave it out",
-            ));
-        }
-        Some(r) => Some(
-            job::done_regex(r)
-                .map_err(|e| CliError::usage(format!("--done-regex does not compile: {e}")))?,
-        ),
-        None => None,
-    };
-    for n in a.notify.iter().chain(a.forward.iter()) {
-        crate::ledger::check_address("--notify/--forward", n).map_err(CliError::usage)?;
-    }
-    let line = command_line(&a.cmd);
-    if a.target.is_some() {
-        input::validate_line(&line).map_err(|e| {
-            CliError::usage(format!(
-                "{} (a command typed into a shell pane must be one line)",
-                e.msg
-            ))
-        })?;
-    }
-    version::check(tmux)?;
-    let timeout_ms = timeout_min(tmux, a.timeout_min.as_deref())?;
-    let caller = policy::caller(tmux);
-    // Only addresses someone reads (see address.rs); by default the agent of this pane.
-    let notify = vec![match &a.notify {
-        Some(n) => crate::address::resolve(tmux, "--notify", n)?,
-        None => {
-            if let Some(w) = crate::address::default_notify_warning(&caller.agent) {
-                eprintln!("tmuxmate: {w}");
-            }
-            caller.agent.clone()
-        }
-    }];
-    let forward = a
-        .forward
-        .iter()
-        .map(|f| crate::address::resolve(tmux, "--forward", f))
-        .collect::<Result<Vec<_>, _>>()?;
-    let id = job::new_id();
-    let now = state::now_ms();
-    let pipe = regex.as_ref().map(|_| {
-        job::jobs_dir()
-            .join("pipes")
-            .join(format!("{id}.out"))
-            .to_string_lossy()
-            .into_owned()
-    });
-    if let Some(p) = &pipe
-        && let Some(d) = std::path::Path::new(p).parent()
-    {
-        state::private_dir(d).map_err(|e| crate::error::state_io("create the directory", d, e))?;
-        // pipe-pane's `cat >>` runs with the server's umask: the file exists first, 0600.
-        state::write_private(std::path::Path::new(p), b"")
-            .map_err(|e| crate::error::state_io("write", std::path::Path::new(p), e))?;
-    }
-    // The job's state must be writable before a window waits on its gate: a window that
-    // was created and then never released would block forever.
-    probe_writable(&job::active_path(&id))?;
-    // For a typed job, `shell` is the pid of the shell in the foreground at the start.
-    let (pane_id, launched, shell, in_mode) = match &a.target {
-        None => {
-            let bin = std::env::current_exe()?.to_string_lossy().into_owned();
-            let q = create::sh_quote;
-            let state_dir = q(&state::state_dir().to_string_lossy());
-            // The gate holds the command until this process said go, and closes the
-            // window if this process dies first (killed at any moment).
-            let (me, started) = gate::me();
-            let wrapper = format!(
-                "TMUXMATE_STATE_DIR={state_dir} {bin} watch gate {id} {me} {started} || exit 1\n/bin/sh -c {}\ntmuxmate_status=$?\nTMUXMATE_STATE_DIR={state_dir} {bin} watch record-exit {id} \"$tmuxmate_status\" >/dev/null 2>&1\nexec \"${{SHELL:-/bin/sh}}\"\n",
-                q(&line),
-                bin = q(&bin),
-            );
-            let c = create::new_work_window(
-                tmux,
-                &caller,
-                Some(&Text::lossy(&format!("watch {id}"))),
-                None,
-                &["sh".into(), "-c".into(), wrapper],
-            )?;
-            (c.pane_id, true, 0, false)
-        }
-        Some(t) => {
-            let p = policy::resolve(tmux, Some(t), &caller.agent)?;
-            if p.dead {
-                return Err(CliError::new(format!(
-                    "refused: pane {} is dead; watch -t types into a live shell",
-                    p.pane_id
-                )));
-            }
-            if serde_json::from_str::<Job>(&p.job).is_ok_and(|j| j.status == "running") {
-                return Err(CliError::new(format!(
-                    "refused: pane {} is already watched by a running job; wait for it, or `tmuxmate watch stop` it first",
-                    p.pane_id
-                )));
-            }
-            if p.in_mode && !a.cancel_mode {
-                return Err(CliError::new(format!(
-                    "refused: pane {} is in {} (the typed command would be eaten by the mode); \
-                     pass --cancel-mode to leave the mode first",
-                    p.pane_id,
-                    if p.mode.is_empty() { "a mode" } else { &p.mode }
-                )));
-            }
-            let pid: i32 = p.pane_pid.parse().unwrap_or(0);
-            let shells = poller::shells(tmux);
-            match poller::foreground(pid, &shells) {
-                Some((fg, true)) => (p.pane_id.clone(), false, fg, p.in_mode),
-                _ => {
-                    return Err(CliError::new(format!(
-                        "refused: pane {} is not at a shell prompt (its foreground program is {}); \
-                         watch -t types the command into an idle shell. Use `watch start` without -t for a new window",
-                        p.pane_id,
-                        crate::cmd::list::foreground_exe(&p.pane_pid)
-                            .unwrap_or_else(|| "unknown".into())
-                    )));
-                }
-            }
-        }
-    };
-    // From here a failure must leave nothing behind: the new window goes, the typed
-    // pane's option is cleared, the mirror and the pipe are removed.
-    let undo = |pane_id: &str| {
-        if launched {
-            let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(pane_id)]);
-        } else {
-            let _ = tmux.run(&targs![
-                "set-option",
-                "-pu",
-                "-t",
-                Arg::id(pane_id),
-                "@tmuxmate-job"
-            ]);
-            let _ = tmux.run(&targs!["pipe-pane", "-t", Arg::id(pane_id)]);
-        }
-        let _ = std::fs::remove_file(job::active_path(&id));
-        if let Some(p) = &pipe {
-            let _ = std::fs::remove_file(p);
-        }
-        gate::remove(&id);
-    };
-    let recorded = record(
-        tmux,
-        &a,
-        &id,
-        &line,
-        &pane_id,
-        launched,
-        shell,
-        in_mode,
-        now,
-        timeout_ms,
-        (notify, forward),
-        pipe.as_deref(),
-    );
-    let j = match recorded {
-        Ok(j) => j,
-        Err(e) => {
-            undo(&pane_id);
-            return Err(e);
-        }
-    };
-    let go = if launched {
-        gate::open(&id).map_err(CliError::from)
-    } else {
-        // The line and its Enter (CR, as the Enter key sends) in one write: the shell
-        // never sits at its prompt holding the typed line while the Enter is still on its
-        // way, which would look like "the command ran and the prompt is back".
-        let mut typed = line.as_bytes().to_vec();
-        typed.push(b'\r');
-        input::paste_bytes(tmux, &pane_id, &typed, false)
-    };
-    if let Err(e) = go {
-        undo(&pane_id);
-        return Err(e);
-    }
-    if let Err(e) = poller::ensure(&j.socket) {
-        state::log(&format!("watch {id}: could not start the poller: {e}"));
-    }
-    if a.json {
-        super::out_json(&Started {
-            job_id: &id,
-            pane_id: &pane_id,
-        });
-    } else {
-        super::out_line(&format!("{id} {pane_id}"));
-    }
-    Ok(())
-}
-
-/// Write and remove a probe file beside `path`: the state directory takes our files.
-fn probe_writable(path: &std::path::Path) -> CliResult {
-    let dir = path.parent().unwrap_or(path);
-    let probe = dir.join(format!(".probe-{}", std::process::id()));
-    state::write_atomic(&probe, b"")
-        .map_err(|e| crate::error::state_io("write the job state in", dir, e))?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
-}
-
-/// Write the job's state: the pane option first, then the mirror (a poller finds jobs
-/// through the mirror, so it never meets one whose option is not there yet), then the
-/// pipe for `--done-regex`.
-#[allow(clippy::too_many_arguments)]
-fn record(
-    tmux: &Tmux,
-    a: &WatchStartArgs,
-    id: &str,
-    line: &str,
-    pane_id: &str,
-    launched: bool,
-    shell: i32,
-    in_mode: bool,
-    now: u64,
-    timeout_ms: u64,
-    (notify, forward): (Vec<String>, Vec<String>),
-    pipe: Option<&str>,
-) -> Result<Job, CliError> {
-    let info = tmux.run(&targs![
-        "display-message",
-        "-p",
-        "-t",
-        Arg::id(pane_id),
-        "#{socket_path}\t#{pane_pid}\t#{pane_tty}",
-    ])?;
-    let mut f = info.trim_end().split('\t');
-    let (socket, pane_pid, tty) = (
-        f.next().unwrap_or(""),
-        f.next().unwrap_or(""),
-        f.next().unwrap_or(""),
-    );
-    if in_mode {
-        tmux.run(&targs!["send-keys", "-t", Arg::id(pane_id), "-X", "cancel"])?;
-    }
-    // Typed jobs: read before the job becomes visible to a poller; typing forks nothing
-    // and the shell reads nothing until the line arrives, so both counts only grow once
-    // the command is typed. The typed bytes are the line and its Enter.
-    let prompt = if launched {
-        None
-    } else {
-        prompt::baseline(shell, tty, line.len() + 1)
-    };
-    let j = Job {
-        v: job::VERSION,
-        id: id.to_string(),
-        command: line.to_string(),
-        regex: a.done_regex.clone(),
-        deadline: now + timeout_ms,
-        notify,
-        forward,
-        start: now,
-        status: "running".into(),
-        exit_status: None,
-        end: None,
-        detail: None,
-        pane_id: pane_id.to_string(),
-        socket: socket.to_string(),
-        launched,
-        pane_pid: if launched {
-            pane_pid.parse().unwrap_or(0)
-        } else {
-            shell
-        },
-        baseline: if launched {
-            0
-        } else {
-            crate::procfs::children_faults(shell).unwrap_or(0)
-        },
-        pipe: pipe.map(str::to_string),
-        poller: None,
-        heartbeat: None,
-        queued: false,
-        tail: None,
-        tty: (!launched && !tty.is_empty()).then(|| tty.to_string()),
-        prompt_mode: prompt.map(|p| p.0),
-        read_target: prompt.map(|p| p.1),
-    };
-    j.save_option()?;
-    j.save_mirror()
-        .map_err(|e| crate::error::state_io("write the job state", &job::active_path(id), e))?;
-    if let Some(p) = pipe {
-        let cmd = format!("exec cat >> {}", create::sh_quote(p));
-        // pipe-pane expands formats in its command, then runs a shell.
-        tmux.run(&targs![
-            "pipe-pane",
-            "-t",
-            Arg::id(pane_id),
-            Arg::expanded(&cmd)
-        ])?;
-    }
-    Ok(j)
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ListedJob {
-    #[serde(flatten)]
-    job: Job,
-    /// Why the job state could not be read, if it could not.
-    unreadable: Option<String>,
-    outcome: String,
-}
-
-fn listed(j: Job) -> ListedJob {
-    let flag = job::unreadable_path(&j.id);
-    let unreadable = std::fs::read_to_string(flag).ok().map(|raw| {
-        format!(
-            "the @tmuxmate-job option on pane {} is unreadable (hand-edited?): {}",
-            j.pane_id,
-            raw.chars().take(120).collect::<String>()
-        )
-    });
-    let outcome = if unreadable.is_some() {
-        "unreadable".to_string()
-    } else {
-        j.outcome()
-    };
-    ListedJob {
-        job: j,
-        unreadable,
-        outcome,
-    }
-}
+use crate::tmux::{Arg, Socket, Tmux};
+use crate::watch::job::{self, Outcome};
+use crate::watch::poller;
+use crate::watch::{gate, start, view};
 
 fn list(json: bool) -> CliResult {
-    poller::reattach_all(true);
-    job::settle_claimed(std::time::Duration::from_secs(3));
-    job::sweep();
-    let mut all: Vec<ListedJob> = job::active_jobs().into_iter().map(listed).collect();
-    let done = job::done_jobs();
-    let keep = done.len().saturating_sub(20);
-    all.extend(done.into_iter().skip(keep).map(listed));
+    let all = view::all();
     if json {
         super::out_json(&all);
         return Ok(());
@@ -437,22 +40,31 @@ fn list(json: bool) -> CliResult {
     Ok(())
 }
 
-fn find(id: &str) -> Result<Job, CliError> {
-    if !job::valid_id(id) {
-        return Err(CliError::usage(format!(
-            "{id:?} is not a watch job id (they look like w1a2b3c; see `tmuxmate watch list`)"
-        )));
-    }
-    job::load(id)
-        .ok_or_else(|| CliError::new(format!("no watch job {id}; see `tmuxmate watch list`")))
-}
-
 pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
     match action {
-        WatchAction::Start(a) => start(tmux, a),
+        WatchAction::Start(a) => {
+            let s = start::start(
+                tmux,
+                &start::Request {
+                    target: a.target.as_deref(),
+                    cmd: &a.cmd,
+                    done_regex: a.done_regex.as_deref(),
+                    timeout_min: a.timeout_min.as_deref(),
+                    notify: a.notify.as_deref(),
+                    forward: &a.forward,
+                    cancel_mode: a.cancel_mode,
+                },
+            )?;
+            if a.json {
+                super::out_json(&s);
+            } else {
+                super::out_line(&format!("{} {}", s.job_id, s.pane_id));
+            }
+            Ok(())
+        }
         WatchAction::List { json } => list(json),
         WatchAction::Show { job: id, json } => {
-            let j = listed(find(&id)?);
+            let j = view::listed(view::find(&id)?);
             if json {
                 super::out_json(&j);
             } else {
@@ -465,22 +77,7 @@ pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
             Ok(())
         }
         WatchAction::Stop { job: id, json } => {
-            let j = find(&id)?;
-            if j.status != "running" {
-                return Err(CliError::new(format!(
-                    "watch job {id} already ended ({})",
-                    j.outcome()
-                )));
-            }
-            let stopped = job::complete(
-                &j,
-                Outcome {
-                    status: "stopped",
-                    exit_status: None,
-                    detail: None,
-                    tail: None,
-                },
-            );
+            let (j, stopped) = view::stop(&id)?;
             if json {
                 super::out_json(
                     &serde_json::json!({"jobId": id, "stopped": stopped, "paneId": j.pane_id}),
@@ -528,7 +125,7 @@ pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
         }
         WatchAction::RecordExit { job: id, status } => {
             // Unattended (the wrapper): log, never fail loudly.
-            match find(&id) {
+            match view::find(&id) {
                 Ok(j) => {
                     job::complete(
                         &j,

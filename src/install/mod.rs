@@ -32,10 +32,11 @@ use jsonedit::HookSpec;
 use manifest::Manifest;
 use paths::Paths;
 
-/// Whether this build has the MCP server (`tmuxmate mcp`, issue 13). Until it does,
-/// install registers no MCP server (an entry whose command fails would show as a broken
-/// server in every agent CLI); uninstall and doctor still know the entries' shape.
-pub const MCP_SERVER: bool = false;
+/// Whether install registers the MCP server (`tmuxmate mcp`) and doctor asks for it. It
+/// is in this build; the switch stays so a build without it never registers a command
+/// that fails (it would show as a broken server in every agent CLI). Uninstall removes an
+/// entry either way.
+pub const MCP_SERVER: bool = true;
 
 /// The Agent Skills file install puts where each CLI finds skills.
 pub const SKILL: &str = include_str!("../../skills/tmuxmate/SKILL.md");

@@ -47,6 +47,7 @@ pub fn eligible(args: &[&str]) -> bool {
         args.first().copied(),
         Some(
             "display-message"
+                | "capture-pane"
                 | "list-panes"
                 | "list-sessions"
                 | "list-windows"

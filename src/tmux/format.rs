@@ -16,6 +16,7 @@ const SAFE: &[&str] = &[
     "window_index",
     "window_active",
     "window_layout",
+    super::panes::ACTIVE_LAYOUT,
     "pane_id",
     "pane_index",
     "pane_active",

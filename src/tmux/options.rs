@@ -1,7 +1,8 @@
 //! The table of every `@tmuxmate-*` option: its name, where it lives, its default and how
 //! its value is read.
 //!
-//! Owns: the names, the defaults (the snippet `tmux.conf.d/tmuxmate.conf` sets each user option to
+//! Owns: the names (no `"@tmuxmate-..."` literal outside this file: a unit test reads the
+//! tree), the defaults (the snippet `tmux.conf.d/tmuxmate.conf` sets each user option to
 //! exactly the default here: a unit test reads the snippet), and the parsers of the user
 //! options. Invariants: a missing or empty user option means its default; a value that
 //! does not parse is reported by [`Opt::number`] / [`Opt::flag`] with the option's name and
@@ -257,6 +258,12 @@ pub const ROLLOUT: Opt = ours(
     "the Codex rollout file",
 );
 
+/// Options of ours named per instance: `@tmuxmate-bound-<action>-key` (the key tmuxmate
+/// bound for a key-binding action, so a changed key unbinds the old one).
+pub const BOUND_PREFIX: &str = "@tmuxmate-bound-";
+/// `@tmuxmate-answer-<nonce>`: one approval menu's answer, set by its menu items.
+pub const ANSWER_PREFIX: &str = "@tmuxmate-answer-";
+
 /// Every option, users' first.
 pub const ALL: &[Opt] = &[
     REFRESH_INTERVAL_MS,
@@ -440,6 +447,38 @@ mod tests {
         for (n, _) in &set {
             assert!(ALL.iter().any(|o| o.name == n), "{n} is not in the table");
         }
+    }
+
+    #[test]
+    fn no_option_name_is_spelled_outside_the_table() {
+        fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "rs")
+                    && !p.ends_with("tmux/options.rs")
+                {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    for (i, line) in text.lines().enumerate() {
+                        let code = line.split("//").next().unwrap_or("");
+                        if code.contains("\"@tmuxmate-") {
+                            out.push(format!("{}:{}: {}", p.display(), i + 1, line.trim()));
+                        }
+                    }
+                }
+            }
+        }
+        let mut found = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut found,
+        );
+        assert!(
+            found.is_empty(),
+            "name these through tmux::options:\n{}",
+            found.join("\n")
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub struct PaneInfo {
     pub window_index: String,
     pub window_name: String,
     pub window_active: bool,
+    /// Set on the window's active pane only (see `ACTIVE_LAYOUT`).
     pub window_layout: String,
     pub pane_id: String,
     pub pane_index: String,
@@ -43,6 +44,11 @@ pub struct PaneInfo {
     pub agent: String,
 }
 
+/// The window's layout on its active pane's row only (empty on the others): a layout is
+/// as long as the window's pane list, and repeating it on every pane made a 200-pane
+/// listing megabytes. Callers that show layouts take it from the window's active row.
+pub const ACTIVE_LAYOUT: &str = "?pane_active,#{window_layout},";
+
 pub const FIELDS: &[&str] = &[
     "session_id",
     "session_name",
@@ -51,7 +57,7 @@ pub const FIELDS: &[&str] = &[
     "window_index",
     "window_name",
     "window_active",
-    "window_layout",
+    ACTIVE_LAYOUT,
     "pane_id",
     "pane_index",
     "pane_active",

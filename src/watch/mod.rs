@@ -3,10 +3,13 @@
 //!
 //! `job` holds the state and the one way a job ends; `poller` the per-server loop and
 //! re-attaching; `status` the status-line counts; `prompt` tells when a typed command gave
-//! its shell back; `gate` holds a launched command until its job state exists.
+//! its shell back; `gate` holds a launched command until its job state exists; `start`
+//! and `view` are the operations the CLI and the MCP server share.
 
 pub mod gate;
 pub mod job;
 pub mod poller;
 pub mod prompt;
+pub mod start;
 pub mod status;
+pub mod view;

@@ -119,9 +119,8 @@ fn install_merges_into_user_configs_idempotent_and_uninstall_restores_bytes() {
     let cj: serde_json::Value = serde_json::from_str(&read(&s.home.join(".claude.json"))).unwrap();
     assert_eq!(cj["numStartups"], 3);
     assert_eq!(cj["mcpServers"]["other"]["command"], "other-server");
-    // No MCP server until `tmuxmate mcp` is in the build (install::MCP_SERVER, issue 13):
-    // an entry whose command fails would show as a broken server.
-    assert!(cj["mcpServers"].get("tmuxmate").is_none(), "{cj}");
+    assert_eq!(cj["mcpServers"]["tmuxmate"]["command"], bin.as_str());
+    assert_eq!(cj["mcpServers"]["tmuxmate"]["args"][0], "mcp");
     assert!(s.home.join(".claude/skills/tmuxmate/SKILL.md").is_file());
 
     // Codex: comments and the other server byte for byte, ours appended.
@@ -133,7 +132,12 @@ fn install_merges_into_user_configs_idempotent_and_uninstall_restores_bytes() {
             .unwrap_or_else(|| panic!("lost {line:?}: {toml}"));
         rest = &rest[at + line.len()..];
     }
-    assert!(!toml.contains("[mcp_servers.tmuxmate]"), "{toml}");
+    assert!(
+        toml.contains(&format!(
+            "[mcp_servers.tmuxmate]\ncommand = \"{bin}\"\nargs = [\"mcp\"]"
+        )),
+        "{toml}"
+    );
     let hooks = read(&s.home.join(".codex/hooks.json"));
     assert!(
         hooks.contains("codex-notify") && hooks.contains(&format!("{bin} hook codex")),
@@ -149,6 +153,11 @@ fn install_merges_into_user_configs_idempotent_and_uninstall_restores_bytes() {
     );
     assert_eq!(g["hooks"]["BeforeAgent"][0]["hooks"][0]["timeout"], 5000);
     assert_eq!(g["mcpServers"]["other"]["command"], "other-server");
+    assert_eq!(g["mcpServers"]["tmuxmate"]["command"], bin.as_str());
+    assert_eq!(
+        g["mcpServers"]["tmuxmate"]["args"],
+        serde_json::json!(["mcp"])
+    );
     assert_eq!(g["security"]["auth"]["selectedType"], "gemini-api-key");
 
     // tmux: the user's lines first (the missing final newline added), one marked line.
@@ -289,9 +298,11 @@ fn project_install_writes_the_project_files() {
     ok(s.run(&["install", "tmux"]));
     ok(s.run(&["install", "claude", "--project", proj.to_str().unwrap()]));
     assert!(read(&proj.join(".claude/settings.json")).contains("hook claude"));
-    assert!(
-        !proj.join(".mcp.json").exists(),
-        "no MCP server in this build"
+    let mcp: serde_json::Value = serde_json::from_str(&read(&proj.join(".mcp.json"))).unwrap();
+    assert_eq!(mcp["mcpServers"]["tmuxmate"]["command"], bin_abs().as_str());
+    assert_eq!(
+        mcp["mcpServers"]["tmuxmate"]["args"],
+        serde_json::json!(["mcp"])
     );
     assert!(proj.join(".claude/skills/tmuxmate/SKILL.md").is_file());
     assert!(!s.home.join(".claude").exists());
@@ -349,9 +360,20 @@ fn doctor_reports_a_broken_hook_path_and_a_missing_snippet_with_fixes() {
         "{text}"
     );
     assert!(text.contains("All is well"), "{text}");
+    assert!(text.contains("MCP server tmuxmate in"), "{text}");
     let json: serde_json::Value =
         serde_json::from_slice(&s.run(&["doctor", "--json"]).stdout).unwrap();
     assert_eq!(json["ok"], true, "{json}");
+
+    // Doctor asks for the MCP server: without its entry, a problem with the fix.
+    let cj = s.home.join(".claude.json");
+    let mut v: serde_json::Value = serde_json::from_str(&read(&cj)).unwrap();
+    v["mcpServers"].as_object_mut().unwrap().remove("tmuxmate");
+    std::fs::write(&cj, v.to_string()).unwrap();
+    let (out, text) = doctor(&s);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("no MCP server tmuxmate in"), "{text}");
+    assert!(text.contains("fix: tmuxmate install claude"), "{text}");
 }
 
 #[test]
@@ -595,14 +617,20 @@ fn harness_home_overrides_are_honoured() {
     run(&["install", "codex"]);
     run(&["install", "gemini"]);
     assert!(read(&claude_dir.join("settings.json")).contains("hook claude"));
-    assert!(
-        !claude_dir.join(".claude.json").exists(),
-        "no MCP server in this build"
+    let cj: serde_json::Value =
+        serde_json::from_str(&read(&claude_dir.join(".claude.json"))).unwrap();
+    assert_eq!(cj["mcpServers"]["tmuxmate"]["command"], bin_abs().as_str());
+    assert_eq!(
+        cj["mcpServers"]["tmuxmate"]["args"],
+        serde_json::json!(["mcp"])
     );
     assert!(read(&codex_home.join("hooks.json")).contains("hook codex"));
     assert!(
-        !codex_home.join("config.toml").exists(),
-        "no MCP server in this build"
+        read(&codex_home.join("config.toml")).contains(&format!(
+            "[mcp_servers.tmuxmate]\ncommand = \"{}\"\nargs = [\"mcp\"]",
+            bin_abs()
+        )),
+        "codex config.toml"
     );
     assert!(read(&gemini_home.join(".gemini/settings.json")).contains("hook gemini"));
     assert!(!s.home.join(".claude").exists() && !s.home.join(".codex").exists());

@@ -15,6 +15,7 @@ pub mod hostile;
 mod install;
 mod ledger;
 mod location;
+mod mcp;
 mod privacy;
 mod remote;
 mod run;

@@ -32,7 +32,8 @@ use crate::policy;
 use crate::targs;
 use crate::tmux::{Arg, Text, Tmux};
 
-use super::run::{Outcome, quote_words, so_far, wait_stable};
+use super::run::{Outcome, so_far, wait_stable};
+use crate::sys::shell::join as quote_words;
 
 /// How often the status buffer is looked for (each look is one call over the connection).
 const POLL: Duration = Duration::from_millis(250);
@@ -76,7 +77,7 @@ impl RemoteRun {
     /// The pane's script (see the module docs); `keep` bytes of output are kept, or none
     /// (and the command gets the terminal) when `tee_output` is false.
     fn script(&self, tmux: &Tmux, cmd: &[String], keep: usize, tee_output: bool) -> String {
-        let q = |s: &str| create::sh_quote(s);
+        let q = crate::sys::shell::readable;
         let prog = q(&tmux.program);
         let cmd = quote_words(cmd);
         let body = if tee_output {
@@ -169,6 +170,7 @@ pub(super) fn stable_new_pane(
         deadline,
         Vec::new(),
         || rr.status(tmux).is_some(),
+        None,
     )?;
     let exit_status = rr.status(tmux).flatten();
     if exit_status.is_some() {

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""MCP stdio timing client for scripts/bench-peers.sh (not a general client).
+
+Usage: mcp-bench.py SPEC.json
+
+SPEC: {"runs": N, "servers": [{"name", "argv", "env", "calls": {op: [tool, args]}}],
+       "raw": {op: argv}}
+For each server: startup to the tools/list answer (a fresh process per run: spawn,
+initialize, notifications/initialized, tools/list), then, on one resident process, each
+call op timed from writing the request to reading its answer. For each raw op: the argv
+run to completion. Prints one JSON object: {"startup": {name: [ms...]}, "calls":
+{name: {op: [ms...]}}, "raw": {op: [ms...]}, "toolsBytes": {name: n}}.
+Timing is perf_counter around the pipe I/O only; answers are matched by id without
+parsing multi-megabyte lines.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+ID_RE = re.compile(rb'"id"\s*:\s*(\d+)')
+
+
+def spawn(s):
+    env = dict(os.environ)
+    env.update(s.get("env", {}))
+    return subprocess.Popen(
+        s["argv"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, env=env, bufsize=0)
+
+
+class Conn:
+    def __init__(self, s):
+        self.p = spawn(s)
+        self.next = 1
+        self.buf = b""
+
+    def send(self, obj):
+        self.p.stdin.write(json.dumps(obj).encode() + b"\n")
+
+    def line(self):
+        while b"\n" not in self.buf:
+            chunk = os.read(self.p.stdout.fileno(), 1 << 20)
+            if not chunk:
+                raise EOFError("server closed stdout")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line
+
+    def request(self, method, params):
+        rid = self.next
+        self.next += 1
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        while True:
+            line = self.line()
+            head, tail = line[:300], line[-300:]
+            m = ID_RE.search(head) or ID_RE.search(tail)
+            if m and int(m.group(1)) == rid and b'"method"' not in head[:40]:
+                return line
+
+    def handshake(self):
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "bench", "version": "0"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def close(self):
+        try:
+            self.p.stdin.close()
+            self.p.wait(timeout=10)
+        except Exception:
+            self.p.kill()
+            self.p.wait()
+
+
+def main():
+    spec = json.load(open(sys.argv[1]))
+    runs = spec["runs"]
+    res = {"startup": {}, "calls": {}, "raw": {}, "toolsBytes": {}, "errors": {}}
+    for s in spec["servers"]:
+        name = s["name"]
+        st = []
+        for _ in range(max(3, runs // 3)):
+            t0 = time.perf_counter()
+            c = Conn(s)
+            c.handshake()
+            tl = c.request("tools/list", {})
+            st.append((time.perf_counter() - t0) * 1000)
+            res["toolsBytes"][name] = len(
+                json.dumps(json.loads(tl)["result"], separators=(",", ":")))
+            c.close()
+        res["startup"][name] = st
+        c = Conn(s)
+        c.handshake()
+        res["calls"][name] = {}
+        for op, (tool, args) in s["calls"].items():
+            times = []
+            for i in range(runs + 2):
+                t0 = time.perf_counter()
+                ans = c.request("tools/call", {"name": tool, "arguments": args})
+                dt = (time.perf_counter() - t0) * 1000
+                if i == 0 and len(ans) < 100000:
+                    a = json.loads(ans)
+                    if "error" in a or a.get("result", {}).get("isError"):
+                        res["errors"][f"{name}.{op}"] = ans[:300].decode(errors="replace")
+                if i >= 2:  # warmup
+                    times.append(dt)
+            res["calls"][name][op] = times
+        c.close()
+    for op, argv in spec.get("raw", {}).items():
+        times = []
+        for i in range(runs + 2):
+            t0 = time.perf_counter()
+            subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, check=False)
+            dt = (time.perf_counter() - t0) * 1000
+            if i >= 2:
+                times.append(dt)
+        res["raw"][op] = times
+    print(json.dumps(res))
+
+
+if __name__ == "__main__":
+    main()

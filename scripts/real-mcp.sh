@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# `tmuxmate mcp` registered with the REAL Claude Code and Codex CLI of the agent rig
+# (../shared/rig: real CLIs in a private tmux server, a mock model API on 127.0.0.1):
+# the mock model calls mcp__tmuxmate__tmux_list and mcp__tmuxmate__tmux_capture, and the
+# tools' results must come back to the mock in the next model request (its request log).
+#
+#   Claude Code: `claude mcp add --scope user tmuxmate -- BIN mcp` (HOME = the rig's
+#                claude-home), tools allowed with permissions.allow ["mcp__tmuxmate"]
+#   Codex:       `[mcp_servers.tmuxmate]` appended to the rig's config.toml
+#
+# Usage: scripts/real-mcp.sh [claude|codex]...   (default: both)
+#   BIN      tmuxmate binary (default: cargo build --release)
+#   RIG_DIR  an installed copy of the rig (default: ../shared/rig copied to a temp dir,
+#            then `npm install` there, about 800 MB)
+# Prints one table row per client; exit 1 when a client's result did not reach the mock.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+CLIENTS=("$@")
+[ ${#CLIENTS[@]} -gt 0 ] || CLIENTS=(claude codex)
+say() { printf '%s\n' "$*" >&2; }
+if [ -z "${BIN:-}" ]; then
+    cargo build --release -q
+    BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/tmuxmate
+fi
+if [ -z "${RIG_DIR:-}" ]; then
+    RIG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/tmuxmate-real-mcp-rig.XXXXXX")
+    cp -r "$ROOT/../shared/rig/." "$RIG_DIR/"
+fi
+if [ ! -d "$RIG_DIR/node_modules/@anthropic-ai" ]; then
+    say "real-mcp: npm install in $RIG_DIR"
+    (cd "$RIG_DIR" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+export RIG_RUN_ROOT=${RIG_RUN_ROOT:-/var/tmp/tmuxmate-real-mcp}
+W=$(mktemp -d "${TMPDIR:-/tmp}/tmuxmate-real-mcp.XXXXXX")
+PROJ=$W/proj
+mkdir -p "$PROJ"
+cat >"$W/script.json" <<'EOF'
+[{"match": "(?i)tmuxmate mcp check", "steps": [
+  {"text": "Listing panes.", "tool": "mcp__tmuxmate__tmux_list", "input": {}},
+  {"tool": "mcp__tmuxmate__tmux_capture", "input": {"target": "rig:0.0", "maxBytes": 4000}},
+  "mcp check done"
+]}]
+EOF
+FAILED=0
+ROWS=()
+
+# wait_log LOG PATTERN SECONDS: the mock's request log holds PATTERN.
+wait_log() {
+    local i
+    for i in $(seq 1 $(($3 * 10))); do
+        grep -q -- "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+for client in "${CLIENTS[@]}"; do
+    SOCK=tmrealmcp-$client
+    RUN=$RIG_RUN_ROOT/$SOCK
+    "$RIG_DIR/stop.sh" "$SOCK" --purge >/dev/null 2>&1 || true
+    case "$client" in
+        claude)
+            mkdir -p "$RUN/claude-home"
+            claude_bin=$RIG_DIR/node_modules/.bin/claude
+            HOME=$RUN/claude-home "$claude_bin" mcp add --scope user tmuxmate -- "$BIN" mcp >"$W/mcp-add.log" 2>&1 || {
+                say "real-mcp: claude mcp add failed: $(cat "$W/mcp-add.log")"
+                FAILED=1
+                continue
+            }
+            echo '{"permissions": {"allow": ["mcp__tmuxmate"]}}' >"$W/claude-settings.json"
+            RIG_CLAUDE_SETTINGS=$W/claude-settings.json "$RIG_DIR/start-claude.sh" "$SOCK" "$PROJ" "$W/script.json" >"$W/$client.env"
+            LOG=$RUN/mock/anthropic.log
+            ;;
+        codex)
+            # Codex 0.171 defers MCP tools behind its client-side `tool_search` (the model
+            # would have to search before calling); the feature off offers them directly.
+            printf '[features]\ntool_search = false\n\n[mcp_servers.tmuxmate]\ncommand = "%s"\nargs = ["mcp"]\n' "$BIN" >"$W/codex.toml"
+            # RIG_CODEX_TRUST=bypass: with a config that has no hooks the rig's trust count
+            # (`grep -o | wc -l` under pipefail) fails the start; nothing here needs trust.
+            RIG_CODEX_TRUST=bypass RIG_CODEX_DAEMON=0 RIG_CODEX_CONFIG=$W/codex.toml \
+                "$RIG_DIR/start-codex.sh" "$SOCK" "$PROJ" "$W/script.json" >"$W/$client.env"
+            LOG=$RUN/mock/openai.log
+            ;;
+        *) say "real-mcp: unknown client $client (claude or codex)"; exit 2 ;;
+    esac
+    PANE=$(sed -n 's/^RIG_PANE=//p' "$W/$client.env" | tr -d "'")
+    "$RIG_DIR/send-prompt.sh" "$SOCK" "$PANE" "tmuxmate mcp check: list the panes, then capture one"
+    # The list result carries the pane's own id as "paneId"; the capture result its
+    # "lineCount". Both must be in a later model request, i.e. the client ran the tools.
+    listed=no captured=no
+    wait_log "$LOG" "\\\\\"paneId\\\\\":\\\\\"$PANE\\\\\"" 90 && listed=yes
+    wait_log "$LOG" 'lineCount' 60 && captured=yes
+    wait_log "$LOG" 'mcp check done' 30 || true
+    # Listed upfront: a request's tool definitions name it. Claude Code 2.1.332 and Codex
+    # 0.171 both defer MCP tools behind a tool search; Claude still runs a direct call,
+    # Codex answers "unsupported call" until the model has searched.
+    offered=no
+    python3 - "$LOG" <<'PY' && offered=yes
+import json, sys
+for line in open(sys.argv[1]):
+    body = json.loads(line).get("body") or {}
+    if any(isinstance(t, dict) and t.get("name") == "mcp__tmuxmate__tmux_capture"
+           for t in body.get("tools", [])):
+        sys.exit(0)
+sys.exit(1)
+PY
+    ROWS+=("| $client | $offered | $listed | $captured |")
+    [ "$listed" = yes ] && [ "$captured" = yes ] || FAILED=1
+    cp "$LOG" "$W/$client-requests.jsonl" 2>/dev/null || true
+    "$RIG_DIR/stop.sh" "$SOCK" >/dev/null 2>&1 || true
+done
+
+printf '| client | tmux tools listed upfront (not deferred) | tmux_list result reached the mock | tmux_capture result reached the mock |\n|---|---|---|---|\n'
+printf '%s\n' "${ROWS[@]}"
+printf '(request logs kept in %s)\n' "$W"
+exit "$FAILED"

@@ -1,0 +1,88 @@
+//! Capturing a pane's screen or scrollback within a byte budget, as the typed result of
+//! `tmuxmate capture --json` and the MCP `tmux_capture` tool.
+//!
+//! Invariants: the target is resolved by `policy` and only its `%N` id reaches tmux; the
+//! text is cut to the budget keeping the newest lines (see `crate::capture`), a cut is
+//! marked (`truncated: true`; the rendered text starts with `[... N earlier bytes
+//! truncated ...]`); every capture is stored as a snapshot before it is returned.
+//!
+//! Shape: `{target, paneId, text, lineCount, truncated}` where `target` is the pane's
+//! `session:window.pane` (for reading only) and `text` has no trailing newline.
+
+use serde::Serialize;
+
+use crate::capture::{self, Bounded, Range};
+use crate::error::CliError;
+use crate::policy;
+use crate::snapshot;
+use crate::tmux::Tmux;
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureJson {
+    pub target: String,
+    pub pane_id: String,
+    pub text: String,
+    pub line_count: usize,
+    pub truncated: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct Request<'a> {
+    pub target: Option<&'a str>,
+    pub range: Option<Range>,
+    pub max_bytes: Option<usize>,
+    pub ansi: bool,
+    pub join: bool,
+}
+
+/// The capture, bounded, plus the pane it came from; stored as a snapshot.
+pub struct Captured {
+    pub pane_id: String,
+    pub target: String,
+    pub text: Bounded,
+    /// The stored snapshot's id (None when snapshots are off, or storing failed: the
+    /// warning was printed).
+    pub snapshot: Option<String>,
+}
+
+impl Captured {
+    pub fn json(self) -> CaptureJson {
+        CaptureJson {
+            target: self.target,
+            pane_id: self.pane_id,
+            line_count: self.text.line_count(),
+            truncated: self.text.truncated,
+            text: self.text.text,
+        }
+    }
+}
+
+pub fn capture(tmux: &Tmux, r: &Request) -> Result<Captured, CliError> {
+    let budget = capture::budget(tmux, r.max_bytes)?;
+    // The agent address only matters when no target is given (the "newest pane we
+    // created" fallback); finding it costs a tty lookup, so skip it when one is named.
+    let agent = match r.target {
+        Some(_) => String::new(),
+        None => policy::caller(tmux).agent,
+    };
+    let pane = policy::resolve(tmux, r.target, &agent)?;
+    let range = r.range.unwrap_or(Range::Screen);
+    let raw = capture::capture_pane(tmux, &pane.pane_id, range, r.ansi, r.join)?;
+    let b = capture::bound(capture::trim_trailing_blank(&raw), budget);
+    let target = pane.target();
+    let snapshot = match snapshot::record(tmux, &pane.pane_id, &target, &b.text, b.truncated) {
+        Ok(id) => id,
+        Err(e) => {
+            // The capture itself succeeded; losing its stored copy must not hide it.
+            eprintln!("tmuxmate: warning: {e}");
+            None
+        }
+    };
+    Ok(Captured {
+        pane_id: pane.pane_id,
+        target,
+        text: b,
+        snapshot,
+    })
+}

@@ -1,0 +1,218 @@
+//! Typing into panes: `send` (one literal line), `paste` (bracketed multi-line text),
+//! `keys` (named keys from the allow-list), as typed requests and results shared by the
+//! CLI (`tmuxmate send|paste|keys`) and the MCP tools.
+//!
+//! Invariants: the text goes through a buffer (never `send-keys` arguments, see
+//! `crate::input`); a pane in copy or view mode is refused unless the caller asks to
+//! leave the mode (its keys would be eaten and a `q` would leave it); Enter is its own
+//! key press; a paste's Enter comes after the settle delay (agent TUIs such as Codex turn
+//! an Enter inside a paste burst into a newline); every key passes the allow-list before
+//! a single key is sent.
+
+use std::io::Read;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::error::{CliError, CliResult};
+use crate::input;
+use crate::policy;
+use crate::targs;
+use crate::tmux::Arg;
+use crate::tmux::Tmux;
+use crate::tmux::panes::PaneInfo;
+
+pub const DEFAULT_SETTLE_MS: u64 = crate::tmux::options::PASTE_SETTLE_MS.default_number();
+/// Bound on text read from a file or stdin (a 16 MiB paste is surely a mistake).
+const MAX_INPUT: u64 = 16 << 20;
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct Sent {
+    pub target: String,
+    pub pane_id: String,
+    pub sent: usize,
+    pub enter: bool,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct Pasted {
+    pub target: String,
+    pub pane_id: String,
+    pub bytes: usize,
+    pub lines: usize,
+    pub sanitized: usize,
+    pub enter: bool,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct Pressed {
+    pub target: String,
+    pub pane_id: String,
+    pub keys: Vec<String>,
+    pub in_mode: bool,
+}
+
+/// The bytes of a file, or of stdin when the path is `-`, bounded.
+pub fn read_source(f: &std::path::Path) -> Result<Vec<u8>, CliError> {
+    let mut b = Vec::new();
+    if f == std::path::Path::new("-") {
+        std::io::stdin()
+            .take(MAX_INPUT + 1)
+            .read_to_end(&mut b)
+            .map_err(|e| CliError::new(format!("cannot read stdin: {e}")))?;
+    } else {
+        std::fs::File::open(f)
+            .and_then(|h| h.take(MAX_INPUT + 1).read_to_end(&mut b))
+            .map_err(|e| CliError::new(format!("cannot read --file {}: {e}", f.display())))?;
+    }
+    if b.len() as u64 > MAX_INPUT {
+        return Err(CliError::usage("refused: the text is larger than 16 MiB"));
+    }
+    Ok(b)
+}
+
+/// Refuse (or leave) copy/view mode before typing into a pane.
+pub fn ensure_not_in_mode(tmux: &Tmux, p: &PaneInfo, cancel: bool) -> CliResult {
+    if !p.in_mode {
+        return Ok(());
+    }
+    if !cancel {
+        return Err(CliError::new(format!(
+            "refused: pane {} is in {} (typed keys would be eaten by the mode, and a 'q' would leave it); \
+             pass --cancel-mode to leave the mode first",
+            p.pane_id,
+            if p.mode.is_empty() { "a mode" } else { &p.mode }
+        )));
+    }
+    tmux.run(&targs![
+        "send-keys",
+        "-t",
+        Arg::id(&p.pane_id),
+        "-X",
+        "cancel"
+    ])?;
+    Ok(())
+}
+
+fn refuse_dead(p: &PaneInfo) -> CliResult {
+    if p.dead {
+        return Err(CliError::new(format!(
+            "refused: pane {} is dead (its program exited); nothing would read the text",
+            p.pane_id
+        )));
+    }
+    Ok(())
+}
+
+/// Type one line of literal text, byte-exact, then Enter if asked.
+pub fn send(
+    tmux: &Tmux,
+    target: Option<&str>,
+    text: &str,
+    enter: bool,
+    cancel_mode: bool,
+) -> Result<Sent, CliError> {
+    input::validate_line(text)?;
+    let p = policy::input_target(
+        tmux,
+        target,
+        "send",
+        &format!("type {} bytes of text", text.len()),
+    )?;
+    refuse_dead(&p)?;
+    ensure_not_in_mode(tmux, &p, cancel_mode)?;
+    // One tmux round trip either way (issue 13): the line and its Enter as one command list.
+    if enter {
+        input::paste_then_enter(tmux, &p.pane_id, text.as_bytes(), false)?;
+    } else {
+        input::paste_bytes(tmux, &p.pane_id, text.as_bytes(), false)?;
+    }
+    Ok(Sent {
+        target: p.target(),
+        pane_id: p.pane_id,
+        sent: text.len(),
+        enter,
+    })
+}
+
+pub fn settle_ms(tmux: &Tmux, flag: Option<u64>) -> u64 {
+    flag.or_else(|| {
+        tmux.run(&[
+            "show-options",
+            "-gqv",
+            crate::tmux::options::PASTE_SETTLE_MS.name,
+        ])
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+    })
+    .unwrap_or(DEFAULT_SETTLE_MS)
+}
+
+/// Paste text as one bracketed paste (sanitized), then exactly one Enter if asked.
+pub fn paste(
+    tmux: &Tmux,
+    target: Option<&str>,
+    text: &str,
+    enter: bool,
+    settle: Option<u64>,
+) -> Result<Pasted, CliError> {
+    if text.is_empty() {
+        return Err(CliError::usage(
+            "refused: the text is empty; nothing to paste",
+        ));
+    }
+    let (clean, sanitized) = input::sanitize_paste(text);
+    let p = policy::input_target(
+        tmux,
+        target,
+        "paste",
+        &format!("paste {} bytes", clean.len()),
+    )?;
+    refuse_dead(&p)?;
+    // paste-buffer bypasses copy mode, but the Enter after it would not.
+    if enter {
+        ensure_not_in_mode(tmux, &p, false)?;
+    }
+    input::paste_bytes(tmux, &p.pane_id, clean.as_bytes(), true)?;
+    if enter {
+        std::thread::sleep(Duration::from_millis(settle_ms(tmux, settle)));
+        tmux.run(&targs!["send-keys", "-t", Arg::id(&p.pane_id), "Enter"])?;
+    }
+    Ok(Pasted {
+        target: p.target(),
+        pane_id: p.pane_id,
+        bytes: clean.len(),
+        lines: clean.lines().count(),
+        sanitized,
+        enter,
+    })
+}
+
+/// Press named keys; any name outside the allow-list refuses the whole call.
+pub fn keys(tmux: &Tmux, target: Option<&str>, keys: &[String]) -> Result<Pressed, CliError> {
+    if keys.is_empty() {
+        return Err(CliError::usage(
+            "refused: no key names given; name at least one, e.g. Enter",
+        ));
+    }
+    if let Some(bad) = keys.iter().find(|k| !input::is_allowed_key(k)) {
+        return Err(CliError::usage(format!(
+            "refused: {bad:?} is not an allowed key name. Allowed: Enter Escape Tab BTab Up Down Left Right \
+             Home End PageUp PageDown BSpace C-a..C-z F1..F12. To type text use `tmuxmate send` or `paste`"
+        )));
+    }
+    let p = policy::input_target(tmux, target, "keys", &format!("press {}", keys.join(" ")))?;
+    let mut args: Vec<Arg> = targs!["send-keys", "-t", Arg::id(&p.pane_id), "--"].into();
+    // Each key passed the allow-list above.
+    args.extend(keys.iter().map(|k| Arg::literal(k)));
+    tmux.run(&args)?;
+    Ok(Pressed {
+        target: p.target(),
+        pane_id: p.pane_id.clone(),
+        keys: keys.to_vec(),
+        in_mode: p.in_mode,
+    })
+}

@@ -1,0 +1,183 @@
+//! Listing: sessions, windows (with layout) and panes from one tmux invocation, as the
+//! typed result both `tmuxmate list --json` and the MCP `tmux_list` tool return.
+//!
+//! Invariant: exactly one `list-panes -a` call whatever the number of panes; the real
+//! executable of each pane's foreground process comes from `/proc`, not from tmux. On a
+//! remote server (`--host`) the host's `/proc` is out of reach: the current command is
+//! tmux's `#{pane_current_command}` and the executable is unknown (null).
+
+use serde::Serialize;
+
+use crate::error::CliError;
+use crate::procfs;
+use crate::tmux::panes::{self, PaneInfo};
+use crate::tmux::{Tmux, layout};
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionJson {
+    pub id: String,
+    pub name: String,
+    pub attached: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowJson {
+    pub id: String,
+    pub session_id: String,
+    pub index: String,
+    pub name: String,
+    pub active: bool,
+    pub layout: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaneJson {
+    pub pane_id: String,
+    pub target: String,
+    pub session_id: String,
+    pub window_id: String,
+    pub width: u32,
+    pub height: u32,
+    pub current_command: String,
+    pub executable: Option<String>,
+    pub active: bool,
+    pub dead: bool,
+    pub in_mode: bool,
+    pub mode: String,
+    pub created_by_us: bool,
+    pub watch: Option<serde_json::Value>,
+    /// The agent address of the pane (where `--notify %N` delivers), if one is known.
+    pub agent: Option<String>,
+    /// The agent address that created the pane (its `@tmuxmate-created` mark): only for
+    /// callers that ask (`with_creator`, the MCP listing), so the CLI's shape stays as
+    /// documented.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct ListJson {
+    pub sessions: Vec<SessionJson>,
+    pub windows: Vec<WindowJson>,
+    pub panes: Vec<PaneJson>,
+}
+
+/// The real executable of a pane's foreground process group leader.
+pub fn foreground_exe(pane_pid: &str) -> Option<String> {
+    let pid: i32 = pane_pid.parse().ok()?;
+    procfs::foreground_of(pid).and_then(|(_, exe)| exe)
+}
+
+/// `(current command, executable)` for every live pane. Reading `/proc` dominates a big
+/// listing, so it is split across the available cores.
+fn foregrounds(rows: &[PaneInfo]) -> Vec<(String, Option<String>)> {
+    let one = |p: &PaneInfo| {
+        if p.dead {
+            (String::new(), None)
+        } else {
+            p.pane_pid
+                .parse()
+                .ok()
+                .and_then(procfs::foreground_of)
+                .unwrap_or_default()
+        }
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4);
+    if rows.len() < 64 || threads < 2 {
+        return rows.iter().map(one).collect();
+    }
+    let chunk = rows.len().div_ceil(threads);
+    std::thread::scope(|sc| {
+        let hs: Vec<_> = rows
+            .chunks(chunk)
+            .map(|c| sc.spawn(move || c.iter().map(one).collect::<Vec<_>>()))
+            .collect();
+        hs.into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+pub fn build(rows: &[PaneInfo], remote: bool, with_creator: bool) -> ListJson {
+    let fg = if remote {
+        rows.iter()
+            .map(|p| (p.current_command.clone(), None))
+            .collect()
+    } else {
+        foregrounds(rows)
+    };
+    let mut sessions: Vec<SessionJson> = Vec::new();
+    let mut windows: Vec<WindowJson> = Vec::new();
+    let mut panes = Vec::with_capacity(rows.len());
+    for (p, (current_command, executable)) in rows.iter().zip(fg) {
+        if !sessions.iter().any(|s| s.id == p.session_id) {
+            sessions.push(SessionJson {
+                id: p.session_id.clone(),
+                name: p.session_name.clone(),
+                attached: p.session_attached,
+            });
+        }
+        if !windows
+            .iter()
+            .any(|w| w.id == p.window_id && w.session_id == p.session_id)
+        {
+            windows.push(WindowJson {
+                id: p.window_id.clone(),
+                session_id: p.session_id.clone(),
+                index: p.window_index.clone(),
+                name: p.window_name.clone(),
+                active: p.window_active,
+                // tmux gives the layout on the window's active pane's row only.
+                layout: rows
+                    .iter()
+                    .find(|r| r.window_id == p.window_id && !r.window_layout.is_empty())
+                    .and_then(|r| layout::tree(&r.window_layout).ok())
+                    .unwrap_or_default(),
+            });
+        }
+        panes.push(PaneJson {
+            pane_id: p.pane_id.clone(),
+            target: p.target(),
+            session_id: p.session_id.clone(),
+            window_id: p.window_id.clone(),
+            width: p.width.parse().unwrap_or(0),
+            height: p.height.parse().unwrap_or(0),
+            current_command,
+            executable,
+            active: p.pane_active,
+            dead: p.dead,
+            in_mode: p.in_mode,
+            mode: p.mode.clone(),
+            created_by_us: !p.created_by_us.is_empty(),
+            watch: (!p.job.is_empty()).then(|| {
+                serde_json::from_str(&p.job)
+                    .unwrap_or_else(|_| serde_json::json!({"unreadable": p.job}))
+            }),
+            agent: (!p.agent.is_empty()).then(|| p.agent.clone()),
+            created_by: if with_creator && !p.created_by_us.is_empty() {
+                serde_json::from_str::<crate::policy::CreatedMark>(&p.created_by_us)
+                    .ok()
+                    .map(|m| m.agent)
+            } else {
+                None
+            },
+        });
+    }
+    ListJson {
+        sessions,
+        windows,
+        panes,
+    }
+}
+
+/// Every session, window and pane of the server (one tmux call); `with_creator` adds
+/// each created pane's creator (`createdBy`).
+pub fn list(tmux: &Tmux, with_creator: bool) -> Result<ListJson, CliError> {
+    let rows = panes::list_all(tmux)?;
+    Ok(build(&rows, tmux.is_remote(), with_creator))
+}

@@ -1,0 +1,701 @@
+//! The run engine behind `tmuxmate run [-t T] [--timeout-ms MS] [--until-stable MS]
+//! [--max-bytes B] -- CMD...` and the MCP `tmux_run` tool: run a command in a pane and
+//! report its exit status and output (`execute`, a typed `RunJson` or a refusal).
+//!
+//! How completion is detected (deterministic, never screen stability by default): the
+//! command runs from a small POSIX script we write to `<state>/run/<id>/cmd.sh`:
+//!
+//! ```sh
+//! { trap : INT; ( CMD ) 2>&1; echo "$?" >st.tmp; } | (trap '' INT; exec tee /dev/tty) \
+//!   | (trap '' INT; exec tail -c KEEP) >out; mv -f st.tmp st; tmux wait-for -S CHANNEL
+//! ```
+//!
+//! - CMD is the user's words, each single-quoted for `sh` (argv semantics: for shell syntax
+//!   pass `-- sh -c '...'`), run in a subshell so `exit` or `exec` cannot end the wrapper.
+//!   It never passes through tmux's parser: the script is a file, and what reaches tmux is
+//!   our own fixed text.
+//! - Output: the command's stdout and stderr go through a pipe, so exactly this command's
+//!   output is kept (no prompt, no earlier screen), `tail -c` bounds what is kept on disk,
+//!   and `tee /dev/tty` still shows it in the pane. The command sees a pipe, not a tty
+//!   (no pagers, usually no colour); its stdin is the pane's terminal.
+//! - Ctrl-C in the pane interrupts the command (its status, 130, is recorded) but not the
+//!   wrapper, `tee` or `tail`, so the result is still delivered.
+//! - Done = the status file `st` exists (it is renamed into place after the output is
+//!   complete), and the wrapper then signals a unique `wait-for` channel. We wait on that
+//!   channel from a thread; tmux remembers a signal sent before anyone waits (measured on
+//!   3.3a), and the main thread also polls for `st` every 20 ms, so a command that ends
+//!   within a few milliseconds, or a lost signal, is never missed.
+//! - Timeout: we release our own waiter (`wait-for -S`), report `timedOut: true`, an
+//!   exit status only if it exists by then, and the output so far read from the pane.
+//!   The command keeps running in its pane.
+//!
+//! Where it runs:
+//! - Without `-t`: a new window (never a split of the user's window) in the caller's
+//!   session, else in a session named `tmuxmate` (`crate::create`, which also applies
+//!   `history-limit` first and marks the pane `@tmuxmate-created`). The pane is started
+//!   as `/bin/sh -c 'cd; . cmd.sh; exec "${SHELL:-/bin/sh}"'`. Once the result is read
+//!   the pane is removed, so calls do not pile up windows; with `--keep` it stays alive
+//!   as an interactive shell, to be inspected and reused with `run -t`. A timed-out
+//!   command keeps its pane (it is still running there).
+//!   The command gets the caller's working directory but the tmux session's environment
+//!   (as every new pane does), not the caller's.
+//! - With `-t`: an existing pane named explicitly whose foreground process is a POSIX
+//!   shell at its prompt (sh, dash, bash, zsh, ksh..., with no other process in its
+//!   foreground group, read from `/proc`): we type ` . '<dir>/cmd.sh'` and
+//!   Enter through a uniquely named buffer. Limits: the shell must be idle and
+//!   POSIX-compatible (fish, csh, REPLs and TUIs are refused: use `--until-stable`); the
+//!   command runs in a subshell, so `cd` or `export` do not persist; text the user is
+//!   typing at that moment would mix with ours.
+//! - `--until-stable MS`: the explicit heuristic for REPLs and TUIs. The text (the words
+//!   joined by spaces, controls made visible) is pasted and Enter pressed, or, without
+//!   `-t`, the command runs with the pane's terminal as its stdout; done when the screen
+//!   is unchanged for MS (`stabilized: true`), or, in a new pane, when the command ends.
+//!   The text is then the screen (with `-t`) or the pane's whole history (new pane).
+//!
+//! Output: JSON `{paneId, exitStatus, text, truncated, elapsedMs, timedOut, stabilized, kept}`;
+//! text mode prints the output, then `[exit N]` (or `[timed out ...]`, `[stabilized
+//! ...]`) and exits 0 whatever the command's status (a non-zero exit of tmuxmate means
+//! tmuxmate itself failed). The text is bounded by the capture budget; every result is
+//! stored as a snapshot.
+
+use crate::targs;
+use crate::tmux::Arg;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::capture::{self, Bounded, Range};
+use crate::create;
+use crate::error::{CliError, CliResult};
+use crate::input;
+use crate::policy;
+use crate::snapshot;
+use crate::state;
+use crate::tmux::panes::PaneInfo;
+use crate::tmux::{Text, Tmux};
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct RunJson {
+    pub pane_id: String,
+    pub exit_status: Option<i32>,
+    pub text: String,
+    pub truncated: bool,
+    pub elapsed_ms: u64,
+    pub timed_out: bool,
+    pub stabilized: bool,
+    /// The pane still exists (`-t`, `--keep`, or a timed-out command still running).
+    pub kept: bool,
+    /// For text mode's truncation marker; not part of the JSON.
+    #[serde(skip)]
+    pub dropped: usize,
+    #[serde(skip)]
+    pub dropped_at_least: bool,
+}
+
+/// How often the main thread looks for the status file (the safety net under wait-for).
+const POLL: Duration = Duration::from_millis(20);
+/// Extra bytes `tail` keeps beyond the budget, so our own cut can still find a line start.
+const TAIL_SLACK: usize = 4096;
+/// Run directories older than this are leftovers of killed invocations.
+const STALE_RUN_DIR: Duration = Duration::from_secs(24 * 3600);
+
+/// Foreground programs `run -t` will type a command line into.
+const POSIX_SHELLS: &[&str] = &[
+    "sh", "dash", "bash", "zsh", "ksh", "ksh93", "mksh", "oksh", "loksh", "pdksh", "ash", "yash",
+    "posh", "busybox",
+];
+
+pub(super) struct Outcome {
+    pub(super) pane_id: String,
+    pub(super) target: String,
+    pub(super) exit_status: Option<i32>,
+    pub(super) text: Bounded,
+    pub(super) timed_out: bool,
+    pub(super) stabilized: bool,
+}
+
+/// The per-run files and names.
+struct RunDir {
+    dir: PathBuf,
+    id: String,
+}
+
+impl RunDir {
+    fn create() -> Result<RunDir, CliError> {
+        let root = state::state_dir().join("run");
+        sweep(&root);
+        let id = format!("r{}-{}", state::now_ms(), std::process::id());
+        let dir = root.join(&id);
+        state::private_dir(&dir).map_err(|e| {
+            CliError::new(format!(
+                "could not create the run directory {}: {e}; check that the state directory is writable (TMUXMATE_STATE_DIR or XDG_STATE_HOME)",
+                dir.display()
+            ))
+        })?;
+        Ok(RunDir { dir, id })
+    }
+    fn channel(&self) -> String {
+        format!("tmuxmate-{}", self.id)
+    }
+    fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+    /// The path quoted for `sh` (state paths are ours, but may hold spaces).
+    fn q(&self, name: &str) -> String {
+        quote(&self.file(name).to_string_lossy())
+    }
+    fn status(&self) -> Option<i32> {
+        std::fs::read_to_string(self.file("st"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+    }
+    fn done(&self) -> bool {
+        self.file("st").exists()
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        // A still-running (timed-out) command keeps its open files; nothing reads them.
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Remove run directories left behind by invocations that were killed.
+fn sweep(root: &Path) {
+    let Ok(rd) = std::fs::read_dir(root) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_RUN_DIR);
+        if old {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// What to run and how (the CLI's `run` flags, the MCP tool's arguments).
+pub struct Request<'a> {
+    pub target: Option<&'a str>,
+    pub cmd: &'a [String],
+    pub timeout_ms: u64,
+    pub until_stable: Option<u64>,
+    pub max_bytes: Option<usize>,
+    pub keep: bool,
+    /// Called while waiting (about every 20 ms) with the time waited so far.
+    pub progress: Progress<'a>,
+}
+
+pub type Progress<'a> = Option<&'a (dyn Fn(Duration) + Sync)>;
+
+/// Run the command and wait for its result (see the module docs).
+pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, CliError> {
+    if r.cmd.first().is_none_or(|w| w.trim().is_empty()) {
+        return Err(CliError::usage(
+            "refused: the command is empty; give it after `--`, e.g. `tmuxmate run -- make test`",
+        ));
+    }
+    if r.timeout_ms == 0 {
+        return Err(CliError::usage("--timeout-ms must be at least 1"));
+    }
+    if r.until_stable == Some(0) {
+        return Err(CliError::usage(
+            "--until-stable must be at least 1 (milliseconds the screen must stay unchanged)",
+        ));
+    }
+    let budget = capture::budget(tmux, r.max_bytes)?;
+    let timeout = Duration::from_millis(r.timeout_ms);
+    let started = Instant::now();
+    let pr = r.progress;
+    let remote = tmux.is_remote();
+    let o = match (r.target, r.until_stable) {
+        // A remote pane cannot see our state dir: the host keeps it all (run_remote).
+        (None, None) if remote => {
+            super::run_remote::in_new_pane(tmux, r.cmd, budget, timeout, budget + TAIL_SLACK)?
+        }
+        (None, Some(ms)) if remote => {
+            super::run_remote::stable_new_pane(tmux, r.cmd, budget, timeout, ms)?
+        }
+        (Some(_), None) if remote => {
+            return Err(CliError::usage(
+                "refused: `run -t` with --host: typing into an existing pane needs to check that                  its shell is idle, which tmuxmate reads from /proc and cannot on another host.                  Leave out -t to run in a fresh pane on the host, or add --until-stable MS",
+            ));
+        }
+        (None, None) => in_new_pane(tmux, r.cmd, budget, timeout, pr)?,
+        (None, Some(ms)) => stable_new_pane(tmux, r.cmd, budget, timeout, ms, pr)?,
+        (Some(t), None) => typed(tmux, t, r.cmd, budget, timeout, pr)?,
+        (Some(t), Some(ms)) => stable_typed(tmux, t, r.cmd, budget, timeout, ms, pr)?,
+    };
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    if let Err(e) = snapshot::record(tmux, &o.pane_id, &o.target, &o.text.text, o.text.truncated) {
+        eprintln!("tmuxmate: warning: {e}");
+    }
+    // A window per call would pile up: ours goes once its result is read, unless asked to
+    // stay or its command is still running (a timeout says so and names the pane).
+    let kept = r.target.is_some() || r.keep || o.timed_out;
+    if !kept && let Err(e) = tmux.run(&targs!["kill-pane", "-t", Arg::id(&o.pane_id)]) {
+        state::log(&format!("run: could not remove pane {}: {e}", o.pane_id));
+    }
+    Ok(RunJson {
+        pane_id: o.pane_id,
+        exit_status: o.exit_status,
+        truncated: o.text.truncated,
+        dropped: o.text.dropped,
+        dropped_at_least: o.text.dropped_at_least,
+        text: o.text.text,
+        elapsed_ms,
+        timed_out: o.timed_out,
+        stabilized: o.stabilized,
+        kept,
+    })
+}
+
+impl RunJson {
+    /// Text mode: the output, then `[exit N]` (or `[timed out ...]`, `[stabilized ...]`).
+    pub fn render(&self) -> String {
+        let b = Bounded {
+            text: self.text.clone(),
+            truncated: self.truncated,
+            dropped: self.dropped,
+            dropped_at_least: self.dropped_at_least,
+        };
+        let mut s = b.render();
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        let elapsed_ms = self.elapsed_ms;
+        s.push_str(&if self.timed_out {
+            format!(
+                "[timed out after {elapsed_ms} ms; the command is still running in pane {}]",
+                self.pane_id
+            )
+        } else if self.stabilized {
+            format!(
+                "[stabilized after {elapsed_ms} ms in pane {}; exit status unknown]",
+                self.pane_id
+            )
+        } else {
+            match self.exit_status {
+                Some(n) => format!("[exit {n}]"),
+                None => format!(
+                    "[exit status unknown: the wrapper in pane {} did not record one]",
+                    self.pane_id
+                ),
+            }
+        });
+        s
+    }
+}
+
+/// The wrapper body (see the module docs). `tee_output` false runs the command on the
+/// pane's terminal (for TUIs under `--until-stable`).
+fn wrapper(tmux: &Tmux, rd: &RunDir, cmd: &[String], keep: usize, tee_output: bool) -> String {
+    let signal = format!(
+        "mv -f {st_tmp} {st} 2>/dev/null; {prog} wait-for -S {ch} 2>/dev/null",
+        st_tmp = rd.q("st.tmp"),
+        st = rd.q("st"),
+        prog = quote(&tmux.program),
+        ch = quote(&rd.channel()),
+    );
+    let cmd = quote_words(cmd);
+    if tee_output {
+        format!(
+            "{{ trap : INT; ( {cmd} ) 2>&1; (tmuxmate_st=$?; umask 077; echo \"$tmuxmate_st\" >{st_tmp}) 2>/dev/null; }} | (trap '' INT; exec tee /dev/tty) | (trap '' INT; umask 077; exec tail -c {keep} >{out}); {signal}\n",
+            st_tmp = rd.q("st.tmp"),
+            out = rd.q("out"),
+        )
+    } else {
+        format!(
+            "( {cmd} ); (tmuxmate_st=$?; umask 077; echo \"$tmuxmate_st\" >{st_tmp}) 2>/dev/null; {signal}\n",
+            st_tmp = rd.q("st.tmp"),
+        )
+    }
+}
+
+use crate::sys::shell::{join as quote_words, quote};
+
+fn write_script(rd: &RunDir, body: &str) -> Result<(), CliError> {
+    state::write_private(&rd.file("cmd.sh"), body.as_bytes()).map_err(|e| {
+        CliError::new(format!(
+            "could not write {}: {e}; check that the state directory is writable",
+            rd.file("cmd.sh").display()
+        ))
+    })
+}
+
+/// A new window of our own running the wrapper, then an interactive shell.
+fn new_pane(tmux: &Tmux, rd: &RunDir, body: &str) -> Result<create::Created, CliError> {
+    let mut script = String::new();
+    // Our cwd is where the caller meant the command to run; a `cd` in the script keeps
+    // the path out of tmux (whose -c start directory is format-expanded).
+    if let Ok(cwd) = std::env::current_dir()
+        && let Some(c) = cwd.to_str()
+    {
+        script.push_str(&format!("cd {} 2>/dev/null\n", quote(c)));
+    }
+    script.push_str(body);
+    write_script(rd, &script)?;
+    let caller = policy::caller(tmux);
+    let boot = format!(
+        "trap : INT; . {}; trap - INT; exec \"${{SHELL:-/bin/sh}}\"",
+        rd.q("cmd.sh")
+    );
+    create::new_work_window(
+        tmux,
+        &caller,
+        Some(&Text::lossy("run")),
+        None,
+        &["/bin/sh".to_string(), "-c".to_string(), boot],
+    )
+}
+
+fn in_new_pane(
+    tmux: &Tmux,
+    cmd: &[String],
+    budget: usize,
+    timeout: Duration,
+    progress: Progress,
+) -> Result<Outcome, CliError> {
+    let rd = RunDir::create()?;
+    let deadline = Instant::now() + timeout;
+    let keep = budget + TAIL_SLACK;
+    let created = new_pane(tmux, &rd, &wrapper(tmux, &rd, cmd, keep, true))?;
+    let finished = wait_done(tmux, &rd, deadline, progress);
+    finish(
+        tmux,
+        &rd,
+        created.pane_id,
+        created.target,
+        finished,
+        budget,
+        keep,
+        None,
+    )
+}
+
+fn typed(
+    tmux: &Tmux,
+    target: &str,
+    cmd: &[String],
+    budget: usize,
+    timeout: Duration,
+    progress: Progress,
+) -> Result<Outcome, CliError> {
+    let pane = policy::resolve(tmux, Some(target), "")?;
+    check_typeable(&pane)?;
+    let fg = foreground(&pane.pane_pid);
+    let exe = fg.and_then(crate::procfs::exe_name).unwrap_or_default();
+    if !POSIX_SHELLS.contains(&exe.as_str()) {
+        return Err(CliError::new(format!(
+            "refused: pane {} is running {} in the foreground, not a POSIX shell at its prompt; \
+             `run -t` types a command line into an idle sh/bash/zsh/ksh. For a REPL or TUI pass \
+             --until-stable MS; to run in a fresh pane leave out -t",
+            pane.pane_id,
+            if exe.is_empty() {
+                "an unknown program".to_string()
+            } else {
+                format!("`{exe}`")
+            }
+        )));
+    }
+    if let Some(fg) = fg
+        && busy(fg)
+    {
+        return Err(CliError::new(format!(
+            "refused: the shell in pane {} is busy running something (its foreground process group has children);              wait for it to finish, or leave out -t to run in a fresh pane",
+            pane.pane_id
+        )));
+    }
+    let rd = RunDir::create()?;
+    let deadline = Instant::now() + timeout;
+    let keep = budget + TAIL_SLACK;
+    write_script(&rd, &wrapper(tmux, &rd, cmd, keep, true))?;
+    // The leading space keeps the line out of history where `ignorespace` is set; the
+    // line itself is ours (a quoted path), so no user text is ever typed.
+    let line = format!(" . {}", rd.q("cmd.sh"));
+    type_line(tmux, &pane.pane_id, &line, false)?;
+    let finished = wait_done(tmux, &rd, deadline, progress);
+    finish(
+        tmux,
+        &rd,
+        pane.pane_id.clone(),
+        pane.target(),
+        finished,
+        budget,
+        keep,
+        Some(&rd.id),
+    )
+}
+
+/// The foreground process group (its leader's pid) of the pane's terminal.
+fn foreground(pane_pid: &str) -> Option<i32> {
+    let pid: i32 = pane_pid.parse().ok()?;
+    let st = crate::procfs::stat(pid)?;
+    Some(if st.tpgid > 0 { st.tpgid } else { pid })
+}
+
+/// Whether the foreground leader has children in its own process group: a shell at its
+/// prompt has none (background jobs live in other groups), while a non-interactive shell
+/// running a script or pipeline (no job control) does. Unknown (no `children` file) = idle.
+fn busy(leader: i32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{leader}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        std::fs::read_to_string(t.path().join("children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|c| c.parse::<i32>().ok())
+            .any(|c| crate::procfs::stat(c).is_some_and(|s| s.pgrp == leader))
+    })
+}
+
+fn check_typeable(pane: &PaneInfo) -> CliResult {
+    if pane.dead {
+        return Err(CliError::new(format!(
+            "refused: pane {} is dead (its program exited); run without -t for a fresh pane",
+            pane.pane_id
+        )));
+    }
+    if pane.in_mode {
+        return Err(CliError::new(format!(
+            "refused: pane {} is in {} and would eat the typed command; leave the mode first (press q in it, or `tmux send-keys -t {} -X cancel`)",
+            pane.pane_id,
+            if pane.mode.is_empty() {
+                "a mode"
+            } else {
+                &pane.mode
+            },
+            pane.pane_id
+        )));
+    }
+    Ok(())
+}
+
+/// Paste `text` through a unique buffer, then press Enter as its own key.
+fn type_line(tmux: &Tmux, pane_id: &str, text: &str, bracketed: bool) -> CliResult {
+    input::paste_then_enter(tmux, pane_id, text.as_bytes(), bracketed)
+}
+
+/// Block until the wrapper is done or the deadline passes; true when done.
+fn wait_done(tmux: &Tmux, rd: &RunDir, deadline: Instant, progress: Progress) -> bool {
+    let began = Instant::now();
+    let channel = rd.channel();
+    let (tx, rx) = mpsc::channel::<bool>();
+    let mut waiter = tmux.clone();
+    waiter.timeout = deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(5);
+    let ch = channel.clone();
+    let handle = std::thread::spawn(move || {
+        let _ = tx.send(waiter.run(&targs!["wait-for", Arg::id(&ch)]).is_ok());
+    });
+    let mut waiting = true;
+    let done = loop {
+        if rd.done() {
+            // The wrapper signals right after renaming `st`; give it a moment so the
+            // channel is consumed by our waiter rather than left set in the server.
+            if waiting && rx.recv_timeout(Duration::from_millis(200)).is_ok() {
+                waiting = false;
+            }
+            break true;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            break false;
+        }
+        if let Some(p) = progress {
+            p(now.duration_since(began));
+        }
+        if waiting {
+            match rx.recv_timeout(POLL.min(deadline - now)) {
+                // Signalled: `st` was renamed before the signal, so the next look sees it
+                // (or the wrapper failed to write it: done, status unknown).
+                Ok(true) => {
+                    waiting = false;
+                    if !rd.done() {
+                        break true;
+                    }
+                }
+                // The wait-for client failed (server gone, killed): polling carries on.
+                Ok(false) | Err(mpsc::RecvTimeoutError::Disconnected) => waiting = false,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+        } else {
+            std::thread::sleep(POLL.min(deadline - now));
+        }
+    };
+    if waiting {
+        // Release our own waiter rather than leave a tmux client blocked.
+        let _ = tmux.run(&targs!["wait-for", "-S", Arg::id(&channel)]);
+    }
+    let _ = handle.join();
+    done
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    tmux: &Tmux,
+    rd: &RunDir,
+    pane_id: String,
+    target: String,
+    done: bool,
+    budget: usize,
+    keep: usize,
+    typed_marker: Option<&str>,
+) -> Result<Outcome, CliError> {
+    let exit_status = rd.status();
+    let text = if done && rd.file("out").exists() {
+        let raw = std::fs::read(rd.file("out")).unwrap_or_default();
+        let mut b = capture::bound(capture::trim_trailing_blank(&raw), budget);
+        // `tail` dropped an unknown amount before what we read.
+        if raw.len() >= keep {
+            b.truncated = true;
+            b.dropped_at_least = true;
+        }
+        b
+    } else {
+        // Timed out (or no output file): what the pane shows of this command so far.
+        so_far(tmux, &pane_id, typed_marker, budget)?
+    };
+    Ok(Outcome {
+        pane_id,
+        target,
+        exit_status,
+        text,
+        timed_out: !done,
+        stabilized: false,
+    })
+}
+
+/// The pane's history after the line we typed (`marker` = the run id in it), or all of
+/// it for a pane of our own.
+pub(super) fn so_far(
+    tmux: &Tmux,
+    pane_id: &str,
+    marker: Option<&str>,
+    budget: usize,
+) -> Result<Bounded, CliError> {
+    let raw = capture::capture_pane(tmux, pane_id, Range::All, false, true)?;
+    let start = marker
+        .and_then(|m| {
+            let m = m.as_bytes();
+            raw.windows(m.len()).rposition(|w| w == m)
+        })
+        .and_then(|i| raw[i..].iter().position(|&c| c == b'\n').map(|j| i + j + 1))
+        .unwrap_or(0);
+    Ok(capture::bound(
+        capture::trim_trailing_blank(&raw[start..]),
+        budget,
+    ))
+}
+
+fn stable_new_pane(
+    tmux: &Tmux,
+    cmd: &[String],
+    budget: usize,
+    timeout: Duration,
+    stable_ms: u64,
+    progress: Progress,
+) -> Result<Outcome, CliError> {
+    let rd = RunDir::create()?;
+    let deadline = Instant::now() + timeout;
+    let created = new_pane(tmux, &rd, &wrapper(tmux, &rd, cmd, 0, false))?;
+    let (stabilized, timed_out) = wait_stable(
+        tmux,
+        &created.pane_id,
+        stable_ms,
+        deadline,
+        Vec::new(),
+        || rd.done(),
+        progress,
+    )?;
+    let raw = capture::capture_pane(tmux, &created.pane_id, Range::All, false, true)?;
+    Ok(Outcome {
+        exit_status: rd.status(),
+        pane_id: created.pane_id,
+        target: created.target,
+        text: capture::bound(capture::trim_trailing_blank(&raw), budget),
+        timed_out,
+        stabilized,
+    })
+}
+
+fn stable_typed(
+    tmux: &Tmux,
+    target: &str,
+    cmd: &[String],
+    budget: usize,
+    timeout: Duration,
+    stable_ms: u64,
+    progress: Progress,
+) -> Result<Outcome, CliError> {
+    let pane = policy::resolve(tmux, Some(target), "")?;
+    check_typeable(&pane)?;
+    let (text, _) = input::sanitize_paste(&cmd.join(" "));
+    let deadline = Instant::now() + timeout;
+    let before = capture::capture_pane(tmux, &pane.pane_id, Range::Screen, false, false)?;
+    type_line(tmux, &pane.pane_id, &text, true)?;
+    let (stabilized, timed_out) = wait_stable(
+        tmux,
+        &pane.pane_id,
+        stable_ms,
+        deadline,
+        before,
+        || false,
+        progress,
+    )?;
+    let raw = capture::capture_pane(tmux, &pane.pane_id, Range::Screen, false, false)?;
+    Ok(Outcome {
+        pane_id: pane.pane_id.clone(),
+        target: pane.target(),
+        exit_status: None,
+        text: capture::bound(capture::trim_trailing_blank(&raw), budget),
+        timed_out,
+        stabilized,
+    })
+}
+
+/// Poll the screen until it is unchanged for `stable_ms` (→ stabilized), `finished()`
+/// says the command ended, or the deadline passes (→ timed out).
+pub(super) fn wait_stable(
+    tmux: &Tmux,
+    pane_id: &str,
+    stable_ms: u64,
+    deadline: Instant,
+    mut last: Vec<u8>,
+    finished: impl Fn() -> bool,
+    progress: Progress,
+) -> Result<(bool, bool), CliError> {
+    let began = Instant::now();
+    let stable = Duration::from_millis(stable_ms);
+    let poll = Duration::from_millis((stable_ms / 5).clamp(20, 200));
+    let mut since = Instant::now();
+    loop {
+        if finished() {
+            return Ok((false, false));
+        }
+        let now = Instant::now();
+        if now.duration_since(since) >= stable {
+            return Ok((true, false));
+        }
+        if now >= deadline {
+            return Ok((false, true));
+        }
+        if let Some(p) = progress {
+            p(now.duration_since(began));
+        }
+        std::thread::sleep(poll.min(deadline - now));
+        let cur = capture::capture_pane(tmux, pane_id, Range::Screen, false, false)?;
+        if cur != last {
+            last = cur;
+            since = Instant::now();
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! `tmuxmate mcp`: a resident MCP server on stdio (newline-delimited JSON-RPC 2.0).
+//!
+//! Owns: the framing (one message per line on stdin/stdout; logs go to stderr only), the
+//! lifecycle of both protocol eras (`initialize` for 2024-11-05 .. 2025-11-25 clients such
+//! as Claude Code and Codex; `server/discover` of 2026-07-28, where every request carries
+//! its version in `_meta` and no handshake is needed), method dispatch, and the JSON-RPC
+//! error codes. Tools live in `tools`, resources and their update notifications in
+//! `resources`.
+//!
+//! Invariants:
+//! - No tool logic here or in `tools`: every tool calls the same domain function as its
+//!   CLI command (`control::*`, `watch::start`, `bridge::ask`, `side`), so refusals,
+//!   limits and safety rules are the CLI's, word for word.
+//! - Only protocol messages reach stdout, each written whole under one lock (tool calls
+//!   run on their own threads and may finish in any order).
+//! - Exits on stdin EOF. Unknown method: -32601; unknown tool or arguments that do not
+//!   fit the input schema: -32602; a refusal: a tool result with `isError: true`.
+//! - No async runtime: a hand-written loop over std threads. Why not rmcp (measured
+//!   2026-12-01, release builds): this whole server, tools and resources included, adds
+//!   0.31 MB to the binary (5.18 -> 5.49 MB) and answers tools/list 8-9 ms after spawn;
+//!   an empty rmcp stdio server alone is 1.63 MB (harnesses.md §5) and needs tokio, and
+//!   tmux-mcp-rs (rmcp) is 10.2 MB and answers after 13.4 ms. The per-turn call shares
+//!   this binary, so it must not carry a runtime.
+
+mod resources;
+mod tools;
+
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::error::CliResult;
+use crate::state;
+use crate::tmux::Tmux;
+
+/// Versions of the `initialize` era we speak, newest first.
+const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// The handshake-free era (`server/discover`, version in `_meta`).
+const MODERN_VERSION: &str = "2026-07-28";
+/// Bound on one incoming message.
+const MAX_LINE: usize = 32 << 20;
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
+
+/// A JSON-RPC error answer.
+#[derive(Debug)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+}
+
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// stdout, one whole line per message.
+#[derive(Clone)]
+pub struct Out(Arc<Mutex<std::io::Stdout>>);
+
+impl Out {
+    pub fn send(&self, v: &Value) {
+        let mut line = serde_json::to_string(v).unwrap_or_default();
+        line.push('\n');
+        if let Ok(mut o) = self.0.lock() {
+            // A closed stdout means the client is gone; stdin EOF ends us next.
+            let _ = o.write_all(line.as_bytes()).and_then(|_| o.flush());
+        }
+    }
+    fn reply(&self, id: &Value, r: Result<Value, RpcError>) {
+        self.send(&match r {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(e) => json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": e.code, "message": e.message}}),
+        });
+    }
+    pub fn notify(&self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+}
+
+/// What one server process keeps between calls.
+pub struct Session {
+    pub tmux: Tmux,
+    pub out: Out,
+    pub resources: resources::Watched,
+    /// Tool calls still running, so EOF can let them answer first.
+    in_flight: (Mutex<usize>, Condvar),
+}
+
+/// How long EOF waits for running tool calls to answer before the process exits.
+const DRAIN: Duration = Duration::from_secs(10);
+
+impl Session {
+    fn drain(&self) {
+        let (count, cv) = &self.in_flight;
+        let Ok(n) = count.lock() else {
+            return;
+        };
+        let _ = cv.wait_timeout_while(n, DRAIN, |n| *n > 0);
+    }
+    fn call_ended(&self) {
+        let (count, cv) = &self.in_flight;
+        if let Ok(mut n) = count.lock() {
+            *n = n.saturating_sub(1);
+        }
+        cv.notify_all();
+    }
+}
+
+fn server_info() -> Value {
+    json!({"name": "tmuxmate", "version": env!("CARGO_PKG_VERSION")})
+}
+
+fn capabilities() -> Value {
+    json!({"tools": {}, "resources": {"subscribe": true}})
+}
+
+const INSTRUCTIONS: &str = "tmux panes as tools. Targets are pane ids (%N) or session:window.pane \
+from tmux_list; commands refuse rather than guess (no implicit current pane, no typing into busy \
+panes or modes, kills need confirm:true and approval).";
+
+fn initialize(params: &Value) -> Value {
+    let asked = params.get("protocolVersion").and_then(Value::as_str);
+    let version = asked
+        .filter(|v| LEGACY_VERSIONS.contains(v))
+        .unwrap_or(LEGACY_VERSIONS[0]);
+    json!({
+        "protocolVersion": version,
+        "capabilities": capabilities(),
+        "serverInfo": server_info(),
+        "instructions": INSTRUCTIONS,
+    })
+}
+
+fn discover() -> Value {
+    let mut versions = vec![MODERN_VERSION];
+    versions.extend_from_slice(LEGACY_VERSIONS);
+    json!({
+        "resultType": "complete",
+        "supportedVersions": versions,
+        "capabilities": capabilities(),
+        "instructions": INSTRUCTIONS,
+        "_meta": {"io.modelcontextprotocol/serverInfo": server_info()},
+    })
+}
+
+/// Serve until stdin ends.
+pub fn serve(tmux: &Tmux) -> CliResult {
+    let session = Arc::new(Session {
+        tmux: tmux.clone(),
+        out: Out(Arc::new(Mutex::new(std::io::stdout()))),
+        resources: resources::Watched::default(),
+        in_flight: (Mutex::new(0), Condvar::new()),
+    });
+    state::log("mcp: serving on stdio");
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("tmuxmate mcp: cannot read stdin: {e}");
+                break;
+            }
+        }
+        let text = line.trim_ascii();
+        if text.is_empty() {
+            continue;
+        }
+        if text.len() > MAX_LINE {
+            session.out.reply(
+                &Value::Null,
+                Err(RpcError::new(INVALID_REQUEST, "message larger than 32 MiB")),
+            );
+            continue;
+        }
+        handle(&session, text);
+    }
+    // A client that wrote its last request and closed stdin still gets the answers.
+    session.drain();
+    state::log("mcp: stdin closed, exiting");
+    Ok(())
+}
+
+fn handle(session: &Arc<Session>, text: &[u8]) {
+    let out = &session.out;
+    let msg: Value = match serde_json::from_slice(text) {
+        Ok(v) => v,
+        Err(e) => {
+            out.reply(
+                &Value::Null,
+                Err(RpcError::new(PARSE_ERROR, format!("parse error: {e}"))),
+            );
+            return;
+        }
+    };
+    let Some(obj) = msg.as_object() else {
+        let why = if msg.is_array() {
+            "batches are not supported: send one message per line"
+        } else {
+            "a message is a JSON object"
+        };
+        out.reply(&Value::Null, Err(RpcError::new(INVALID_REQUEST, why)));
+        return;
+    };
+    let id = obj.get("id").cloned();
+    let Some(method) = obj.get("method").and_then(Value::as_str) else {
+        // A response to us (we send no requests) or junk without a method.
+        if let Some(id) = id
+            && !obj.contains_key("result")
+            && !obj.contains_key("error")
+        {
+            out.reply(&id, Err(RpcError::new(INVALID_REQUEST, "no method")));
+        }
+        return;
+    };
+    let params = obj.get("params").cloned().unwrap_or(Value::Null);
+    let Some(id) = id else {
+        // Notifications (initialized, cancelled, ...) need no answer.
+        return;
+    };
+    if !(id.is_string() || id.is_i64() || id.is_u64()) {
+        out.reply(
+            &Value::Null,
+            Err(RpcError::new(
+                INVALID_REQUEST,
+                "the id must be a string or an integer",
+            )),
+        );
+        return;
+    }
+    if !(params.is_object() || params.is_null()) {
+        out.reply(
+            &id,
+            Err(RpcError::new(INVALID_PARAMS, "params must be an object")),
+        );
+        return;
+    }
+    let r = match method {
+        "initialize" => Ok(initialize(&params)),
+        "server/discover" => Ok(discover()),
+        "ping" => Ok(json!({})),
+        "tools/list" => Ok(tools::list().clone()),
+        "tools/call" => {
+            // Calls may block (run, ask): each on its own thread, answered when done.
+            if let Ok(mut n) = session.in_flight.0.lock() {
+                *n += 1;
+            }
+            let s = Arc::clone(session);
+            std::thread::spawn(move || {
+                let r = tools::call(&s, &params);
+                s.out.reply(&id, r);
+                s.call_ended();
+            });
+            return;
+        }
+        "resources/list" => Ok(resources::list()),
+        "resources/templates/list" => Ok(resources::templates()),
+        "resources/read" => resources::read(&params),
+        "resources/subscribe" => resources::subscribe(session, &params, true),
+        "resources/unsubscribe" => resources::subscribe(session, &params, false),
+        other => Err(RpcError::new(
+            METHOD_NOT_FOUND,
+            format!("method not found: {other}"),
+        )),
+    };
+    out.reply(&id, r);
+}

@@ -1,0 +1,156 @@
+//! MCP resources: watch jobs (`tmuxmate://watch/<id>`) and stored snapshots
+//! (`tmuxmate://snapshot/<id>`), listed in the CLI's folded form (`watch list`,
+//! `snapshots`) and read in full (`watch show`, `snapshots show`); and the
+//! `notifications/resources/updated` sent when a job this client started, or a resource
+//! it subscribed to, ends.
+//!
+//! Invariants: reading goes through the same modules as the CLI (`watch::view`,
+//! `snapshot`); the job watcher is one thread, started only once the client starts a job
+//! or subscribes, that looks at each watched job's state every 200 ms and forgets a job
+//! once it has notified its end.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError, Session};
+use crate::snapshot;
+use crate::watch::{job, view};
+
+const WATCH: &str = "tmuxmate://watch/";
+const SNAPSHOT: &str = "tmuxmate://snapshot/";
+/// Snapshots listed (newest first), as `tmuxmate snapshots` does by default.
+const SNAPSHOT_LIMIT: usize = 20;
+const LOOK_EVERY: Duration = Duration::from_millis(200);
+
+pub fn watch_uri(id: &str) -> String {
+    format!("{WATCH}{id}")
+}
+
+/// Running jobs this client should hear about, and whether the watcher thread runs.
+#[derive(Default)]
+pub struct Watched {
+    jobs: Arc<Mutex<Vec<String>>>,
+    running: AtomicBool,
+}
+
+impl Watched {
+    /// A job the client started (or subscribed to): notify it when it ends.
+    pub fn started(&self, session: &Session, id: &str) {
+        if let Ok(mut j) = self.jobs.lock()
+            && !j.iter().any(|x| x == id)
+        {
+            j.push(id.to_string());
+        }
+        if self.running.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let out = session.out.clone();
+        let jobs = Arc::clone(&self.jobs);
+        std::thread::spawn(move || {
+            loop {
+                std::thread::sleep(LOOK_EVERY);
+                let ids: Vec<String> = jobs.lock().map(|j| j.clone()).unwrap_or_default();
+                for id in ids {
+                    if job::load(&id).is_none_or(|j| j.status != "running") {
+                        out.notify(
+                            "notifications/resources/updated",
+                            json!({"uri": watch_uri(&id)}),
+                        );
+                        if let Ok(mut j) = jobs.lock() {
+                            j.retain(|x| x != &id);
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    fn forget(&self, id: &str) {
+        if let Ok(mut j) = self.jobs.lock() {
+            j.retain(|x| x != id);
+        }
+    }
+}
+
+pub fn list() -> Value {
+    let mut v = Vec::new();
+    for l in view::all() {
+        let j = &l.job;
+        v.push(json!({
+            "uri": watch_uri(&j.id),
+            "name": format!("watch {}", j.id),
+            "title": format!("{} {}: {}", j.id, l.outcome, j.command.chars().take(80).collect::<String>()),
+            "mimeType": "application/json",
+        }));
+    }
+    for s in snapshot::list(SNAPSHOT_LIMIT).unwrap_or_default() {
+        v.push(json!({
+            "uri": format!("{SNAPSHOT}{}", s.id),
+            "name": format!("snapshot {}", s.id),
+            "title": format!("{} {} ({} lines): {}", s.id, s.target, s.line_count, s.preview),
+            "mimeType": "text/plain",
+        }));
+    }
+    json!({"resources": v})
+}
+
+pub fn templates() -> Value {
+    json!({"resourceTemplates": [
+        {"uriTemplate": "tmuxmate://watch/{jobId}", "name": "watch job",
+         "mimeType": "application/json"},
+        {"uriTemplate": "tmuxmate://snapshot/{id}", "name": "snapshot",
+         "mimeType": "text/plain"},
+    ]})
+}
+
+fn uri_of(params: &Value) -> Result<&str, RpcError> {
+    params
+        .get("uri")
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::new(INVALID_PARAMS, "needs a uri"))
+}
+
+pub fn read(params: &Value) -> Result<Value, RpcError> {
+    let uri = uri_of(params)?;
+    let not_found = |why: String| RpcError::new(RESOURCE_NOT_FOUND, why);
+    if let Some(id) = uri.strip_prefix(WATCH) {
+        let j = view::find(id).map_err(|e| not_found(e.human()))?;
+        let text = serde_json::to_string_pretty(&view::listed(j)).unwrap_or_default();
+        return Ok(
+            json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}),
+        );
+    }
+    if let Some(id) = uri.strip_prefix(SNAPSHOT) {
+        let s = snapshot::find(id)
+            .map_err(|e| not_found(format!("cannot read the snapshot log: {e}")))?
+            .ok_or_else(|| not_found(format!("no snapshot {id}; see resources/list")))?;
+        return Ok(json!({"contents": [{"uri": uri, "mimeType": "text/plain", "text": s.text}]}));
+    }
+    Err(not_found(format!(
+        "unknown resource {uri:?}: tmuxmate serves {WATCH}<jobId> and {SNAPSHOT}<id>"
+    )))
+}
+
+/// `resources/subscribe` and `unsubscribe`: a running watch job is then notified too.
+pub fn subscribe(session: &Session, params: &Value, on: bool) -> Result<Value, RpcError> {
+    let uri = uri_of(params)?;
+    let Some(id) = uri.strip_prefix(WATCH) else {
+        // Snapshots never change: subscribing is allowed and never notifies.
+        return Ok(json!({}));
+    };
+    if !job::valid_id(id) {
+        return Err(RpcError::new(
+            RESOURCE_NOT_FOUND,
+            format!("{id:?} is not a watch job id"),
+        ));
+    }
+    if on {
+        session.resources.started(session, id);
+    } else {
+        session.resources.forget(id);
+    }
+    Ok(json!({}))
+}

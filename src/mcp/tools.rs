@@ -1,0 +1,544 @@
+//! The MCP tools: their definitions (`tools/list`, under 10 KB in all) and `tools/call`,
+//! which turns the arguments into the domain request and the domain result into a tool
+//! result.
+//!
+//! Invariants: arguments are checked against the input schema by serde (unknown fields,
+//! wrong types, a missing required field: -32602) and are otherwise passed on untouched,
+//! so every refusal comes from the same function the CLI calls, with the CLI's text, as
+//! `isError: true`; successful results carry `structuredContent` (matching the tool's
+//! `outputSchema`) and the same JSON as text.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::{INVALID_PARAMS, RpcError, Session};
+use crate::bridge::ask;
+use crate::capture::Range;
+use crate::cli::KillScope;
+use crate::control::{capture, input, kill, list, run, split, swap};
+use crate::error::CliError;
+use crate::watch::start;
+
+/// MCP's own default for blocking tools: under Codex's 60 s `tool_timeout_sec`.
+const DEFAULT_WAIT_MS: u64 = 50_000;
+/// How often a long wait reports progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+fn s() -> Value {
+    json!({"type": "string"})
+}
+fn b() -> Value {
+    json!({"type": "boolean"})
+}
+fn n() -> Value {
+    json!({"type": "integer", "minimum": 0})
+}
+fn words() -> Value {
+    json!({"type": "array", "items": {"type": "string"}})
+}
+
+/// One tool definition: `props` are `(name, schema)`, `out` the output properties.
+fn tool(
+    name: &str,
+    description: &str,
+    props: &[(&str, Value)],
+    required: &[&str],
+    out: &[(&str, Value)],
+) -> Value {
+    let obj = |ps: &[(&str, Value)]| {
+        Value::Object(ps.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+    };
+    json!({
+        "name": name,
+        "description": description,
+        "inputSchema": {"type": "object", "properties": obj(props), "required": required,
+            "additionalProperties": false},
+        "outputSchema": {"type": "object", "properties": obj(out)},
+    })
+}
+
+/// The `tools/list` result, built once.
+pub fn list() -> &'static Value {
+    static LIST: OnceLock<Value> = OnceLock::new();
+    LIST.get_or_init(|| {
+        let t = || ("target", s());
+        json!({"tools": [
+            tool("tmux_list",
+                "Sessions, windows (layout) and panes (paneId, target, command, createdByUs, agent = creator's address). One tmux call.",
+                &[], &[],
+                &[("sessions", json!({"type": "array"})), ("windows", json!({"type": "array"})), ("panes", json!({"type": "array"}))]),
+            tool("tmux_send_keys",
+                "Type one line of literal text byte-exact (text, enter) or press named keys (keys: Enter Escape Tab BTab Up Down Left Right Home End PageUp PageDown BSpace C-a..C-z F1..F12). Refuses: no target, control chars, other key names, a dead pane, a pane in copy mode (unless cancelMode).",
+                &[t(), ("text", s()), ("keys", words()), ("enter", b()), ("cancelMode", b())], &[],
+                &[("target", s()), ("paneId", s()), ("sent", n()), ("enter", b()), ("keys", words())]),
+            tool("tmux_paste",
+                "Paste multi-line text as one bracketed paste (controls made visible), then at most one Enter after settleMs (default 150). Refuses: empty text, dead pane, copy mode with enter.",
+                &[t(), ("text", s()), ("enter", b()), ("settleMs", n())], &["text"],
+                &[("target", s()), ("paneId", s()), ("bytes", n()), ("lines", n()), ("enter", b())]),
+            tool("tmux_capture",
+                "A pane's screen, last N lines (lines) or all scrollback (all), cut to maxBytes (default 100000) keeping the newest; text block = the capture; stored as a snapshot resource.",
+                &[t(), ("lines", n()), ("all", b()), ("maxBytes", n()), ("ansi", b()), ("join", b())], &[],
+                &[("target", s()), ("paneId", s()), ("text", s()), ("lineCount", n()), ("truncated", b()), ("snapshot", json!({"type": ["string", "null"]}))]),
+            tool("tmux_split",
+                "New pane marked ours: a split of target (horizontal, size N or N%), else a new window. cmd: argv words. Refuses a program not on PATH.",
+                &[t(), ("horizontal", b()), ("size", s()), ("cwd", s()), ("cmd", words())], &[],
+                &[("paneId", s()), ("target", s())]),
+            tool("tmux_swap", "Swap two panes (no keys sent). Refuses the same pane twice.",
+                &[("src", s()), ("dst", s())], &["src", "dst"],
+                &[("src", s()), ("dst", s())]),
+            tool("tmux_run",
+                "Run cmd (argv words; for shell syntax [\"sh\",\"-c\",\"...\"]) in a fresh pane, or typed into an idle POSIX shell pane (target), and wait: exit status and output. untilStable MS for REPLs/TUIs. timeoutMs default 50000. Refuses busy, non-shell or mode panes.",
+                &[t(), ("cmd", words()), ("timeoutMs", n()), ("untilStable", n()), ("maxBytes", n()), ("keep", b())], &["cmd"],
+                &[("paneId", s()), ("text", s()), ("exitStatus", json!({"type": ["integer", "null"]})), ("stabilized", b()), ("timedOut", b()), ("elapsedMs", n())]),
+            tool("tmux_watch",
+                "Start cmd in the background (new window, or typed into an idle shell pane); done at exit or doneRegex. Result at the agent's next turn and as resource tmuxmate://watch/<jobId> (updated notification when done).",
+                &[t(), ("cmd", words()), ("doneRegex", s()), ("timeoutMin", json!({"type": ["number", "string"]})), ("notify", s()), ("forward", words()), ("cancelMode", b())], &["cmd"],
+                &[("kind", s()), ("jobId", s()), ("paneId", s()), ("uri", s())]),
+            tool("tmux_kill",
+                "Kill a pane, window, session or server. Refuses without confirm:true, without an exact target, the caller's own pane/window/session/server, and when the approval policy says no (fails closed).",
+                &[("scope", json!({"enum": ["pane", "window", "session", "server"]})), t(), ("confirm", b())], &["scope"],
+                &[("scope", s()), ("target", json!({"type": ["string", "null"]})), ("killed", b())]),
+            tool("agent_ask",
+                "Ask another agent CLI (target: claude/codex/gemini to start or reuse one for project, or a managed session name): send once, wait, complete reply. delivery: delivered, unconfirmed or not-delivered; never retried. Refuses busy agents and dialogs. timeoutS default 50.",
+                &[t(), ("message", s()), ("project", s()), ("permissionMode", s()), ("timeoutS", n())], &["target", "message"],
+                &[("delivery", s()), ("name", s()), ("complete", b()), ("source", s()), ("text", s()), ("truncated", b())]),
+            tool("side_chat_main_status", "The main agent's live digest and whether it is running (side chat).",
+                &[t()], &[],
+                &[("mainPane", s()), ("state", s()), ("text", s())]),
+            tool("side_chat_main_history", "The main session's transcript lines, summarised; filter by turn or contains; limit 1-200 (default 40).",
+                &[t(), ("turn", n()), ("contains", s()), ("limit", n())], &[],
+                &[("lines", json!({"type": "array"}))]),
+            tool("side_chat_report", "Queue a note for the main agent's next turn (never typed into its pane). Refuses empty text.",
+                &[t(), ("text", s())], &["text"],
+                &[("queued", b()), ("agent", s()), ("key", s())]),
+        ]})
+    })
+}
+
+/// A successful result: the JSON as text and as structured content (the spec's advice,
+/// for clients that read only `content`).
+fn done<T: serde::Serialize>(v: &T) -> Value {
+    let sc = serde_json::to_value(v).unwrap_or(Value::Null);
+    json!({
+        "content": [{"type": "text", "text": sc.to_string()}],
+        "structuredContent": sc,
+        "isError": false,
+    })
+}
+
+/// A refusal or failure: the CLI's own words.
+fn failed(e: &CliError) -> Value {
+    json!({"content": [{"type": "text", "text": e.human()}], "isError": true})
+}
+
+fn result<T: serde::Serialize>(r: Result<T, CliError>) -> Value {
+    match r {
+        Ok(v) => done(&v),
+        Err(e) => failed(&e),
+    }
+}
+
+fn args<T: DeserializeOwned>(name: &str, v: &Value) -> Result<T, RpcError> {
+    let v = if v.is_null() { json!({}) } else { v.clone() };
+    serde_json::from_value(v)
+        .map_err(|e| RpcError::new(INVALID_PARAMS, format!("{name}: bad arguments: {e}")))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SendKeys {
+    target: Option<String>,
+    text: Option<String>,
+    keys: Option<Vec<String>>,
+    #[serde(default)]
+    enter: bool,
+    #[serde(default)]
+    cancel_mode: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Paste {
+    target: Option<String>,
+    text: String,
+    #[serde(default)]
+    enter: bool,
+    settle_ms: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Capture {
+    target: Option<String>,
+    lines: Option<u64>,
+    #[serde(default)]
+    all: bool,
+    max_bytes: Option<usize>,
+    #[serde(default)]
+    ansi: bool,
+    #[serde(default)]
+    join: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Split {
+    target: Option<String>,
+    #[serde(default)]
+    horizontal: bool,
+    size: Option<String>,
+    cwd: Option<PathBuf>,
+    #[serde(default)]
+    cmd: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Swap {
+    src: String,
+    dst: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Run {
+    target: Option<String>,
+    cmd: Vec<String>,
+    timeout_ms: Option<u64>,
+    until_stable: Option<u64>,
+    max_bytes: Option<usize>,
+    #[serde(default)]
+    keep: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Watch {
+    target: Option<String>,
+    cmd: Vec<String>,
+    done_regex: Option<String>,
+    timeout_min: Option<Value>,
+    notify: Option<String>,
+    #[serde(default)]
+    forward: Vec<String>,
+    #[serde(default)]
+    cancel_mode: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Kill {
+    scope: String,
+    target: Option<String>,
+    #[serde(default)]
+    confirm: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Ask {
+    target: String,
+    message: String,
+    project: Option<PathBuf>,
+    permission_mode: Option<String>,
+    timeout_s: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SideTarget {
+    target: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SideHistory {
+    target: Option<String>,
+    turn: Option<u64>,
+    contains: Option<String>,
+    limit: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SideReport {
+    target: Option<String>,
+    text: String,
+}
+
+/// `notifications/progress` for the client's token, at most once per `PROGRESS_EVERY`.
+struct Progress {
+    out: super::Out,
+    token: Value,
+    last: Mutex<Instant>,
+}
+
+impl Progress {
+    fn tick(&self, waited: Duration) {
+        let Ok(mut last) = self.last.lock() else {
+            return;
+        };
+        if last.elapsed() < PROGRESS_EVERY {
+            return;
+        }
+        *last = Instant::now();
+        self.out.notify(
+            "notifications/progress",
+            json!({"progressToken": self.token, "progress": waited.as_millis() as u64,
+                "message": format!("waiting, {} s", waited.as_secs())}),
+        );
+    }
+}
+
+pub fn call(session: &Session, params: &Value) -> Result<Value, RpcError> {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::new(INVALID_PARAMS, "tools/call needs a tool name"))?;
+    let a = params.get("arguments").unwrap_or(&Value::Null);
+    let tmux = &session.tmux;
+    let progress = params
+        .pointer("/_meta/progressToken")
+        .filter(|t| t.is_string() || t.is_number())
+        .map(|token| Progress {
+            out: session.out.clone(),
+            token: token.clone(),
+            last: Mutex::new(Instant::now()),
+        });
+    let tick = |d: Duration| {
+        if let Some(p) = &progress {
+            p.tick(d)
+        }
+    };
+    Ok(match name {
+        "tmux_list" => {
+            args::<NoArgs>(name, a)?;
+            result(list::list(tmux, true))
+        }
+        "tmux_send_keys" => {
+            let a: SendKeys = args(name, a)?;
+            let t = a.target.as_deref();
+            match (a.text, a.keys) {
+                (Some(text), None) => result(input::send(tmux, t, &text, a.enter, a.cancel_mode)),
+                (None, Some(keys)) if !a.enter && !a.cancel_mode => {
+                    result(input::keys(tmux, t, &keys))
+                }
+                _ => {
+                    return Err(RpcError::new(
+                        INVALID_PARAMS,
+                        "tmux_send_keys: give either text (with enter, cancelMode) or keys, not both",
+                    ));
+                }
+            }
+        }
+        "tmux_paste" => {
+            let a: Paste = args(name, a)?;
+            result(input::paste(
+                tmux,
+                a.target.as_deref(),
+                &a.text,
+                a.enter,
+                a.settle_ms,
+            ))
+        }
+        "tmux_capture" => {
+            let a: Capture = args(name, a)?;
+            let range = match (a.all, a.lines) {
+                (true, Some(_)) => {
+                    return Err(RpcError::new(
+                        INVALID_PARAMS,
+                        "tmux_capture: lines and all exclude each other",
+                    ));
+                }
+                (true, None) => Range::All,
+                (false, Some(n)) => Range::Lines(n),
+                (false, None) => Range::Screen,
+            };
+            let r = capture::capture(
+                tmux,
+                &capture::Request {
+                    target: a.target.as_deref(),
+                    range: Some(range),
+                    max_bytes: a.max_bytes,
+                    ansi: a.ansi,
+                    join: a.join,
+                },
+            );
+            match r {
+                Ok(c) => {
+                    // The model reads the text block: the capture as text (with the CLI's
+                    // truncation marker line), not escaped again inside JSON.
+                    let text = c.text.render();
+                    let uri = c
+                        .snapshot
+                        .as_ref()
+                        .map(|id| format!("tmuxmate://snapshot/{id}"));
+                    let mut v = serde_json::to_value(c.json()).unwrap_or_else(|_| json!({}));
+                    v["snapshot"] = json!(uri);
+                    json!({"content": [{"type": "text", "text": text}],
+                        "structuredContent": v, "isError": false})
+                }
+                Err(e) => failed(&e),
+            }
+        }
+        "tmux_split" => {
+            let a: Split = args(name, a)?;
+            result(split::split(
+                tmux,
+                &split::SplitRequest {
+                    target: a.target.as_deref(),
+                    horizontal: a.horizontal,
+                    size: a.size.as_deref(),
+                    cwd: a.cwd.as_deref(),
+                    cmd: &a.cmd,
+                },
+            ))
+        }
+        "tmux_swap" => {
+            let a: Swap = args(name, a)?;
+            result(swap::swap(tmux, &a.src, &a.dst))
+        }
+        "tmux_run" => {
+            let a: Run = args(name, a)?;
+            result(run::execute(
+                tmux,
+                &run::Request {
+                    target: a.target.as_deref(),
+                    cmd: &a.cmd,
+                    timeout_ms: a.timeout_ms.unwrap_or(DEFAULT_WAIT_MS),
+                    until_stable: a.until_stable,
+                    max_bytes: a.max_bytes,
+                    keep: a.keep,
+                    progress: Some(&tick),
+                },
+            ))
+        }
+        "tmux_watch" => {
+            let a: Watch = args(name, a)?;
+            let timeout = a.timeout_min.map(|v| match v {
+                Value::String(s) => s,
+                other => other.to_string(),
+            });
+            let r = start::start(
+                tmux,
+                &start::Request {
+                    target: a.target.as_deref(),
+                    cmd: &a.cmd,
+                    done_regex: a.done_regex.as_deref(),
+                    timeout_min: timeout.as_deref(),
+                    notify: a.notify.as_deref(),
+                    forward: &a.forward,
+                    cancel_mode: a.cancel_mode,
+                },
+            );
+            match r {
+                Ok(s) => {
+                    session.resources.started(session, &s.job_id);
+                    done(
+                        &json!({"kind": "background", "jobId": s.job_id, "paneId": s.pane_id,
+                        "uri": super::resources::watch_uri(&s.job_id)}),
+                    )
+                }
+                Err(e) => failed(&e),
+            }
+        }
+        "tmux_kill" => {
+            let a: Kill = args(name, a)?;
+            let scope = match a.scope.as_str() {
+                "pane" => KillScope::Pane,
+                "window" => KillScope::Window,
+                "session" => KillScope::Session,
+                "server" => KillScope::Server,
+                other => {
+                    return Err(RpcError::new(
+                        INVALID_PARAMS,
+                        format!(
+                            "tmux_kill: scope {other:?} is not one of pane, window, session, server"
+                        ),
+                    ));
+                }
+            };
+            result(kill::kill(tmux, scope, a.target.as_deref(), a.confirm))
+        }
+        "agent_ask" => {
+            let a: Ask = args(name, a)?;
+            let r = ask::ask(
+                tmux,
+                &ask::Request {
+                    target: &a.target,
+                    message: &a.message,
+                    project: a.project.as_deref(),
+                    permission_mode: a.permission_mode.as_deref(),
+                    timeout: Duration::from_secs(a.timeout_s.unwrap_or(DEFAULT_WAIT_MS / 1000)),
+                    progress: Some(&tick),
+                },
+            );
+            match r {
+                Ok(reply) => {
+                    let mut v = serde_json::to_value(&reply).unwrap_or_else(|_| json!({}));
+                    v["delivery"] = json!("delivered");
+                    done(&v)
+                }
+                Err(f) => {
+                    let d = serde_json::to_value(f.delivery).unwrap_or(Value::Null);
+                    let text = format!("{}: {}", d.as_str().unwrap_or(""), f.error.human());
+                    json!({"content": [{"type": "text", "text": text}],
+                        "structuredContent": {"delivery": d, "text": f.error.human()},
+                        "isError": true})
+                }
+            }
+        }
+        "side_chat_main_status" => {
+            let a: SideTarget = args(name, a)?;
+            result(crate::side::status_for(tmux, a.target.as_deref()))
+        }
+        "side_chat_main_history" => {
+            let a: SideHistory = args(name, a)?;
+            let r = crate::side::history_for(
+                tmux,
+                a.target.as_deref(),
+                a.turn,
+                a.contains.as_deref(),
+                a.limit.unwrap_or(crate::side::HISTORY_DEFAULT),
+            );
+            result(r.map(|lines| json!({"lines": lines})))
+        }
+        "side_chat_report" => {
+            let a: SideReport = args(name, a)?;
+            result(crate::side::report_for(tmux, a.target.as_deref(), &a.text))
+        }
+        other => {
+            return Err(RpcError::new(
+                INVALID_PARAMS,
+                format!("unknown tool {other:?}; see tools/list"),
+            ));
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tools_list_fits_the_token_budget() {
+        let bytes = serde_json::to_string(list()).unwrap().len();
+        assert!(bytes <= 10 * 1024, "tools/list is {bytes} bytes");
+        let names: Vec<&str> = list()["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names.len(), 13, "{names:?}");
+    }
+}

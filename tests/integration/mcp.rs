@@ -1,0 +1,550 @@
+//! `tmuxmate mcp` over pipes: both handshakes, every tool, the error codes, the hostile
+//! corpus giving the same results as the CLI, and a watch notification.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::server;
+use crate::util::*;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// A client on the server's pipes: requests answered by id, notifications kept apart.
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: mpsc::Receiver<Value>,
+    notes: Vec<Value>,
+    early: Vec<Value>,
+    next: u64,
+}
+
+impl Client {
+    fn start(s: &Server) -> Client {
+        let mut c = s.tmuxmate();
+        c.arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = c.spawn().expect("spawn tmuxmate mcp");
+        let out = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        Client {
+            stdin: child.stdin.take(),
+            child,
+            rx,
+            notes: Vec::new(),
+            early: Vec::new(),
+            next: 1,
+        }
+    }
+
+    fn write(&mut self, line: &str) {
+        let i = self.stdin.as_mut().unwrap();
+        i.write_all(line.as_bytes()).unwrap();
+        i.write_all(b"\n").unwrap();
+        i.flush().unwrap();
+    }
+
+    /// The next message that is not a notification.
+    fn answer(&mut self) -> Value {
+        if !self.early.is_empty() {
+            return self.early.remove(0);
+        }
+        loop {
+            let v = self
+                .rx
+                .recv_timeout(WAIT)
+                .expect("an answer from tmuxmate mcp");
+            if v.get("id").is_some() {
+                return v;
+            }
+            self.notes.push(v);
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.write(&msg.to_string());
+        loop {
+            let v = self.answer();
+            if v["id"] == json!(id) {
+                return v;
+            }
+            self.early.push(v);
+        }
+    }
+
+    fn initialize(&mut self) {
+        let r = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"}}),
+        );
+        assert_eq!(r["result"]["protocolVersion"], "2025-06-18");
+        self.write(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+
+    /// A tools/call result (the JSON-RPC `result`), failing on a JSON-RPC error.
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        assert!(r.get("error").is_none(), "{tool}: {r}");
+        r["result"].clone()
+    }
+
+    fn ok(&mut self, tool: &str, args: Value) -> Value {
+        let r = self.call(tool, args.clone());
+        assert_eq!(r["isError"], false, "{tool} {args}: {r}");
+        let sc = r["structuredContent"].clone();
+        let text = r["content"][0]["text"].as_str().unwrap();
+        if tool == "tmux_capture" {
+            assert_eq!(
+                text,
+                sc["text"].as_str().unwrap(),
+                "the text block is the capture"
+            );
+        } else {
+            let text: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(text, sc, "the text block is the structured content");
+        }
+        sc
+    }
+
+    fn refused(&mut self, tool: &str, args: Value) -> String {
+        let r = self.call(tool, args.clone());
+        assert_eq!(r["isError"], true, "{tool} {args}: {r}");
+        r["content"][0]["text"].as_str().unwrap().to_string()
+    }
+
+    fn error_code(&mut self, method: &str, params: Value) -> i64 {
+        let r = self.request(method, params);
+        r["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{method}: no error: {r}"))
+    }
+
+    /// Close stdin; the server must exit 0 on its own.
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let st = wait_until("tmuxmate mcp to exit at EOF", WAIT, || {
+            self.child.try_wait().unwrap()
+        });
+        assert!(st.success(), "exit {st:?}");
+    }
+}
+
+/// What the CLI says on stderr for a failed command, without the `tmuxmate: ` prefix.
+fn cli_refusal(s: &Server, args: &[&str]) -> String {
+    let out = s.run(args);
+    assert!(!out.status.success(), "{args:?} should fail");
+    let e = String::from_utf8_lossy(&out.stderr);
+    e.trim_end()
+        .strip_prefix("tmuxmate: ")
+        .unwrap_or(&e)
+        .to_string()
+}
+
+#[test]
+fn both_handshakes_and_a_small_tools_list() {
+    let s = server!();
+    let mut c = Client::start(&s);
+    c.initialize();
+    // An unknown version gets our latest of that era.
+    let r = c.request("initialize", json!({"protocolVersion": "1999-01-01"}));
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(r["result"]["serverInfo"]["name"], "tmuxmate");
+    assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+    let l = c.request("tools/list", json!({}));
+    let bytes = l["result"].to_string().len();
+    assert!(bytes <= 10 * 1024, "tools/list is {bytes} bytes");
+    let tools = l["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for want in [
+        "tmux_list",
+        "tmux_send_keys",
+        "tmux_paste",
+        "tmux_capture",
+        "tmux_split",
+        "tmux_swap",
+        "tmux_run",
+        "tmux_watch",
+        "tmux_kill",
+        "agent_ask",
+        "side_chat_main_status",
+        "side_chat_main_history",
+        "side_chat_report",
+    ] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    for t in tools {
+        assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+        assert_eq!(t["outputSchema"]["type"], "object", "{t}");
+    }
+    c.finish();
+
+    // The modern era: discover first, then calls with the version in _meta, no handshake.
+    let mut c = Client::start(&s);
+    let d = c.request("server/discover", json!({}));
+    let versions = d["result"]["supportedVersions"].as_array().unwrap();
+    assert!(versions.contains(&json!("2026-07-28")), "{d}");
+    assert_eq!(
+        d["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "tmuxmate"
+    );
+    let r = c.request(
+        "tools/call",
+        json!({"name": "tmux_list", "arguments": {},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+    );
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    c.finish();
+}
+
+#[test]
+fn protocol_errors_have_their_codes_and_stdout_stays_clean() {
+    let s = server!();
+    let mut c = Client::start(&s);
+    c.initialize();
+    assert_eq!(c.error_code("no/such/method", json!({})), -32601);
+    assert_eq!(
+        c.error_code(
+            "tools/call",
+            json!({"name": "no_such_tool", "arguments": {}})
+        ),
+        -32602
+    );
+    // Arguments that do not fit the schema: unknown field, wrong type, missing required.
+    for (tool, args) in [
+        ("tmux_capture", json!({"target": "%0", "bogus": 1})),
+        ("tmux_capture", json!({"target": 5})),
+        ("tmux_run", json!({})),
+        ("tmux_run", json!({"cmd": "true"})),
+        (
+            "tmux_send_keys",
+            json!({"target": "%0", "text": "a", "keys": ["Enter"]}),
+        ),
+        ("tmux_kill", json!({"scope": "planet", "confirm": true})),
+        ("tmux_swap", json!({"src": "%0"})),
+    ] {
+        assert_eq!(
+            c.error_code("tools/call", json!({"name": tool, "arguments": args})),
+            -32602,
+            "{tool} {args}"
+        );
+    }
+    // Not JSON, a batch, a non-object: answered with id null, and the server goes on.
+    c.write("this is not json");
+    assert_eq!(c.answer()["error"]["code"], -32700);
+    c.write("[]");
+    assert_eq!(c.answer()["error"]["code"], -32600);
+    c.write("42");
+    assert_eq!(c.answer()["error"]["code"], -32600);
+    // A notification of any name is not answered: the next answer is the ping's.
+    c.write(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}"#);
+    assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+    c.finish();
+}
+
+#[test]
+fn every_tool_through_mcp() {
+    let s = server!();
+    let rec = s.recorder_pane("rec");
+    let shell = s.window("shell", "sh");
+    wait_until("the shell prompt", Duration::from_secs(10), || {
+        s.tmux(&["capture-pane", "-p", "-t", &shell])
+            .trim()
+            .ends_with(['$', '#'])
+            .then_some(())
+    });
+    let mut c = Client::start(&s);
+    c.initialize();
+
+    let l = c.ok("tmux_list", json!({}));
+    let panes = l["panes"].as_array().unwrap();
+    let p = panes
+        .iter()
+        .find(|p| p["paneId"] == json!(rec.pane))
+        .unwrap();
+    assert_eq!(p["createdByUs"], false);
+    assert!(l["sessions"].as_array().unwrap().len() == 1 && l["windows"].is_array());
+
+    // Byte-exact literal text, then Enter as its own key; then named keys.
+    let text = "a;b #{pane_id} $(x) \\;";
+    let r = c.ok(
+        "tmux_send_keys",
+        json!({"target": rec.pane, "text": text, "enter": true}),
+    );
+    assert_eq!(r["sent"], text.len());
+    assert_eq!(r["enter"], true);
+    assert_eq!(r["paneId"], json!(rec.pane));
+    let mut want = text.as_bytes().to_vec();
+    want.push(b'\r');
+    rec.expect(&want);
+    c.ok(
+        "tmux_send_keys",
+        json!({"target": rec.pane, "keys": ["Tab", "C-a"]}),
+    );
+    want.extend_from_slice(b"\t\x01");
+    rec.expect(&want);
+    let e = c.refused("tmux_send_keys", json!({"target": rec.pane, "keys": ["q"]}));
+    assert_eq!(e, cli_refusal(&s, &["keys", "-t", &rec.pane, "q"]));
+
+    let r = c.ok(
+        "tmux_paste",
+        json!({"target": rec.pane, "text": "one\ntwo"}),
+    );
+    assert_eq!(r["lines"], 2);
+    want.extend_from_slice(b"\x1b[200~one\ntwo\x1b[201~");
+    rec.expect(&want);
+
+    let cap = c.ok(
+        "tmux_capture",
+        json!({"target": rec.pane, "maxBytes": 1000}),
+    );
+    assert!(
+        cap["text"].as_str().unwrap().contains("stand-in ready"),
+        "{cap}"
+    );
+    assert_eq!(cap["truncated"], false);
+    let uri = cap["snapshot"].as_str().unwrap().to_string();
+    let read = c.request("resources/read", json!({"uri": uri}));
+    assert!(
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("stand-in ready"),
+        "{read}"
+    );
+
+    let sp = c.ok(
+        "tmux_split",
+        json!({"target": shell, "horizontal": true, "cmd": ["cat"]}),
+    );
+    let new = sp["paneId"].as_str().unwrap().to_string();
+    assert!(sp["target"].as_str().unwrap().contains(':'));
+    let l = c.ok("tmux_list", json!({}));
+    let np = l["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["paneId"] == json!(new))
+        .unwrap()
+        .clone();
+    assert_eq!(np["createdByUs"], true, "{np}");
+    assert!(np["createdBy"].is_string(), "the creator's address: {np}");
+
+    let sw = c.ok("tmux_swap", json!({"src": shell, "dst": new}));
+    assert_eq!(sw, json!({"src": shell, "dst": new}));
+    let e = c.refused("tmux_swap", json!({"src": shell, "dst": shell}));
+    assert_eq!(e, cli_refusal(&s, &["swap", &shell, &shell]));
+
+    let r = c.ok("tmux_run", json!({"cmd": ["true"]}));
+    assert_eq!(r["exitStatus"], 0);
+    assert_eq!(r["stabilized"], false);
+    assert!(r["elapsedMs"].is_u64());
+    let r = c.ok("tmux_run", json!({"cmd": ["sh", "-c", "echo out; exit 3"]}));
+    assert_eq!(
+        (r["exitStatus"].clone(), r["text"].clone()),
+        (json!(3), json!("out"))
+    );
+    let e = c.refused("tmux_run", json!({"cmd": ["true"], "target": rec.pane}));
+    assert_eq!(e, cli_refusal(&s, &["run", "-t", &rec.pane, "--", "true"]));
+
+    // Kill: refused without confirm (same words as the CLI), then done with it.
+    let e = c.refused("tmux_kill", json!({"scope": "pane", "target": new}));
+    assert_eq!(e, cli_refusal(&s, &["kill", "pane", "-t", &new]));
+    let e = c.refused("tmux_kill", json!({"scope": "window", "confirm": true}));
+    assert_eq!(e, cli_refusal(&s, &["kill", "window", "--confirm"]));
+    let k = c.ok(
+        "tmux_kill",
+        json!({"scope": "pane", "target": new, "confirm": true}),
+    );
+    assert_eq!(k, json!({"scope": "pane", "target": new, "killed": true}));
+    assert!(
+        !s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .contains(&new)
+    );
+    // The default policy asks before a window goes; with no approver and no client to
+    // ask, that fails closed.
+    let e = c.refused(
+        "tmux_kill",
+        json!({"scope": "window", "target": shell, "confirm": true}),
+    );
+    assert!(e.starts_with("refused: kill-window"), "{e}");
+    assert!(
+        s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .contains(&shell)
+    );
+
+    // The bridge and the side chat refuse exactly as the CLI does.
+    let e = c.refused(
+        "agent_ask",
+        json!({"target": "no-such-agent", "message": "hi"}),
+    );
+    let cli = cli_refusal(&s, &["agent", "ask", "no-such-agent", "--message", "hi"]);
+    assert_eq!(e, format!("not-delivered: {cli}"));
+    let e = c.refused("side_chat_main_status", json!({}));
+    assert_eq!(e, cli_refusal(&s, &["side", "status"]));
+    let e = c.refused(
+        "side_chat_main_history",
+        json!({"target": rec.pane, "limit": 0}),
+    );
+    assert_eq!(
+        e,
+        cli_refusal(&s, &["side", "history", "-t", &rec.pane, "--limit", "0"])
+    );
+    let e = c.refused(
+        "side_chat_report",
+        json!({"target": rec.pane, "text": "  "}),
+    );
+    assert_eq!(
+        e,
+        cli_refusal(&s, &["side", "report", "-t", &rec.pane, "  "])
+    );
+    c.finish();
+}
+
+#[test]
+fn a_watch_job_the_client_started_notifies_when_it_ends() {
+    let s = server!();
+    let mut c = Client::start(&s);
+    c.initialize();
+    let flag = s.dir.join("go");
+    let cmd = format!(
+        "while [ ! -e '{}' ]; do sleep 0.05; done; echo finished",
+        flag.display()
+    );
+    let w = c.ok("tmux_watch", json!({"cmd": [cmd]}));
+    assert_eq!(w["kind"], "background");
+    let id = w["jobId"].as_str().unwrap().to_string();
+    let uri = format!("tmuxmate://watch/{id}");
+    assert_eq!(w["uri"], json!(uri));
+    let listed = c.request("resources/list", json!({}));
+    assert!(
+        listed["result"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["uri"] == json!(uri)),
+        "{listed}"
+    );
+    // Still running: no notification yet.
+    c.request("ping", json!({}));
+    assert!(c.notes.is_empty(), "{:?}", c.notes);
+    std::fs::write(&flag, "").unwrap();
+    let note = loop {
+        if let Some(n) = c.notes.pop() {
+            break n;
+        }
+        let v = c.rx.recv_timeout(WAIT).expect("the updated notification");
+        if v.get("id").is_none() {
+            c.notes.push(v);
+        }
+    };
+    assert_eq!(note["method"], "notifications/resources/updated");
+    assert_eq!(note["params"]["uri"], json!(uri));
+    let read = c.request("resources/read", json!({"uri": uri}));
+    let job: Value =
+        serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(job["status"], "finished", "{job}");
+    assert_eq!(job["exitStatus"], 0);
+    assert_eq!(
+        c.error_code("resources/read", json!({"uri": "tmuxmate://watch/wnope"})),
+        -32002
+    );
+    c.finish();
+}
+
+#[test]
+fn progress_is_reported_for_a_long_run_when_asked() {
+    let s = server!();
+    let mut c = Client::start(&s);
+    c.initialize();
+    let r = c.request(
+        "tools/call",
+        json!({"name": "tmux_run", "arguments": {"cmd": ["sleep", "1.6"]},
+            "_meta": {"progressToken": "tok"}}),
+    );
+    assert_eq!(r["result"]["structuredContent"]["exitStatus"], 0, "{r}");
+    let p = c
+        .notes
+        .iter()
+        .find(|n| n["method"] == "notifications/progress")
+        .unwrap_or_else(|| panic!("no progress in {:?}", c.notes));
+    assert_eq!(p["params"]["progressToken"], "tok");
+    assert!(p["params"]["progress"].as_u64().unwrap() > 0, "{p}");
+    c.finish();
+}
+
+#[test]
+fn the_hostile_corpus_gives_the_cli_results() {
+    let s = server!();
+    let rec = s.recorder_pane("rec");
+    let mut c = Client::start(&s);
+    c.initialize();
+    let mut want = Vec::new();
+    for v in crate::hostile::corpus() {
+        // As a target: the same refusal, word for word, or the same pane.
+        let r = c.call("tmux_capture", json!({"target": v}));
+        let cli = s.run(&["capture", "--json", &format!("--target={v}")]);
+        if cli.status.success() {
+            assert_eq!(r["isError"], false, "{v:?}: {r}");
+        } else {
+            assert_eq!(r["isError"], true, "{v:?}: {r}");
+            let e = String::from_utf8_lossy(&cli.stdout);
+            let j: Value = serde_json::from_str(&e).unwrap();
+            let human = match j["error"]["hint"].as_str() {
+                Some(h) if !h.is_empty() => {
+                    format!("{}; {h}", j["error"]["message"].as_str().unwrap())
+                }
+                _ => j["error"]["message"].as_str().unwrap().to_string(),
+            };
+            assert_eq!(r["content"][0]["text"], json!(human), "{v:?}");
+        }
+        // Without confirm (the corpus holds real ids such as %1): syntax, then confirm.
+        let e = c.refused("tmux_kill", json!({"scope": "pane", "target": v}));
+        assert_eq!(
+            e,
+            cli_refusal(&s, &["kill", "pane", &format!("--target={v}")]),
+            "{v:?}"
+        );
+        // As text: typed byte for byte (one line each), nothing run.
+        c.ok("tmux_send_keys", json!({"target": rec.pane, "text": v}));
+        want.extend_from_slice(v.as_bytes());
+        rec.expect(&want);
+        // As a key name: refused with the CLI's words.
+        let e = c.refused("tmux_send_keys", json!({"target": rec.pane, "keys": [v]}));
+        assert_eq!(
+            e,
+            cli_refusal(&s, &["keys", &format!("--target={}", rec.pane), "--", &v]),
+            "{v:?}"
+        );
+    }
+    // Text the CLI refuses (a newline in send, control characters) is refused alike.
+    for bad in ["two\nlines", "esc\x1b[201~"] {
+        let e = c.refused("tmux_send_keys", json!({"target": rec.pane, "text": bad}));
+        assert_eq!(
+            e,
+            cli_refusal(&s, &["send", "-t", &rec.pane, "--", bad]),
+            "{bad:?}"
+        );
+    }
+    c.finish();
+    assert!(s.tmux_output(&["list-sessions"]).status.success());
+}
