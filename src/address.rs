@@ -13,7 +13,7 @@
 use crate::error::CliError;
 use crate::ledger::{self, Ledger};
 use crate::location::Reading;
-use crate::state;
+use crate::sys::state;
 use crate::targs;
 use crate::tmux::Arg;
 use crate::tmux::Tmux;

@@ -13,7 +13,7 @@
 //!   shell and expands nothing in it; flags newer than 3.2 (`-T`) are gated on the version.
 
 use crate::error::CliError;
-use crate::state;
+use crate::sys::state;
 use crate::targs;
 use crate::tmux::Arg;
 use crate::tmux::Tmux;

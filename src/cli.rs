@@ -174,12 +174,7 @@ pub enum InitWhat {
     Bind,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Harness {
-    Claude,
-    Codex,
-    Gemini,
-}
+use crate::harness::Harness;
 
 #[derive(Args, Debug)]
 pub struct SendArgs {

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::state;
+use crate::sys::state;
 
 const COMPACT_BYTES: u64 = 64 * 1024;
 /// Delivered keys kept after compaction, so a late duplicate `queue` of a recent key is
@@ -276,7 +276,7 @@ pub fn file_name(agent: &str) -> String {
     let s = spelled(agent, MAX_SPELLED);
     // 40 hex digits = 160 bits: no accidental collision; a forged one is caught by the
     // address record inside.
-    s.unwrap_or_else(|| format!("~{}", &crate::hash::sha256_hex(agent.as_bytes())[..40]))
+    s.unwrap_or_else(|| format!("~{}", &crate::sys::hash::sha256_hex(agent.as_bytes())[..40]))
 }
 
 /// The `%XX` spelling of an address, if it is at most `max` bytes long.

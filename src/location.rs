@@ -10,7 +10,7 @@ use crate::targs;
 use crate::tmux::Arg;
 use serde::Serialize;
 
-use crate::procfs::{self, Terminal};
+use crate::sys::procfs::{self, Terminal};
 use crate::tmux::format::{parse_records, record_format};
 use crate::tmux::layout;
 use crate::tmux::target::Target;

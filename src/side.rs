@@ -376,7 +376,11 @@ pub fn report(tmux: &Tmux, pane: &str, text: &str) -> Result<(String, String), C
     }
     let m = main_facts(tmux, pane)?;
     let agent = main_address(&m);
-    let key = format!("side:{}-{}", crate::state::now_ms(), std::process::id());
+    let key = format!(
+        "side:{}-{}",
+        crate::sys::state::now_ms(),
+        std::process::id()
+    );
     let note = format!(
         "tmux side chat note (from a side conversation about this session, not from the user):\n{text}"
     );

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use super::deliver::{self, Delivery};
 use super::{adapters, launch, naming, turns};
+use crate::control::policy;
 use crate::error::CliError;
-use crate::policy;
 use crate::tmux::Tmux;
 
 /// How long a start may wait for the agent's ready screen.

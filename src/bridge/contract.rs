@@ -70,7 +70,7 @@ pub struct SendMark {
 
 /// `$N` of the session named exactly `name`, if any.
 pub fn find(tmux: &Tmux, name: &str) -> Result<Option<String>, CliError> {
-    crate::create::session_by_name(tmux, name)
+    crate::control::create::session_by_name(tmux, name)
 }
 
 pub fn read(tmux: &Tmux, session_id: &str) -> Result<Contract, CliError> {

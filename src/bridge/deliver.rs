@@ -95,8 +95,8 @@ pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<i32, CliErro
         )));
     }
     let pid: i32 = p.pane_pid.parse().unwrap_or(0);
-    let fg = crate::procfs::stat(pid).map(|s| if s.tpgid > 0 { s.tpgid } else { pid });
-    let exes = fg.map(crate::procfs::group_exes).unwrap_or_default();
+    let fg = crate::sys::procfs::stat(pid).map(|s| if s.tpgid > 0 { s.tpgid } else { pid });
+    let exes = fg.map(crate::sys::procfs::group_exes).unwrap_or_default();
     if !exes.iter().any(|e| a.exes.contains(e)) {
         return Err(CliError::new(format!(
             "refused: the foreground of pane {} is {:?}, not the {} CLI ({}); was the CLI restarted by hand? inspect: {}",
@@ -332,7 +332,7 @@ fn type_prompt(
             attach_line(tmux, name)
         )));
     }
-    let (clean, _) = crate::input::sanitize_paste(message);
+    let (clean, _) = crate::control::pane_input::sanitize_paste(message);
     let head: String = clean
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -359,14 +359,14 @@ fn type_prompt(
     };
     let mark = SendMark {
         bytes: clean.len() as u64,
-        at: crate::state::now_ms(),
+        at: crate::sys::state::now_ms(),
         offset: file.as_deref().map(transcript::size).unwrap_or(0),
         head,
         pane_key: pane_key(&clean),
         history,
         prior_matches,
     };
-    crate::input::paste_bytes(tmux, &c.pane, clean.as_bytes(), true)?;
+    crate::control::pane_input::paste_bytes(tmux, &c.pane, clean.as_bytes(), true)?;
     // Enter only once the CLI drew the paste: Gemini CLI 0.61 right after start-up took
     // the text but lost an Enter that came 150 ms after it (the text stayed in its input).
     // Gemini CLI 0.61 on a loaded 2-core machine took ~25 s to take in 1 MiB.

@@ -19,9 +19,9 @@ use serde::{Deserialize, Serialize};
 use super::adapters::Adapter;
 use super::contract::{self, Contract};
 use super::naming;
+use crate::control::policy::Caller;
 use crate::error::CliError;
-use crate::policy::Caller;
-use crate::state;
+use crate::sys::state;
 use crate::tmux::{Text, Tmux};
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -232,8 +232,9 @@ pub fn start(
     let bin = std::env::current_exe()?.to_string_lossy().into_owned();
     // The session comes with a placeholder window; ours is created with history-limit in
     // force, then the placeholder goes.
-    let (sid, placeholder) = crate::create::new_session(tmux, &name_text, Some(&root_text))?;
-    let created = crate::create::new_window(
+    let (sid, placeholder) =
+        crate::control::create::new_session(tmux, &name_text, Some(&root_text))?;
+    let created = crate::control::create::new_window(
         tmux,
         caller,
         &sid,

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::bridge::{adapters, ask, contract, deliver, launch, naming, turns};
 use crate::cli::{AgentAction, AgentStartArgs, MessageArgs};
+use crate::control::policy;
 use crate::error::{CliError, CliResult};
-use crate::policy;
 use crate::tmux::{Tmux, version};
 
 /// Bound on one message (a 1 MiB message is fine; 16 MiB is surely a mistake).
@@ -285,7 +285,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
                     "refused: {name} is the session you are running in"
                 )));
             }
-            crate::approval::approve(
+            crate::control::approval::approve(
                 tmux,
                 "agent-stop",
                 Some(&c.session_id),

@@ -1,7 +1,7 @@
 //! `tmuxmate capture`: prints `control::capture` as JSON or as the bounded text.
 
-use crate::capture::Range;
 use crate::cli::CaptureArgs;
+use crate::control::budget::Range;
 use crate::control::capture;
 use crate::error::CliResult;
 use crate::tmux::Tmux;

@@ -12,11 +12,11 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::cli::{DigestAction, DigestFormat, DigestShowArgs};
+use crate::control::policy;
 use crate::digest::follower::{self, OPT_TURNS};
 use crate::digest::{self, Fold, Format, render};
 use crate::error::{CliError, CliResult};
-use crate::policy;
-use crate::state;
+use crate::sys::state;
 use crate::tmux::Tmux;
 
 fn format_of(f: Option<DigestFormat>) -> Option<Format> {

@@ -44,7 +44,7 @@ pub fn run(tmux: &crate::tmux::Tmux, what: InitWhat) -> CliResult {
         // Unattended (run by the snippet while tmux loads its configuration): fail soft.
         InitWhat::Bind => match crate::bindings::bind_all(tmux) {
             Ok(lines) => super::out(&lines.iter().map(|l| format!("{l}\n")).collect::<String>()),
-            Err(e) => crate::state::log(&format!("init bind: {}", e.msg)),
+            Err(e) => crate::sys::state::log(&format!("init bind: {}", e.msg)),
         },
     }
     Ok(())

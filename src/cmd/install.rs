@@ -81,7 +81,7 @@ pub fn install(a: InstallArgs) -> CliResult {
 /// The state dir holds ledgers and snapshots of other panes: keep it private.
 fn ensure_private_state_dir() {
     use std::os::unix::fs::PermissionsExt;
-    let d = crate::state::state_dir();
+    let d = crate::sys::state::state_dir();
     let _ = std::fs::create_dir_all(&d);
     let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700));
 }

@@ -8,6 +8,7 @@ pub mod capture;
 pub mod demo;
 pub mod demo_standin;
 pub mod digest;
+pub mod entry;
 pub mod hook;
 pub mod host;
 pub mod init;
@@ -73,7 +74,7 @@ pub fn dispatch(cli: Cli) -> CliResult {
         && cli.host.as_deref().is_some_and(|h| !h.is_empty())
     {
         // Unattended: a harness must never break because of us.
-        crate::state::log(
+        crate::sys::state::log(
             "hook: --host given; the hook reads this machine's terminal only, nothing done",
         );
         return Ok(());

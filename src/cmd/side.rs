@@ -17,7 +17,7 @@ use crate::bridge::launch::{uuid_v4, which};
 use crate::cli::SideAction;
 use crate::error::{CliError, CliResult};
 use crate::side;
-use crate::state;
+use crate::sys::state;
 use crate::tmux::Tmux;
 use crate::tmux::format::{parse_records, record_format};
 
@@ -227,7 +227,7 @@ fn side_agent(tmux: &Tmux) -> String {
 
 /// Launch arguments for a read-only side agent of `adapter`.
 fn side_argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<String>, CliError> {
-    let hook = format!("{} hook {adapter}", crate::create::sh_quote(bin));
+    let hook = format!("{} hook {adapter}", crate::control::create::sh_quote(bin));
     Ok(match adapter {
         "claude" => {
             let settings = serde_json::json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": hook}]}]}});

@@ -1,6 +1,6 @@
 //! `tmuxmate snapshots [--limit N] [--json]` and `tmuxmate snapshots show ID`.
 //!
-//! Invariants: everything printed comes from the stored log (`crate::snapshot`), never
+//! Invariants: everything printed comes from the stored log (`crate::control::snapshot`), never
 //! from a pane, so a snapshot of a killed pane still shows; the listing is folded (one
 //! header line and a preview of at most three lines per snapshot) and `--json` lists
 //! omit `text`, so a listing stays small whatever was captured.
@@ -9,8 +9,8 @@
 //! first, `time` in ms since the epoch; show = the same object plus `text`.
 
 use crate::cli::{SnapshotsAction, SnapshotsArgs};
+use crate::control::snapshot::{self, Summary};
 use crate::error::{CliError, CliResult};
-use crate::snapshot::{self, Summary};
 use crate::tmux::Tmux;
 
 pub fn run(tmux: &Tmux, a: SnapshotsArgs) -> CliResult {

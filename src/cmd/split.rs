@@ -1,8 +1,8 @@
 //! `tmuxmate split` and `tmuxmate new-window`: call `control::split` and print the new pane.
 
 use crate::cli::{NewWindowArgs, SplitArgs};
+use crate::control::create::Created;
 use crate::control::split;
-use crate::create::Created;
 use crate::error::CliResult;
 use crate::tmux::Tmux;
 

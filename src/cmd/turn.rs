@@ -68,11 +68,11 @@ pub fn run(
         Ok(()) => {
             if let Err(e) = ans.confirm() {
                 // The text is out; failing now would make the caller distrust it.
-                crate::state::log(&format!("turn {agent}: {e}"));
+                crate::sys::state::log(&format!("turn {agent}: {e}"));
                 eprintln!("tmuxmate: warning: {e}");
             }
         }
-        Err(e) => crate::state::log(&format!(
+        Err(e) => crate::sys::state::log(&format!(
             "turn {agent}: stdout failed ({e}); the items stay queued for the next turn"
         )),
     }

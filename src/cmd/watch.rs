@@ -3,13 +3,13 @@
 //! thin over `watch::start` and `watch::view`; `stop` never kills the pane.
 
 use crate::cli::WatchAction;
+use crate::control::watch::job::{self, Outcome};
+use crate::control::watch::poller;
+use crate::control::watch::{gate, start, view};
 use crate::error::{CliError, CliResult};
-use crate::state;
+use crate::sys::state;
 use crate::targs;
 use crate::tmux::{Arg, Socket, Tmux};
-use crate::watch::job::{self, Outcome};
-use crate::watch::poller;
-use crate::watch::{gate, start, view};
 
 fn list(json: bool) -> CliResult {
     let all = view::all();

@@ -15,7 +15,7 @@ pub fn run(tmux: &Tmux, json: bool) -> CliResult {
                 if let Some(m) = v.as_object_mut() {
                     m.insert(
                         "agent".into(),
-                        crate::policy::agent_address(Some(&r)).into(),
+                        crate::control::policy::agent_address(Some(&r)).into(),
                     );
                 }
                 super::out_json(&v);

@@ -2,7 +2,7 @@
 //! `tmuxmate capture --json` and the MCP `tmux_capture` tool.
 //!
 //! Invariants: the target is resolved by `policy` and only its `%N` id reaches tmux; the
-//! text is cut to the budget keeping the newest lines (see `crate::capture`), a cut is
+//! text is cut to the budget keeping the newest lines (see `crate::control::budget`), a cut is
 //! marked (`truncated: true`; the rendered text starts with `[... N earlier bytes
 //! truncated ...]`); every capture is stored as a snapshot before it is returned.
 //!
@@ -11,10 +11,10 @@
 
 use serde::Serialize;
 
-use crate::capture::{self, Bounded, Range};
+use crate::control::budget::{self, Bounded, Range};
+use crate::control::policy;
+use crate::control::snapshot;
 use crate::error::CliError;
-use crate::policy;
-use crate::snapshot;
 use crate::tmux::Tmux;
 
 #[derive(Serialize, Debug)]
@@ -59,7 +59,7 @@ impl Captured {
 }
 
 pub fn capture(tmux: &Tmux, r: &Request) -> Result<Captured, CliError> {
-    let budget = capture::budget(tmux, r.max_bytes)?;
+    let budget = budget::budget(tmux, r.max_bytes)?;
     // The agent address only matters when no target is given (the "newest pane we
     // created" fallback); finding it costs a tty lookup, so skip it when one is named.
     let agent = match r.target {
@@ -68,8 +68,8 @@ pub fn capture(tmux: &Tmux, r: &Request) -> Result<Captured, CliError> {
     };
     let pane = policy::resolve(tmux, r.target, &agent)?;
     let range = r.range.unwrap_or(Range::Screen);
-    let raw = capture::capture_pane(tmux, &pane.pane_id, range, r.ansi, r.join)?;
-    let b = capture::bound(capture::trim_trailing_blank(&raw), budget);
+    let raw = budget::capture_pane(tmux, &pane.pane_id, range, r.ansi, r.join)?;
+    let b = budget::bound(budget::trim_trailing_blank(&raw), budget);
     let target = pane.target();
     let snapshot = match snapshot::record(tmux, &pane.pane_id, &target, &b.text, b.truncated) {
         Ok(id) => id,

@@ -3,7 +3,7 @@
 //! CLI (`tmuxmate send|paste|keys`) and the MCP tools.
 //!
 //! Invariants: the text goes through a buffer (never `send-keys` arguments, see
-//! `crate::input`); a pane in copy or view mode is refused unless the caller asks to
+//! `crate::control::pane_input`); a pane in copy or view mode is refused unless the caller asks to
 //! leave the mode (its keys would be eaten and a `q` would leave it); Enter is its own
 //! key press; a paste's Enter comes after the settle delay (agent TUIs such as Codex turn
 //! an Enter inside a paste burst into a newline); every key passes the allow-list before
@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::control::pane_input;
+use crate::control::policy;
 use crate::error::{CliError, CliResult};
-use crate::input;
-use crate::policy;
 use crate::targs;
 use crate::tmux::Arg;
 use crate::tmux::Tmux;
@@ -115,7 +115,7 @@ pub fn send(
     enter: bool,
     cancel_mode: bool,
 ) -> Result<Sent, CliError> {
-    input::validate_line(text)?;
+    pane_input::validate_line(text)?;
     let p = policy::input_target(
         tmux,
         target,
@@ -126,9 +126,9 @@ pub fn send(
     ensure_not_in_mode(tmux, &p, cancel_mode)?;
     // One tmux round trip either way (issue 13): the line and its Enter as one command list.
     if enter {
-        input::paste_then_enter(tmux, &p.pane_id, text.as_bytes(), false)?;
+        pane_input::paste_then_enter(tmux, &p.pane_id, text.as_bytes(), false)?;
     } else {
-        input::paste_bytes(tmux, &p.pane_id, text.as_bytes(), false)?;
+        pane_input::paste_bytes(tmux, &p.pane_id, text.as_bytes(), false)?;
     }
     Ok(Sent {
         target: p.target(),
@@ -164,7 +164,7 @@ pub fn paste(
             "refused: the text is empty; nothing to paste",
         ));
     }
-    let (clean, sanitized) = input::sanitize_paste(text);
+    let (clean, sanitized) = pane_input::sanitize_paste(text);
     let p = policy::input_target(
         tmux,
         target,
@@ -176,7 +176,7 @@ pub fn paste(
     if enter {
         ensure_not_in_mode(tmux, &p, false)?;
     }
-    input::paste_bytes(tmux, &p.pane_id, clean.as_bytes(), true)?;
+    pane_input::paste_bytes(tmux, &p.pane_id, clean.as_bytes(), true)?;
     if enter {
         std::thread::sleep(Duration::from_millis(settle_ms(tmux, settle)));
         tmux.run(&targs!["send-keys", "-t", Arg::id(&p.pane_id), "Enter"])?;
@@ -198,7 +198,7 @@ pub fn keys(tmux: &Tmux, target: Option<&str>, keys: &[String]) -> Result<Presse
             "refused: no key names given; name at least one, e.g. Enter",
         ));
     }
-    if let Some(bad) = keys.iter().find(|k| !input::is_allowed_key(k)) {
+    if let Some(bad) = keys.iter().find(|k| !pane_input::is_allowed_key(k)) {
         return Err(CliError::usage(format!(
             "refused: {bad:?} is not an allowed key name. Allowed: Enter Escape Tab BTab Up Down Left Right \
              Home End PageUp PageDown BSpace C-a..C-z F1..F12. To type text use `tmuxmate send` or `paste`"

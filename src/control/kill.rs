@@ -16,10 +16,10 @@ use crate::targs;
 use crate::tmux::Arg;
 use serde::Serialize;
 
-use crate::approval;
 use crate::cli::KillScope;
+use crate::control::approval;
+use crate::control::policy;
 use crate::error::CliError;
-use crate::policy;
 use crate::tmux::Tmux;
 use crate::tmux::panes::{self, PaneInfo};
 use crate::tmux::target::Target;
@@ -194,7 +194,7 @@ fn pick(
                     p.pane_pid
                         .parse()
                         .ok()
-                        .and_then(crate::procfs::foreground_of)
+                        .and_then(crate::sys::procfs::foreground_of)
                         .map(|f| f.0)
                         .unwrap_or_default()
                 },

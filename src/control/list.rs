@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use crate::error::CliError;
-use crate::procfs;
+use crate::sys::procfs;
 use crate::tmux::panes::{self, PaneInfo};
 use crate::tmux::{Tmux, layout};
 
@@ -160,7 +160,7 @@ pub fn build(rows: &[PaneInfo], remote: bool, with_creator: bool) -> ListJson {
             }),
             agent: (!p.agent.is_empty()).then(|| p.agent.clone()),
             created_by: if with_creator && !p.created_by_us.is_empty() {
-                serde_json::from_str::<crate::policy::CreatedMark>(&p.created_by_us)
+                serde_json::from_str::<crate::control::policy::CreatedMark>(&p.created_by_us)
                     .ok()
                     .map(|m| m.agent)
             } else {

@@ -1,14 +1,25 @@
-//! Control: acting on tmux panes for the CLI (`cmd/`) and the MCP server (`mcp/`).
+//! Control: acting on tmux panes, for the CLI (`cmd/`) and the MCP server (`mcp/`) alike.
 //!
-//! Owns: each control operation as one function taking a typed request and returning a
-//! serde-serializable result or a `CliError` refusal. Invariant: no printing and no exit
-//! codes here; the same function serves both front ends, so both refuse alike.
+//! Owns: the operations (list, send/paste/keys, capture, split/new-window, swap, run,
+//! kill, watch) as functions taking typed requests and returning serde results or a
+//! refusal, and what they rest on: target resolution and the safety policy (`policy`),
+//! approval (`approval`), creating panes (`create`), the text-into-pane mechanics
+//! (`pane_input`), the capture byte budget (`budget`), the snapshot log (`snapshot`) and
+//! the watch jobs (`watch/`). Invariant: no printing and no exit codes here; the same
+//! function serves both front ends, so both refuse alike.
 
+pub mod approval;
+pub mod budget;
 pub mod capture;
+pub mod create;
 pub mod input;
 pub mod kill;
 pub mod list;
+pub mod pane_input;
+pub mod policy;
 pub mod run;
 pub mod run_remote;
+pub mod snapshot;
 pub mod split;
 pub mod swap;
+pub mod watch;

@@ -31,7 +31,7 @@
 //!
 //! Where it runs:
 //! - Without `-t`: a new window (never a split of the user's window) in the caller's
-//!   session, else in a session named `tmuxmate` (`crate::create`, which also applies
+//!   session, else in a session named `tmuxmate` (`crate::control::create`, which also applies
 //!   `history-limit` first and marks the pane `@tmuxmate-created`). The pane is started
 //!   as `/bin/sh -c 'cd; . cmd.sh; exec "${SHELL:-/bin/sh}"'`. Once the result is read
 //!   the pane is removed, so calls do not pile up windows; with `--keep` it stays alive
@@ -66,13 +66,13 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::capture::{self, Bounded, Range};
-use crate::create;
+use crate::control::budget::{self, Bounded, Range};
+use crate::control::create;
+use crate::control::pane_input;
+use crate::control::policy;
+use crate::control::snapshot;
 use crate::error::{CliError, CliResult};
-use crate::input;
-use crate::policy;
-use crate::snapshot;
-use crate::state;
+use crate::sys::state;
 use crate::tmux::panes::PaneInfo;
 use crate::tmux::{Text, Tmux};
 
@@ -211,7 +211,7 @@ pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, CliError> {
             "--until-stable must be at least 1 (milliseconds the screen must stay unchanged)",
         ));
     }
-    let budget = capture::budget(tmux, r.max_bytes)?;
+    let budget = budget::budget(tmux, r.max_bytes)?;
     let timeout = Duration::from_millis(r.timeout_ms);
     let started = Instant::now();
     let pr = r.progress;
@@ -392,7 +392,9 @@ fn typed(
     let pane = policy::resolve(tmux, Some(target), "")?;
     check_typeable(&pane)?;
     let fg = foreground(&pane.pane_pid);
-    let exe = fg.and_then(crate::procfs::exe_name).unwrap_or_default();
+    let exe = fg
+        .and_then(crate::sys::procfs::exe_name)
+        .unwrap_or_default();
     if !POSIX_SHELLS.contains(&exe.as_str()) {
         return Err(CliError::new(format!(
             "refused: pane {} is running {} in the foreground, not a POSIX shell at its prompt; \
@@ -438,7 +440,7 @@ fn typed(
 /// The foreground process group (its leader's pid) of the pane's terminal.
 fn foreground(pane_pid: &str) -> Option<i32> {
     let pid: i32 = pane_pid.parse().ok()?;
-    let st = crate::procfs::stat(pid)?;
+    let st = crate::sys::procfs::stat(pid)?;
     Some(if st.tpgid > 0 { st.tpgid } else { pid })
 }
 
@@ -454,7 +456,7 @@ fn busy(leader: i32) -> bool {
             .unwrap_or_default()
             .split_whitespace()
             .filter_map(|c| c.parse::<i32>().ok())
-            .any(|c| crate::procfs::stat(c).is_some_and(|s| s.pgrp == leader))
+            .any(|c| crate::sys::procfs::stat(c).is_some_and(|s| s.pgrp == leader))
     })
 }
 
@@ -482,7 +484,7 @@ fn check_typeable(pane: &PaneInfo) -> CliResult {
 
 /// Paste `text` through a unique buffer, then press Enter as its own key.
 fn type_line(tmux: &Tmux, pane_id: &str, text: &str, bracketed: bool) -> CliResult {
-    input::paste_then_enter(tmux, pane_id, text.as_bytes(), bracketed)
+    pane_input::paste_then_enter(tmux, pane_id, text.as_bytes(), bracketed)
 }
 
 /// Block until the wrapper is done or the deadline passes; true when done.
@@ -553,7 +555,7 @@ fn finish(
     let exit_status = rd.status();
     let text = if done && rd.file("out").exists() {
         let raw = std::fs::read(rd.file("out")).unwrap_or_default();
-        let mut b = capture::bound(capture::trim_trailing_blank(&raw), budget);
+        let mut b = budget::bound(budget::trim_trailing_blank(&raw), budget);
         // `tail` dropped an unknown amount before what we read.
         if raw.len() >= keep {
             b.truncated = true;
@@ -582,7 +584,7 @@ pub(super) fn so_far(
     marker: Option<&str>,
     budget: usize,
 ) -> Result<Bounded, CliError> {
-    let raw = capture::capture_pane(tmux, pane_id, Range::All, false, true)?;
+    let raw = budget::capture_pane(tmux, pane_id, Range::All, false, true)?;
     let start = marker
         .and_then(|m| {
             let m = m.as_bytes();
@@ -590,8 +592,8 @@ pub(super) fn so_far(
         })
         .and_then(|i| raw[i..].iter().position(|&c| c == b'\n').map(|j| i + j + 1))
         .unwrap_or(0);
-    Ok(capture::bound(
-        capture::trim_trailing_blank(&raw[start..]),
+    Ok(budget::bound(
+        budget::trim_trailing_blank(&raw[start..]),
         budget,
     ))
 }
@@ -616,12 +618,12 @@ fn stable_new_pane(
         || rd.done(),
         progress,
     )?;
-    let raw = capture::capture_pane(tmux, &created.pane_id, Range::All, false, true)?;
+    let raw = budget::capture_pane(tmux, &created.pane_id, Range::All, false, true)?;
     Ok(Outcome {
         exit_status: rd.status(),
         pane_id: created.pane_id,
         target: created.target,
-        text: capture::bound(capture::trim_trailing_blank(&raw), budget),
+        text: budget::bound(budget::trim_trailing_blank(&raw), budget),
         timed_out,
         stabilized,
     })
@@ -638,9 +640,9 @@ fn stable_typed(
 ) -> Result<Outcome, CliError> {
     let pane = policy::resolve(tmux, Some(target), "")?;
     check_typeable(&pane)?;
-    let (text, _) = input::sanitize_paste(&cmd.join(" "));
+    let (text, _) = pane_input::sanitize_paste(&cmd.join(" "));
     let deadline = Instant::now() + timeout;
-    let before = capture::capture_pane(tmux, &pane.pane_id, Range::Screen, false, false)?;
+    let before = budget::capture_pane(tmux, &pane.pane_id, Range::Screen, false, false)?;
     type_line(tmux, &pane.pane_id, &text, true)?;
     let (stabilized, timed_out) = wait_stable(
         tmux,
@@ -651,12 +653,12 @@ fn stable_typed(
         || false,
         progress,
     )?;
-    let raw = capture::capture_pane(tmux, &pane.pane_id, Range::Screen, false, false)?;
+    let raw = budget::capture_pane(tmux, &pane.pane_id, Range::Screen, false, false)?;
     Ok(Outcome {
         pane_id: pane.pane_id.clone(),
         target: pane.target(),
         exit_status: None,
-        text: capture::bound(capture::trim_trailing_blank(&raw), budget),
+        text: budget::bound(budget::trim_trailing_blank(&raw), budget),
         timed_out,
         stabilized,
     })
@@ -692,7 +694,7 @@ pub(super) fn wait_stable(
             p(now.duration_since(began));
         }
         std::thread::sleep(poll.min(deadline - now));
-        let cur = capture::capture_pane(tmux, pane_id, Range::Screen, false, false)?;
+        let cur = budget::capture_pane(tmux, pane_id, Range::Screen, false, false)?;
         if cur != last {
             last = cur;
             since = Instant::now();

@@ -25,10 +25,10 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::capture::{self, Range};
-use crate::create;
+use crate::control::budget::{self, Range};
+use crate::control::create;
+use crate::control::policy;
 use crate::error::CliError;
-use crate::policy;
 use crate::targs;
 use crate::tmux::{Arg, Text, Tmux};
 
@@ -45,7 +45,7 @@ struct RemoteRun {
 impl RemoteRun {
     fn new() -> RemoteRun {
         RemoteRun {
-            id: format!("r{}-{}", crate::state::now_ms(), std::process::id()),
+            id: format!("r{}-{}", crate::sys::state::now_ms(), std::process::id()),
         }
     }
     fn channel(&self) -> String {
@@ -126,7 +126,7 @@ pub(super) fn in_new_pane(
         Some(exit_status) => {
             let raw = rr.output(tmux);
             rr.cleanup(tmux);
-            let mut text = capture::bound(capture::trim_trailing_blank(&raw), budget);
+            let mut text = budget::bound(budget::trim_trailing_blank(&raw), budget);
             if raw.len() >= keep {
                 text.truncated = true;
                 text.dropped_at_least = true;
@@ -176,12 +176,12 @@ pub(super) fn stable_new_pane(
     if exit_status.is_some() {
         rr.cleanup(tmux);
     }
-    let raw = capture::capture_pane(tmux, &created.pane_id, Range::All, false, true)?;
+    let raw = budget::capture_pane(tmux, &created.pane_id, Range::All, false, true)?;
     Ok(Outcome {
         exit_status,
         pane_id: created.pane_id,
         target: created.target,
-        text: capture::bound(capture::trim_trailing_blank(&raw), budget),
+        text: budget::bound(budget::trim_trailing_blank(&raw), budget),
         timed_out,
         stabilized,
     })

@@ -4,9 +4,9 @@
 //! Invariant: without `-t`, new work goes into a new window (in the caller's session, else
 //! the `tmuxmate` session), never a split of the user's current window.
 
-use crate::create::{self, Created, Placement};
+use crate::control::create::{self, Created, Placement};
+use crate::control::policy;
 use crate::error::CliError;
-use crate::policy;
 use crate::tmux::target::Target;
 use crate::tmux::{Text, Tmux};
 

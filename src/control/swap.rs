@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
+use crate::control::policy;
 use crate::error::CliError;
-use crate::policy;
 use crate::targs;
 use crate::tmux::Arg;
 use crate::tmux::Tmux;

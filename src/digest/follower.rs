@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fold::{Fold, Format};
 use super::render::status_line;
-use crate::state;
+use crate::sys::state;
 use crate::tmux::format::{parse_records, record_format};
 use crate::tmux::{Socket, Tmux, TmuxError};
 

@@ -421,7 +421,7 @@ fn codex_daemon() -> Option<i32> {
 }
 
 fn check_state_dir(r: &mut Report) {
-    let dir = crate::state::state_dir();
+    let dir = crate::sys::state::state_dir();
     let label = dir.display().to_string();
     match std::fs::metadata(&dir) {
         Err(_) => r.add(
@@ -453,7 +453,7 @@ fn check_state_dir(r: &mut Report) {
 }
 
 fn check_pollers(r: &mut Report) {
-    let jobs = crate::watch::job::active_jobs();
+    let jobs = crate::control::watch::job::active_jobs();
     let mut sockets: Vec<String> = jobs
         .iter()
         .filter(|j| j.status == "running")
@@ -469,7 +469,7 @@ fn check_pollers(r: &mut Report) {
             .iter()
             .filter(|j| j.socket == s && j.status == "running")
             .count();
-        if crate::watch::poller::is_running(&s) {
+        if crate::control::watch::poller::is_running(&s) {
             r.ok("watch", format!("poller alive for {s} ({n} running)"));
         } else {
             r.problem(
@@ -507,14 +507,14 @@ fn fix_for(msg: &str) -> String {
 }
 
 fn check_log(r: &mut Report) {
-    let path = crate::state::log_path();
+    let path = crate::sys::state::log_path();
     let Ok(bytes) = std::fs::read(&path) else {
         r.ok("log", "no log yet");
         return;
     };
     let tail = &bytes[bytes.len().saturating_sub(256 * 1024)..];
     let text = String::from_utf8_lossy(tail);
-    let day_ago = crate::state::now_ms().saturating_sub(24 * 3600 * 1000);
+    let day_ago = crate::sys::state::now_ms().saturating_sub(24 * 3600 * 1000);
     let mut errors = Vec::new();
     let mut last_silence = None;
     for line in text.lines() {

@@ -34,7 +34,7 @@ pub struct Manifest {
 }
 
 pub fn dir() -> PathBuf {
-    crate::state::state_dir().join("install")
+    crate::sys::state::state_dir().join("install")
 }
 
 impl Manifest {

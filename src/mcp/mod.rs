@@ -32,7 +32,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::error::CliResult;
-use crate::state;
+use crate::sys::state;
 use crate::tmux::Tmux;
 
 /// Versions of the `initialize` era we speak, newest first.

@@ -16,8 +16,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError, Session};
-use crate::snapshot;
-use crate::watch::{job, view};
+use crate::control::snapshot;
+use crate::control::watch::{job, view};
 
 const WATCH: &str = "tmuxmate://watch/";
 const SNAPSHOT: &str = "tmuxmate://snapshot/";

@@ -18,11 +18,11 @@ use serde_json::{Value, json};
 
 use super::{INVALID_PARAMS, RpcError, Session};
 use crate::bridge::ask;
-use crate::capture::Range;
 use crate::cli::KillScope;
+use crate::control::budget::Range;
+use crate::control::watch::start;
 use crate::control::{capture, input, kill, list, run, split, swap};
 use crate::error::CliError;
-use crate::watch::start;
 
 /// MCP's own default for blocking tools: under Codex's 60 s `tool_timeout_sec`.
 const DEFAULT_WAIT_MS: u64 = 50_000;

@@ -386,7 +386,7 @@ pub fn control_dir() -> Result<PathBuf, String> {
     if let Some(r) = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
         candidates.push(PathBuf::from(r).join("tmuxmate").join("ssh"));
     }
-    candidates.push(crate::state::state_dir().join("ssh"));
+    candidates.push(crate::sys::state::state_dir().join("ssh"));
     candidates.push(PathBuf::from(format!(
         "/tmp/tmuxmate-{}/ssh",
         nix::unistd::getuid()
@@ -426,13 +426,14 @@ fn private_dir(dir: &Path) -> Result<(), String> {
                 let _ = std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o700));
             }
         }
-        match std::fs::create_dir(dir) {
+        // Created 0700 in the one mkdir: a create-then-chmod would show a racing caller
+        // (20 cold calls at once) a 0755 directory for a moment, which it must refuse.
+        use std::os::unix::fs::DirBuilderExt;
+        match std::fs::DirBuilder::new().mode(0o700).create(dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(fail(e.to_string())),
         }
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| fail(e.to_string()))?;
     }
     let me = nix::unistd::getuid().as_raw();
     for d in [Some(dir), dir.parent()].into_iter().flatten() {

@@ -68,7 +68,7 @@ pub fn found(tmux: &Tmux) -> Result<(PathBuf, String), TmuxError> {
         use std::os::unix::fs::MetadataExt;
         format!("{}\t{}\t{}", bin.display(), m.size(), m.mtime())
     });
-    let cache = crate::state::state_dir().join("tmux-version");
+    let cache = crate::sys::state::state_dir().join("tmux-version");
     if let (Some(key), Ok(text)) = (&key, std::fs::read_to_string(&cache))
         && let Some((k, v)) = text.rsplit_once('\n')
         && k == key
@@ -96,7 +96,7 @@ pub fn found(tmux: &Tmux) -> Result<(PathBuf, String), TmuxError> {
     };
     let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if let Some(key) = key {
-        let _ = crate::state::write_atomic(&cache, format!("{key}\n{text}").as_bytes());
+        let _ = crate::sys::state::write_atomic(&cache, format!("{key}\n{text}").as_bytes());
     }
     Ok((bin, text))
 }
@@ -114,9 +114,9 @@ pub fn check_remote(tmux: &Tmux) -> Result<(), TmuxError> {
     };
     let host = r.host.to_string();
     let key = format!("{host}\t{}", tmux.program);
-    let cache = crate::state::state_dir().join("ssh-tmux-versions");
+    let cache = crate::sys::state::state_dir().join("ssh-tmux-versions");
     let cached = || {
-        let now = crate::state::now_ms();
+        let now = crate::sys::state::now_ms();
         let text = std::fs::read_to_string(&cache).unwrap_or_default();
         let found = text.lines().find_map(|l| {
             let mut f = l.splitn(3, '\t');
@@ -142,8 +142,10 @@ pub fn check_remote(tmux: &Tmux) -> Result<(), TmuxError> {
                 .collect();
             let mine = format!("{key}\t{now}\t{v}");
             lines.push(&mine);
-            let _ =
-                crate::state::write_atomic(&cache, format!("{}\n", lines.join("\n")).as_bytes());
+            let _ = crate::sys::state::write_atomic(
+                &cache,
+                format!("{}\n", lines.join("\n")).as_bytes(),
+            );
             Ok(v)
         })?,
     };

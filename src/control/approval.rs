@@ -36,8 +36,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::error::CliError;
-use crate::state;
 use crate::sys::process;
+use crate::sys::state;
 use crate::targs;
 use crate::tmux::format::{parse_records, record_format};
 use crate::tmux::{Arg, Text, Tmux, TmuxError};

@@ -9,8 +9,8 @@
 //! names and start directories are [`Text`] encoded for tmux's format expansion; no
 //! creation runs with a global `window-size manual` in force (it crashes tmux 3.3a).
 
+use crate::control::policy::{Caller, CreatedMark};
 use crate::error::CliError;
-use crate::policy::{Caller, CreatedMark};
 use crate::targs;
 use crate::tmux::panes;
 use crate::tmux::{Arg, Text, Tmux};

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use crate::state;
+use crate::sys::state;
 
 const COMPACT_BYTES: u64 = 8 << 20;
 const KEEP_BYTES: usize = 4 << 20;
@@ -127,7 +127,7 @@ fn strip_escapes(line: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         if b[i] == 0x1b {
-            i = crate::capture::escape_end(b, i);
+            i = crate::control::budget::escape_end(b, i);
         } else {
             // Other control bytes would move a terminal's cursor in a listing.
             if b[i] >= 0x20 || b[i] == b'\t' {
@@ -277,7 +277,7 @@ fn new_snapshot(pane_id: &str, target: &str, text: &str, truncated: bool) -> Sna
         time: now,
         pane_id: pane_id.to_string(),
         target: target.to_string(),
-        line_count: crate::capture::line_count(text),
+        line_count: crate::control::budget::line_count(text),
         truncated,
         preview: preview(text),
         text: text.to_string(),

@@ -8,15 +8,15 @@
 
 use serde::Serialize;
 
-use crate::create;
+use crate::control::create;
+use crate::control::pane_input;
+use crate::control::policy;
+use crate::control::watch::job::{self, Job};
+use crate::control::watch::{gate, poller, prompt};
 use crate::error::CliError;
-use crate::input;
-use crate::policy;
-use crate::state;
+use crate::sys::state;
 use crate::targs;
 use crate::tmux::{Arg, Text, Tmux, version};
-use crate::watch::job::{self, Job};
-use crate::watch::{gate, poller, prompt};
 
 const DEFAULT_TIMEOUT_MIN: u64 = crate::tmux::options::WATCH_TIMEOUT_MIN.default_number();
 const MAX_TIMEOUT_MIN: u64 = 7 * 24 * 60;
@@ -113,7 +113,7 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
     }
     let line = command_line(a.cmd);
     if a.target.is_some() {
-        input::validate_line(&line).map_err(|e| {
+        pane_input::validate_line(&line).map_err(|e| {
             CliError::usage(format!(
                 "{} (a command typed into a shell pane must be one line)",
                 e.msg
@@ -269,7 +269,7 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
         // way, which would look like "the command ran and the prompt is back".
         let mut typed = line.as_bytes().to_vec();
         typed.push(b'\r');
-        input::paste_bytes(tmux, &pane_id, &typed, false)
+        pane_input::paste_bytes(tmux, &pane_id, &typed, false)
     };
     if let Err(e) = go {
         undo(&pane_id);
@@ -360,7 +360,7 @@ fn record(
         baseline: if launched {
             0
         } else {
-            crate::procfs::children_faults(shell).unwrap_or(0)
+            crate::sys::procfs::children_faults(shell).unwrap_or(0)
         },
         pipe: pipe.map(str::to_string),
         poller: None,

@@ -11,9 +11,11 @@
 //! harness transcript or offers it again; an item that does not fit waits for the next
 //! turn (one that could never fit is truncated visibly).
 
+pub mod hook;
+
 use crate::ledger::{Ledger, Locked, Prepared, Record};
 use crate::location::{self, NoLocation, Reading};
-use crate::state;
+use crate::sys::state;
 use crate::targs;
 use crate::tmux::Arg;
 use crate::tmux::Tmux;
@@ -59,13 +61,13 @@ impl TurnAnswer {
         // a poller next looks (it may have exited).
         let mut sockets: Vec<String> = std::mem::take(&mut self.watches)
             .iter()
-            .filter_map(|id| crate::watch::job::load(id))
+            .filter_map(|id| crate::control::watch::job::load(id))
             .map(|j| j.socket)
             .collect();
         sockets.sort();
         sockets.dedup();
         for s in sockets {
-            crate::watch::status::refresh(&s);
+            crate::control::watch::status::refresh(&s);
         }
         Ok(())
     }
@@ -96,7 +98,7 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
         iv > 0 && now >= *at && now - at < iv
     });
     // Watches: repair and re-attach pollers (free when no job is running: one readdir).
-    crate::watch::poller::reattach_all(false);
+    crate::control::watch::poller::reattach_all(false);
     let mut answer = TurnAnswer::default();
     let mut reading: Option<Reading> = None;
     let mut interval = req.interval_ms.unwrap_or(0);

@@ -26,8 +26,8 @@ use regex::Regex;
 
 use super::job::{self, Job, Outcome};
 use super::prompt;
-use crate::procfs;
-use crate::state;
+use crate::sys::procfs;
+use crate::sys::state;
 use crate::tmux::format::{parse_records, record_format};
 use crate::tmux::{Socket, Tmux};
 

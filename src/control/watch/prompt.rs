@@ -24,7 +24,7 @@ use std::os::unix::fs::OpenOptionsExt;
 
 use nix::sys::termios::{LocalFlags, tcgetattr};
 
-use crate::procfs;
+use crate::sys::procfs;
 
 /// The line-mode bits compared (see the module header).
 #[allow(clippy::unnecessary_cast)] // tcflag_t is u32 on Linux, wider elsewhere

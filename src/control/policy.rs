@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::CliError;
 use crate::location;
-use crate::state;
+use crate::sys::state;
 use crate::tmux::Tmux;
 use crate::tmux::panes::{self, PaneInfo};
 use crate::tmux::target::Target;
@@ -150,7 +150,7 @@ pub fn input_target(
 ) -> Result<PaneInfo, CliError> {
     let caller = caller(tmux);
     let p = resolve(tmux, target, &caller.agent)?;
-    crate::approval::approve(
+    crate::control::approval::approve(
         tmux,
         &format!("{verb}:{}", p.pane_id),
         Some(&p.session_id),

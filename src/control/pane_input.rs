@@ -22,7 +22,7 @@ pub fn unique_buffer() -> String {
         "tmuxmate-{}-{}-{}",
         std::process::id(),
         SEQ.fetch_add(1, Ordering::SeqCst),
-        crate::state::now_ms()
+        crate::sys::state::now_ms()
     )
 }
 

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::ledger::Ledger;
-use crate::state;
+use crate::sys::state;
 use crate::tmux::{Socket, Tmux};
 
 pub const VERSION: u32 = 1;
@@ -503,7 +503,7 @@ pub fn complete(job: &Job, outcome: Outcome) -> bool {
         .filter(|t| !t.is_empty() && t != "::" && !t.starts_with(':'))
         .unwrap_or_else(|| j.pane_id.clone());
     let snap_text = format!("{}\n{}", j.delivery_head(), j.tail.as_deref().unwrap_or(""));
-    if let Err(e) = crate::snapshot::record(tmux, &j.pane_id, &target, &snap_text, false) {
+    if let Err(e) = crate::control::snapshot::record(tmux, &j.pane_id, &target, &snap_text, false) {
         state::log(&format!("watch {}: snapshot: {e}", j.id));
     }
     if let Err(e) = j.save_mirror() {

@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
+use crate::control::watch::job::{self, Job, Outcome};
+use crate::control::watch::poller;
 use crate::error::CliError;
-use crate::watch::job::{self, Job, Outcome};
-use crate::watch::poller;
 
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]

@@ -9,7 +9,7 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::cli::Harness;
+use super::Harness;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct HookInput {
@@ -48,11 +48,7 @@ pub fn parse(stdin: &[u8]) -> Result<HookInput, String> {
 
 pub fn classify(h: Harness, input: &HookInput) -> Event {
     let ev = input.hook_event_name.as_deref().unwrap_or("");
-    let turn_event = match h {
-        Harness::Claude | Harness::Codex => "UserPromptSubmit",
-        Harness::Gemini => "BeforeAgent",
-    };
-    if ev == turn_event {
+    if ev == h.turn_event() {
         return Event::Turn;
     }
     if ev == "SessionStart" && matches!(input.source.as_deref(), Some("compact" | "clear")) {
@@ -72,11 +68,8 @@ pub fn classify(h: Harness, input: &HookInput) -> Event {
 
 /// The answer object for the per-turn event. All three harnesses accept this shape.
 pub fn answer(h: Harness, text: &str) -> String {
-    let event = match h {
-        Harness::Claude | Harness::Codex => "UserPromptSubmit",
-        Harness::Gemini => "BeforeAgent",
-    };
-    json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}).to_string()
+    json!({"hookSpecificOutput": {"hookEventName": h.turn_event(), "additionalContext": text}})
+        .to_string()
 }
 
 #[cfg(test)]

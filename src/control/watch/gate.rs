@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::procfs;
+use crate::sys::procfs;
 
 /// Even with its starter alive, a gate never waits longer than this.
 const MAX_WAIT: Duration = Duration::from_secs(600);
@@ -26,7 +26,7 @@ pub fn go_path(id: &str) -> PathBuf {
 
 /// `watch start`: let the command run.
 pub fn open(id: &str) -> std::io::Result<()> {
-    crate::state::write_private(&go_path(id), b"go")
+    crate::sys::state::write_private(&go_path(id), b"go")
 }
 
 pub fn remove(id: &str) {

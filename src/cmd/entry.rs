@@ -1,0 +1,87 @@
+//! The process entry: signals, the interceptors that run before parsing, argument
+//! parsing, dispatch, and how a failure is printed and which exit code it gets.
+//!
+//! Invariants: a `hook` invocation never fails loudly (a parse error is logged and the
+//! exit is 0); with `--json` every failure, usage errors included, is one JSON object on
+//! stdout; the state directory is closed (0700) before anything reads or writes it.
+
+use clap::Parser;
+
+/// Whether argv asks for JSON (a `--json` before any `--`: what follows `--` is a
+/// command or text, not our flags). Known before parsing, so usage errors can honour it.
+fn argv_has(args: &[std::ffi::OsString], flags: &[&str]) -> bool {
+    args.iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| flags.iter().any(|f| a == f))
+}
+
+/// A clap usage error as our error: its first line is the message, the rest the hint.
+fn usage_error(e: &clap::Error) -> crate::error::CliError {
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let msg = lines
+        .next()
+        .unwrap_or("bad arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    let rest: Vec<&str> = lines
+        .filter(|l| !l.starts_with("For more information"))
+        .collect();
+    let mut c = crate::error::CliError::usage(msg);
+    c.code = e.exit_code();
+    if !rest.is_empty() {
+        c = c.with_hint(rest.join("; "));
+    }
+    c
+}
+
+/// Print a failure: one JSON object on stdout with `--json`, else one line on stderr; the
+/// mechanics go to the log, and to stderr with `--verbose`.
+fn report(e: &crate::error::CliError, json: bool, verbose: bool) -> ! {
+    if let Some(d) = &e.detail {
+        crate::sys::state::log(&format!("error: {} [{d}]", e.human()));
+    }
+    if json && !e.printed {
+        super::out_line(&serde_json::to_string(&e.to_json()).unwrap_or_default());
+    } else {
+        eprintln!("tmuxmate: {}", e.human());
+    }
+    if verbose && let Some(d) = &e.detail {
+        eprintln!("tmuxmate: {d}");
+    }
+    std::process::exit(e.code);
+}
+
+pub fn main() {
+    // A file-size limit (RLIMIT_FSIZE) must fail a write with EFBIG, which the ledger cuts
+    // back, rather than kill us with SIGXFSZ halfway through a record.
+    // SAFETY: setting a signal to SIG_IGN runs no handler code.
+    let _ = unsafe {
+        nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGXFSZ,
+            nix::sys::signal::SigHandler::SigIgn,
+        )
+    };
+    super::install::intercept_version();
+    super::demo_standin::intercept();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let json = argv_has(&args, &["--json"]);
+    let verbose = argv_has(&args, &["--verbose", "-v"]);
+    let cli = match crate::cli::Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) if super::hook::is_hook_invocation() => {
+            // A harness must never break because of us: log, print nothing, exit 0.
+            crate::sys::state::log(&super::hook::bad_arguments(&e));
+            std::process::exit(0);
+        }
+        // Help and version are answers, not errors.
+        Err(e) if json && e.use_stderr() => report(&usage_error(&e), true, false),
+        Err(e) => e.exit(),
+    };
+    // A state directory left readable by others is closed before anything is read or written.
+    crate::sys::state::secure_existing();
+    if let Err(e) = super::dispatch(cli) {
+        report(&e, json, verbose);
+    }
+}

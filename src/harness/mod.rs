@@ -1,0 +1,35 @@
+//! The agent harnesses tmuxmate serves (Claude Code, Codex CLI, Gemini CLI; DeepSeek
+//! Harness through its Claude Code hook bridge) and what differs between them.
+//!
+//! Owns: the [`Harness`] enum and per-harness facts the per-turn path needs (its turn
+//! event, whether its transcript can be digested); the hook wire format is [`hook`].
+//! Invariant: nothing here talks to tmux or prints.
+
+pub mod hook;
+
+/// One agent harness.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Harness {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Harness {
+    /// The hook event that starts a turn.
+    pub fn turn_event(self) -> &'static str {
+        match self {
+            Harness::Claude | Harness::Codex => "UserPromptSubmit",
+            Harness::Gemini => "BeforeAgent",
+        }
+    }
+
+    /// The transcript format the live digest reads, when it can read this harness's.
+    pub fn digest_format(self) -> Option<crate::digest::Format> {
+        match self {
+            Harness::Claude => Some(crate::digest::Format::Claude),
+            Harness::Codex => Some(crate::digest::Format::Codex),
+            Harness::Gemini => None,
+        }
+    }
+}
