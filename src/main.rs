@@ -8,6 +8,7 @@ mod cli;
 mod cmd;
 mod control;
 mod delivered;
+mod demo;
 mod digest;
 mod error;
 mod harness;

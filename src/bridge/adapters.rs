@@ -6,6 +6,8 @@
 //! where replies are read from. Invariant: a new CLI is a new row here, not a new code
 //! path elsewhere.
 
+use crate::error::CliError;
+
 /// Where a finished turn's reply is read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReplySource {
@@ -285,6 +287,27 @@ impl Adapter {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// The adapter `agent start` asked for: a known name, or `custom` with its CLI and ready
+/// pattern (which must compile).
+pub fn choose(name: &str, cli: Option<&str>, ready: Option<&str>) -> Result<Adapter, CliError> {
+    if name == "custom" {
+        let (Some(cli), Some(re)) = (cli, ready) else {
+            return Err(CliError::usage(
+                "the custom adapter needs --cli PATH and --ready-regex RE",
+            ));
+        };
+        regex::Regex::new(re)
+            .map_err(|e| CliError::usage(format!("--ready-regex does not compile: {e}")))?;
+        return Ok(custom(cli, re));
+    }
+    by_name(name).ok_or_else(|| {
+        CliError::usage(format!(
+            "unknown adapter {name:?}: use one of {}",
+            NAMES.join(", ")
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -9,6 +9,8 @@ pub mod ask;
 pub mod contract;
 pub mod deliver;
 pub mod launch;
+pub mod listing;
+pub mod message;
 pub mod naming;
 pub mod stop;
 pub mod transcript;

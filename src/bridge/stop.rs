@@ -148,3 +148,37 @@ pub fn stop(
         ended_by_pid: ended,
     })
 }
+
+/// `agent stop NAME --confirm`: refuses the caller's own session, asks the approval
+/// policy, then [`stop`]s the session and every process of its agent.
+pub fn stop_agent(tmux: &Tmux, name: &str, confirm: bool) -> Result<Stopped, CliError> {
+    if !confirm {
+        return Err(CliError::usage(format!(
+            "refused: stopping {name} kills its tmux session and the agent in it; add --confirm"
+        )));
+    }
+    let (c, a) = super::deliver::resolve(tmux, name)?;
+    let caller = crate::control::policy::caller(tmux);
+    if let Some(p) = &caller.pane_id
+        && crate::tmux::panes::query(
+            tmux,
+            &targs!["list-panes", "-s", "-t", Arg::id(&c.session_id)],
+        )?
+        .iter()
+        .any(|x| &x.pane_id == p)
+    {
+        return Err(CliError::new(format!(
+            "refused: {name} is the session you are running in"
+        )));
+    }
+    crate::control::approval::approve(
+        tmux,
+        "agent-stop",
+        Some(&c.session_id),
+        &format!("stop agent session {name}"),
+    )?;
+    // Only a pane that still runs the CLI is the agent's; a pane restarted by hand keeps
+    // its processes out of this.
+    let pid = super::deliver::check_pane(tmux, &c, &a).ok();
+    stop(tmux, name, &c.session_id, pid)
+}

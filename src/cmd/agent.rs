@@ -2,72 +2,24 @@
 
 use crate::targs;
 use crate::tmux::Arg;
-use std::io::Read;
 use std::time::Duration;
 
-use serde::Serialize;
-
-use crate::bridge::{adapters, ask, contract, deliver, launch, naming, turns};
+use crate::bridge::{adapters, ask, deliver, launch, listing, message, naming, turns};
 use crate::cli::{AgentAction, AgentStartArgs, MessageArgs};
 use crate::control::policy;
 use crate::error::{CliError, CliResult};
 use crate::tmux::{Tmux, version};
 
-/// Bound on one message (a 1 MiB message is fine; 16 MiB is surely a mistake).
-const MAX_MESSAGE: usize = 16 << 20;
-
 fn read_message(m: &MessageArgs) -> Result<String, CliError> {
-    let raw = match (&m.message, &m.message_file, &m.stdin) {
-        (Some(t), _, _) => t.clone().into_bytes(),
-        (None, Some(f), _) => std::fs::read(f).map_err(|e| {
-            CliError::new(format!("cannot read --message-file {}: {e}", f.display()))
-        })?,
-        (None, None, Some(_)) => {
-            let mut b = Vec::new();
-            std::io::stdin()
-                .take(MAX_MESSAGE as u64 + 1)
-                .read_to_end(&mut b)?;
-            b
-        }
-        _ => {
-            return Err(CliError::usage(
-                "no message: give --message TEXT, --message-file F, or - to read stdin",
-            ));
-        }
-    };
-    if raw.len() > MAX_MESSAGE {
-        return Err(CliError::usage(
-            "refused: the message is larger than 16 MiB",
-        ));
-    }
-    let s = String::from_utf8(raw)
-        .map_err(|_| CliError::usage("refused: the message is not valid UTF-8"))?;
-    if s.trim().is_empty() {
-        return Err(CliError::usage(
-            "refused: the message is empty; nothing was sent",
-        ));
-    }
-    Ok(s)
+    message::read(
+        m.message.as_deref(),
+        m.message_file.as_deref(),
+        m.stdin.is_some(),
+    )
 }
 
 fn adapter_for(a: &AgentStartArgs) -> Result<adapters::Adapter, CliError> {
-    if a.adapter == "custom" {
-        let (Some(cli), Some(re)) = (&a.cli, &a.ready_regex) else {
-            return Err(CliError::usage(
-                "the custom adapter needs --cli PATH and --ready-regex RE",
-            ));
-        };
-        regex::Regex::new(re)
-            .map_err(|e| CliError::usage(format!("--ready-regex does not compile: {e}")))?;
-        return Ok(adapters::custom(cli, re));
-    }
-    adapters::by_name(&a.adapter).ok_or_else(|| {
-        CliError::usage(format!(
-            "unknown adapter {:?}: use one of {}",
-            a.adapter,
-            adapters::NAMES.join(", ")
-        ))
-    })
+    adapters::choose(&a.adapter, a.cli.as_deref(), a.ready_regex.as_deref())
 }
 
 fn project_dir(p: &Option<std::path::PathBuf>) -> Result<std::path::PathBuf, CliError> {
@@ -90,73 +42,12 @@ fn print_reply(r: &turns::Reply, json: bool) -> CliResult {
     }
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Listed {
-    name: String,
-    session_id: String,
-    adapter: String,
-    project: String,
-    permission_mode: String,
-    pane_id: String,
-    cli_session: String,
-    state: String,
-}
-
 fn list(tmux: &Tmux, json: bool) -> CliResult {
-    let fmt = crate::tmux::format::record_format(contract::KEYS);
-    let out = match tmux.run_bytes(&targs!["list-sessions", "-F", Arg::ours(&fmt)], None) {
-        Ok(o) => o,
-        Err(e) if e.is_no_server() => Vec::new(),
-        Err(e) => return Err(e.into()),
-    };
-    let recs = crate::tmux::format::parse_records(&out, contract::KEYS.len()).unwrap_or_default();
-    let mut v = Vec::new();
-    for r in recs {
-        if r[2] != "1" {
-            continue;
-        }
-        let c = contract::read(tmux, &r[0]).unwrap_or_default();
-        let state = match deliver::adapter_of(&c) {
-            Ok(a) => match deliver::check_pane(tmux, &c, &a) {
-                Err(_) => "broken".to_string(),
-                Ok(_) => {
-                    let scr = crate::bridge::screen(tmux, &c.pane);
-                    if crate::bridge::any(&a.dialogs, &scr).is_some() {
-                        "dialog".into()
-                    } else if crate::bridge::any(&a.busy, &scr).is_some() {
-                        "busy".into()
-                    } else {
-                        "ready".into()
-                    }
-                }
-            },
-            Err(_) => "unknown-adapter".into(),
-        };
-        v.push(Listed {
-            name: c.name,
-            session_id: c.session_id,
-            adapter: c.adapter,
-            project: c.project,
-            permission_mode: c.mode,
-            pane_id: c.pane,
-            cli_session: c.cli_session,
-            state,
-        });
-    }
+    let v = listing::list(tmux)?;
     if json {
         super::out_json(&v);
-    } else if v.is_empty() {
-        super::out_line("no managed agent sessions");
     } else {
-        let mut s = String::new();
-        for l in &v {
-            s.push_str(&format!(
-                "{} {} {} [{}] {} {}\n",
-                l.name, l.adapter, l.pane_id, l.state, l.permission_mode, l.project
-            ));
-        }
-        super::out(&s);
+        super::out(&listing::render(&v));
     }
     Ok(())
 }
@@ -266,35 +157,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
             confirm,
             json,
         } => {
-            if !confirm {
-                return Err(CliError::usage(format!(
-                    "refused: stopping {name} kills its tmux session and the agent in it; add --confirm"
-                )));
-            }
-            let (c, a) = deliver::resolve(tmux, &name)?;
-            let caller = policy::caller(tmux);
-            if let Some(p) = &caller.pane_id
-                && crate::tmux::panes::query(
-                    tmux,
-                    &targs!["list-panes", "-s", "-t", Arg::id(&c.session_id)],
-                )?
-                .iter()
-                .any(|x| &x.pane_id == p)
-            {
-                return Err(CliError::new(format!(
-                    "refused: {name} is the session you are running in"
-                )));
-            }
-            crate::control::approval::approve(
-                tmux,
-                "agent-stop",
-                Some(&c.session_id),
-                &format!("stop agent session {name}"),
-            )?;
-            // Only a pane that still runs the CLI is the agent's; a pane restarted by hand
-            // keeps its processes out of this.
-            let pid = deliver::check_pane(tmux, &c, &a).ok();
-            let st = crate::bridge::stop::stop(tmux, &name, &c.session_id, pid)?;
+            let st = crate::bridge::stop::stop_agent(tmux, &name, confirm)?;
             if json {
                 super::out_json(&st);
             } else if st.ended_by_pid.is_empty() {

@@ -64,7 +64,7 @@ pub fn main() {
         )
     };
     super::install::intercept_version();
-    super::demo_standin::intercept();
+    crate::demo::standin::intercept();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let json = argv_has(&args, &["--json"]);
     let verbose = argv_has(&args, &["--verbose", "-v"]);

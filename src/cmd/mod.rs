@@ -6,7 +6,6 @@
 pub mod agent;
 pub mod capture;
 pub mod demo;
-pub mod demo_standin;
 pub mod digest;
 pub mod entry;
 pub mod hook;
