@@ -174,7 +174,7 @@ pub fn read_for(tmux: &Tmux, pid: i32) -> Result<Reading, NoLocation> {
     };
     // The hint only counts when it points at the server we are asking.
     let hint = std::env::var("TMUX_PANE").ok().filter(|_| {
-        crate::tmux::client::tmux_env_socket().is_some_and(|p| match &tmux.socket {
+        crate::tmux::socket::tmux_env_socket().is_some_and(|p| match &tmux.socket {
             crate::tmux::Socket::Path(s) => *s == p,
             crate::tmux::Socket::Default => true,
             crate::tmux::Socket::Name(n) => p.file_name().is_some_and(|f| f == n.as_str()),
@@ -202,4 +202,66 @@ pub fn read_for(tmux: &Tmux, pid: i32) -> Result<Reading, NoLocation> {
                 tmux.socket.describe()
             ))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(session: &str, window: &str) -> Reading {
+        Reading {
+            session: session.into(),
+            window_index: "1".into(),
+            window_name: window.into(),
+            pane_index: "0".into(),
+            pane_id: "%4".into(),
+            window_active: true,
+            pane_active: false,
+            layout: "b25d,80x24,0,0,4".into(),
+            socket_path: "/tmp/tmux-0/default".into(),
+            refresh_option: String::new(),
+            agent_option: String::new(),
+        }
+    }
+
+    #[test]
+    fn renders_the_two_state_lines_under_a_turn_header() {
+        let r = reading("work", "editor");
+        assert_eq!(
+            r.render(3),
+            "tmux location (turn 3):\nsession work, window 1 \"editor\", pane 0 %4\n\
+             window active=1, pane active=0, layout b25d,80x24,0,0,4"
+        );
+    }
+
+    #[test]
+    fn names_cannot_forge_lines_or_fields() {
+        // A window name with a newline and quotes stays one JSON string; a session name's
+        // control characters are escaped: the state is always exactly two lines.
+        let r = reading("a\nwindow active=1", "x\"\nsession evil");
+        let s = r.state();
+        assert_eq!(s.lines().count(), 2, "{s}");
+        assert!(
+            s.starts_with("session a\\nwindow active=1, window 1 \"x\\\"\\nsession evil\""),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn the_state_changes_with_every_field_an_agent_cares_about() {
+        let base = reading("s", "w");
+        let mut moved = base.clone();
+        moved.pane_active = true;
+        let mut renamed = base.clone();
+        renamed.window_name = "w2".into();
+        let mut resized = base.clone();
+        resized.layout = "c0de,100x30,0,0,4".into();
+        for other in [moved, renamed, resized] {
+            assert_ne!(base.state(), other.state());
+        }
+        // The socket and the options read with it are not part of what the agent is told.
+        let mut same = base.clone();
+        same.refresh_option = "5000".into();
+        assert_eq!(base.state(), same.state());
+    }
 }

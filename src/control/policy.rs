@@ -89,13 +89,27 @@ pub fn resolve_in<'a>(
     target: Option<&str>,
     agent: &str,
 ) -> Result<&'a PaneInfo, CliError> {
+    // The option is read only when it matters: a given target never falls back.
+    let explicit = target.is_none() && explicit_required(tmux);
+    pick(rows, target, agent, explicit)
+}
+
+/// Rules 1 and 2 on a snapshot: a given target names exactly what it names; no target is
+/// refused when `explicit` (the default), else means the newest pane we created for
+/// `agent` and never any other pane.
+pub fn pick<'a>(
+    rows: &'a [PaneInfo],
+    target: Option<&str>,
+    agent: &str,
+    explicit: bool,
+) -> Result<&'a PaneInfo, CliError> {
     match target {
         Some(t) => {
             let parsed = Target::parse(t).map_err(CliError::usage)?;
             parsed.resolve(rows, t).map_err(CliError::new)
         }
         None => {
-            if explicit_required(tmux) {
+            if explicit {
                 return Err(CliError::usage(
                     "refused: no target given. Name the pane with -t (e.g. -t %3; see `tmuxmate list`). \
                      A missing -t never means the current pane; `tmux set -g @tmuxmate-require-explicit-target off` \
@@ -157,4 +171,68 @@ pub fn input_target(
         &format!("{what} in pane {} ({})", p.pane_id, p.target()),
     )?;
     Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pane(session: &str, id: &str, created: &str) -> PaneInfo {
+        PaneInfo {
+            session_id: "$0".into(),
+            session_name: session.into(),
+            window_id: "@0".into(),
+            window_index: "0".into(),
+            window_active: true,
+            pane_id: id.into(),
+            pane_index: id.trim_start_matches('%').into(),
+            pane_active: id == "%0",
+            created_by_us: created.into(),
+            ..Default::default()
+        }
+    }
+
+    fn mark(agent: &str, at: u64) -> String {
+        format!(r#"{{"v":1,"agent":"{agent}","at":{at}}}"#)
+    }
+
+    fn rows() -> Vec<PaneInfo> {
+        vec![
+            pane("main", "%0", ""),
+            pane("main", "%1", &mark("a1", 10)),
+            pane("main", "%2", &mark("a1", 20)),
+            pane("main", "%3", &mark("other", 30)),
+        ]
+    }
+
+    #[test]
+    fn no_target_is_refused_by_default_and_never_means_the_current_pane() {
+        let r = rows();
+        let e = pick(&r, None, "a1", true).unwrap_err();
+        assert_eq!(e.code, 2);
+        assert!(e.msg.contains("never means the current pane"), "{}", e.msg);
+    }
+
+    #[test]
+    fn no_target_with_the_rule_off_is_the_agents_newest_pane_only() {
+        let r = rows();
+        assert_eq!(pick(&r, None, "a1", false).unwrap().pane_id, "%2");
+        assert_eq!(pick(&r, None, "other", false).unwrap().pane_id, "%3");
+        let e = pick(&r, None, "nobody", false).unwrap_err();
+        assert!(
+            e.msg.contains("created no pane for agent nobody"),
+            "{}",
+            e.msg
+        );
+    }
+
+    #[test]
+    fn a_given_target_names_exactly_that_pane_or_is_refused() {
+        let r = rows();
+        assert_eq!(pick(&r, Some("%1"), "a1", true).unwrap().pane_id, "%1");
+        assert_eq!(pick(&r, Some("%3"), "a1", false).unwrap().pane_id, "%3");
+        let e = pick(&r, Some("%9"), "a1", false).unwrap_err();
+        assert!(e.msg.contains("does not exist"), "{}", e.msg);
+        assert!(pick(&r, Some("x;y"), "a1", false).is_err());
+    }
 }

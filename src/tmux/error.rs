@@ -8,8 +8,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::client::Socket;
-use super::remote::SshFailure;
+use super::socket::Socket;
 
 #[derive(Debug, Clone)]
 pub enum TmuxError {
@@ -339,6 +338,22 @@ impl fmt::Display for TmuxError {
 }
 
 impl std::error::Error for TmuxError {}
+
+/// What kind of ssh failure (ssh itself exits 255; the remote command's status otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SshFailure {
+    Unreachable,
+    Auth,
+    HostKeyUnknown,
+    HostKeyChanged,
+    /// The connection (or the master) went away during the call.
+    Dropped,
+    /// No session slot or first connection within the call's timeout.
+    Busy,
+    /// Our own side: locks, the control dir.
+    Local,
+    Other,
+}
 
 #[cfg(test)]
 mod tests {

@@ -5,6 +5,11 @@
 //! separator, quotes, `#{`), and is either read back intact or the whole record is
 //! refused as `BadOutput`; nothing is ever mis-split.
 
+/// The window's layout on its active pane's row only (empty on the others): a layout is
+/// as long as the window's pane list, and repeating it on every pane made a 200-pane
+/// listing megabytes. Callers that show layouts take it from the window's active row.
+pub const ACTIVE_LAYOUT: &str = "?pane_active,#{window_layout},";
+
 /// Fields tmux itself generates from a fixed alphabet (ids, numbers, flags, tty paths, the
 /// layout string, mode names): none can hold `|`. They are framed as `=<value>|` so tmux
 /// expands them once; the length prefix makes tmux expand a field twice, which on a
@@ -16,7 +21,7 @@ const SAFE: &[&str] = &[
     "window_index",
     "window_active",
     "window_layout",
-    super::panes::ACTIVE_LAYOUT,
+    ACTIVE_LAYOUT,
     "pane_id",
     "pane_index",
     "pane_active",

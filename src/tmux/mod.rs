@@ -9,9 +9,11 @@ pub mod layout;
 pub mod options;
 pub mod panes;
 pub mod remote;
+pub mod socket;
 pub mod target;
 pub mod version;
 
 pub use arg::{Arg, Text, TextError};
-pub use client::{Socket, Tmux};
+pub use client::Tmux;
 pub use error::TmuxError;
+pub use socket::Socket;

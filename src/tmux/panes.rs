@@ -44,11 +44,6 @@ pub struct PaneInfo {
     pub agent: String,
 }
 
-/// The window's layout on its active pane's row only (empty on the others): a layout is
-/// as long as the window's pane list, and repeating it on every pane made a 200-pane
-/// listing megabytes. Callers that show layouts take it from the window's active row.
-pub const ACTIVE_LAYOUT: &str = "?pane_active,#{window_layout},";
-
 pub const FIELDS: &[&str] = &[
     "session_id",
     "session_name",
@@ -57,7 +52,7 @@ pub const FIELDS: &[&str] = &[
     "window_index",
     "window_name",
     "window_active",
-    ACTIVE_LAYOUT,
+    super::format::ACTIVE_LAYOUT,
     "pane_id",
     "pane_index",
     "pane_active",

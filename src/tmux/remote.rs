@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::error::TmuxError;
+use super::error::{SshFailure, TmuxError};
 
 /// Sessions one process tree may keep open on a master at once (sshd's default
 /// MaxSessions is 10; two are left for the person's own use of the same master).
@@ -471,22 +471,6 @@ impl Fnv {
             self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
         }
     }
-}
-
-/// What kind of ssh failure (ssh itself exits 255; the remote command's status otherwise).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SshFailure {
-    Unreachable,
-    Auth,
-    HostKeyUnknown,
-    HostKeyChanged,
-    /// The connection (or the master) went away during the call.
-    Dropped,
-    /// No session slot or first connection within the call's timeout.
-    Busy,
-    /// Our own side: locks, the control dir.
-    Local,
-    Other,
 }
 
 /// Read ssh's stderr after exit 255.

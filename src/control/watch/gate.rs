@@ -21,7 +21,7 @@ const MAX_WAIT: Duration = Duration::from_secs(600);
 const STEP: Duration = Duration::from_millis(5);
 
 pub fn go_path(id: &str) -> PathBuf {
-    super::job::jobs_dir().join("gates").join(id)
+    super::jobs_dir().join("gates").join(id)
 }
 
 /// `watch start`: let the command run.

@@ -83,9 +83,8 @@ pub struct Job {
     pub read_target: Option<u64>,
 }
 
-pub fn jobs_dir() -> PathBuf {
-    state::state_dir().join("jobs")
-}
+use super::jobs_dir;
+
 pub fn active_path(id: &str) -> PathBuf {
     jobs_dir().join("active").join(format!("{id}.json"))
 }

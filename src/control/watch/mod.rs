@@ -13,3 +13,9 @@ pub mod prompt;
 pub mod start;
 pub mod status;
 pub mod view;
+
+/// Where every file of the watch jobs lives (`<state>/jobs`): active and done job states,
+/// gates, pipes and markers, each module naming its own files below it.
+pub fn jobs_dir() -> std::path::PathBuf {
+    crate::sys::state::state_dir().join("jobs")
+}

@@ -341,7 +341,7 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
     let mut idle_since: Option<Instant> = None;
     let mut last_status: Option<String> = None;
     let mut counter = super::status::Counter::default();
-    let active_dir = job::jobs_dir().join("active");
+    let active_dir = super::jobs_dir().join("active");
     let mut dir_mtime = None;
     while !stop.load(Ordering::Relaxed) {
         // A new job file changes the directory's mtime: adopt it now, not at the next rescan.

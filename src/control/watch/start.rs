@@ -141,7 +141,7 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
     let id = job::new_id();
     let now = state::now_ms();
     let pipe = regex.as_ref().map(|_| {
-        job::jobs_dir()
+        super::jobs_dir()
             .join("pipes")
             .join(format!("{id}.out"))
             .to_string_lossy()

@@ -77,7 +77,7 @@ impl Counter {
 
     /// `(running, done)` for the server at `socket`.
     pub fn counts(&mut self, socket: &str) -> (usize, usize) {
-        let dir = job::jobs_dir().join("done");
+        let dir = super::jobs_dir().join("done");
         let m = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
         if m.is_none() || m != self.done_dir {
             self.done_dir = m;
