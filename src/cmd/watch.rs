@@ -3,6 +3,7 @@
 //! thin over `watch::start` and `watch::view`; `stop` never kills the pane.
 
 use crate::cli::WatchAction;
+use crate::control::watch::job::JobStatus;
 use crate::control::watch::job::{self, Outcome};
 use crate::control::watch::poller;
 use crate::control::watch::{gate, start, view};
@@ -130,7 +131,7 @@ pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
                     job::complete(
                         &j,
                         Outcome {
-                            status: "finished",
+                            status: JobStatus::Finished,
                             exit_status: Some(status),
                             detail: None,
                             tail: None,

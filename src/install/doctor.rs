@@ -4,6 +4,7 @@
 //! fix; `problem` fails the run (exit 1), `warning` names a hazard without failing it,
 //! `skipped` means there is nothing to check (a CLI that is not installed).
 
+use crate::control::watch::job::JobStatus;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -456,7 +457,7 @@ fn check_pollers(r: &mut Report) {
     let jobs = crate::control::watch::job::active_jobs();
     let mut sockets: Vec<String> = jobs
         .iter()
-        .filter(|j| j.status == "running")
+        .filter(|j| j.status == JobStatus::Running)
         .map(|j| j.socket.clone())
         .collect();
     sockets.sort();
@@ -467,7 +468,7 @@ fn check_pollers(r: &mut Report) {
     for s in sockets {
         let n = jobs
             .iter()
-            .filter(|j| j.socket == s && j.status == "running")
+            .filter(|j| j.socket == s && j.status == JobStatus::Running)
             .count();
         if crate::control::watch::poller::is_running(&s) {
             r.ok("watch", format!("poller alive for {s} ({n} running)"));

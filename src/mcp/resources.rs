@@ -9,6 +9,7 @@
 //! or subscribes, that looks at each watched job's state every 200 ms and forgets a job
 //! once it has notified its end.
 
+use crate::control::watch::job::JobStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -54,7 +55,7 @@ impl Watched {
                 std::thread::sleep(LOOK_EVERY);
                 let ids: Vec<String> = jobs.lock().map(|j| j.clone()).unwrap_or_default();
                 for id in ids {
-                    if job::load(&id).is_none_or(|j| j.status != "running") {
+                    if job::load(&id).is_none_or(|j| j.status != JobStatus::Running) {
                         out.notify(
                             "notifications/resources/updated",
                             json!({"uri": watch_uri(&id)}),

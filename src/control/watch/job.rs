@@ -29,6 +29,51 @@ pub const DEFAULT_TAIL_LINES: u32 = crate::tmux::options::WATCH_TAIL_LINES.defau
 /// Bound on the bytes of a delivered tail, whatever the line count.
 pub const TAIL_MAX_BYTES: usize = 4000;
 
+/// Where a job is: running, or how it ended. Stored and shown as its kebab-case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JobStatus {
+    Running,
+    Finished,
+    Matched,
+    TimedOut,
+    Failed,
+    Stopped,
+}
+
+impl JobStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Running => "running",
+            JobStatus::Finished => "finished",
+            JobStatus::Matched => "matched",
+            JobStatus::TimedOut => "timed-out",
+            JobStatus::Failed => "failed",
+            JobStatus::Stopped => "stopped",
+        }
+    }
+
+    /// The name [`as_str`](Self::as_str) gives, read back (a claim file holds it).
+    pub fn parse(s: &str) -> Option<JobStatus> {
+        [
+            JobStatus::Running,
+            JobStatus::Finished,
+            JobStatus::Matched,
+            JobStatus::TimedOut,
+            JobStatus::Failed,
+            JobStatus::Stopped,
+        ]
+        .into_iter()
+        .find(|x| x.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for JobStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Job {
@@ -43,8 +88,7 @@ pub struct Job {
     #[serde(default)]
     pub forward: Vec<String>,
     pub start: u64,
-    /// running | finished | matched | timed-out | failed | stopped
-    pub status: String,
+    pub status: JobStatus,
     #[serde(default)]
     pub exit_status: Option<i32>,
     #[serde(default)]
@@ -149,7 +193,7 @@ impl Job {
     }
 
     pub fn save_mirror(&self) -> std::io::Result<()> {
-        let p = if self.status == "running" || !self.queued {
+        let p = if self.status == JobStatus::Running || !self.queued {
             active_path(&self.id)
         } else {
             done_path(&self.id)
@@ -201,16 +245,16 @@ impl Job {
 
     /// The words of the outcome, as delivered.
     pub fn outcome(&self) -> String {
-        match self.status.as_str() {
-            "finished" => match self.exit_status {
+        match self.status {
+            JobStatus::Finished => match self.exit_status {
                 Some(n) => format!("finished (exit {n})"),
                 None => "finished (exit status unknown: typed into a shell)".into(),
             },
-            "matched" => format!("matched /{}/", self.regex.as_deref().unwrap_or("")),
-            "timed-out" => "timed out".into(),
-            "failed" => format!("failed: {}", self.detail.as_deref().unwrap_or("unknown")),
-            "stopped" => "stopped".into(),
-            other => other.to_string(),
+            JobStatus::Matched => format!("matched /{}/", self.regex.as_deref().unwrap_or("")),
+            JobStatus::TimedOut => "timed out".into(),
+            JobStatus::Failed => format!("failed: {}", self.detail.as_deref().unwrap_or("unknown")),
+            JobStatus::Stopped => "stopped".into(),
+            JobStatus::Running => "running".into(),
         }
     }
 
@@ -448,7 +492,7 @@ pub fn settle_claimed(bound: std::time::Duration) {
     let t0 = std::time::Instant::now();
     while active_jobs()
         .iter()
-        .any(|j| j.status == "running" && claim_path(&j.id).exists())
+        .any(|j| j.status == JobStatus::Running && claim_path(&j.id).exists())
         && t0.elapsed() < bound
     {
         std::thread::sleep(std::time::Duration::from_millis(10));
@@ -457,7 +501,7 @@ pub fn settle_claimed(bound: std::time::Duration) {
 
 /// How a job ended.
 pub struct Outcome {
-    pub status: &'static str,
+    pub status: JobStatus,
     pub exit_status: Option<i32>,
     pub detail: Option<String>,
     /// Pre-read tail (e.g. from the pipe file when the pane is gone).
@@ -474,14 +518,14 @@ pub fn complete(job: &Job, outcome: Outcome) -> bool {
         std::fs::OpenOptions::new().write(true).create_new(true),
     )
     .map(|mut f| {
-        let _ = f.write_all(outcome.status.as_bytes());
+        let _ = f.write_all(outcome.status.as_str().as_bytes());
     })
     .is_ok();
     if !won {
         return false;
     }
     let mut j = job.clone();
-    j.status = outcome.status.to_string();
+    j.status = outcome.status;
     j.exit_status = outcome.exit_status;
     j.detail = outcome.detail;
     j.end = Some(state::now_ms());
@@ -521,10 +565,10 @@ pub fn complete(job: &Job, outcome: Outcome) -> bool {
 
 /// Queue the result for every addressee and mark the mirror `queued` (idempotent).
 pub fn finalize(mut j: Job) {
-    if j.queued || j.status == "running" {
+    if j.queued || j.status == JobStatus::Running {
         return;
     }
-    if j.status != "stopped" {
+    if j.status != JobStatus::Stopped {
         let text = j.delivery();
         let key = format!("watch:{}", j.id);
         let mut all = j.notify.clone();
@@ -553,7 +597,7 @@ pub fn finalize(mut j: Job) {
 /// Only the jobs of the server at `socket` (each is finalized through its own server).
 pub fn finalize_pending(socket: &str) {
     for j in active_jobs().into_iter().filter(|j| j.socket == socket) {
-        if j.status != "running" {
+        if j.status != JobStatus::Running {
             finalize(j);
         } else if std::fs::metadata(claim_path(&j.id))
             .and_then(|m| m.modified())
@@ -562,11 +606,11 @@ pub fn finalize_pending(socket: &str) {
             // Claimed but the mirror was not updated: the claimant died mid-way.
             let status = std::fs::read_to_string(claim_path(&j.id)).unwrap_or_default();
             let mut j = j.clone();
-            j.status = match status.as_str() {
-                "finished" | "matched" | "timed-out" | "failed" | "stopped" => status,
-                _ => "failed".into(),
+            j.status = match JobStatus::parse(&status) {
+                Some(JobStatus::Running) | None => JobStatus::Failed,
+                Some(s) => s,
             };
-            if j.status == "failed" && j.detail.is_none() {
+            if j.status == JobStatus::Failed && j.detail.is_none() {
                 j.detail = Some("interrupted while recording the result".into());
             }
             j.end.get_or_insert_with(state::now_ms);

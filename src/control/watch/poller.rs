@@ -13,6 +13,7 @@
 //! - SIGTERM/SIGINT/SIGHUP end the loop between steps; every state change is an atomic
 //!   claim + rename, so a kill at any point leaves state that the next poller resumes.
 
+use crate::control::watch::job::JobStatus;
 use crate::targs;
 use crate::tmux::Arg;
 use std::fs::OpenOptions;
@@ -109,12 +110,12 @@ pub fn reattach_all(check_servers: bool) {
             Err(e) if e.is_no_server() || matches!(e, crate::tmux::TmuxError::Failed { .. }) => {
                 for j in jobs
                     .iter()
-                    .filter(|j| j.socket == sock && j.status == "running")
+                    .filter(|j| j.socket == sock && j.status == JobStatus::Running)
                 {
                     job::complete(
                         j,
                         Outcome {
-                            status: "failed",
+                            status: JobStatus::Failed,
                             exit_status: None,
                             detail: Some(format!(
                                 "server-gone (the tmux server at {sock} is not running; the job's pane and command are lost)"
@@ -393,7 +394,7 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
             let w = &mut watched[i];
             let outcome = if now >= w.job.deadline {
                 Some(Outcome {
-                    status: "timed-out",
+                    status: JobStatus::TimedOut,
                     exit_status: None,
                     detail: None,
                     tail: None,
@@ -402,14 +403,14 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
                 None
             } else if check_regex(w) {
                 Some(Outcome {
-                    status: "matched",
+                    status: JobStatus::Matched,
                     exit_status: None,
                     detail: None,
                     tail: None,
                 })
             } else if !w.job.launched && typed_done(w, &shells) {
                 Some(Outcome {
-                    status: "finished",
+                    status: JobStatus::Finished,
                     exit_status: None,
                     detail: None,
                     tail: None,
@@ -482,10 +483,10 @@ fn rescan(
     watched.retain(|w| {
         mirror
             .iter()
-            .any(|m| m.id == w.job.id && m.status == "running")
+            .any(|m| m.id == w.job.id && m.status == JobStatus::Running)
     });
     for m in mirror {
-        if m.status != "running" {
+        if m.status != JobStatus::Running {
             continue;
         }
         let row = rows.iter().find(|r| r[0] == m.pane_id);
@@ -494,7 +495,7 @@ fn rescan(
             if job::complete(
                 &m,
                 Outcome {
-                    status: "failed",
+                    status: JobStatus::Failed,
                     exit_status: None,
                     detail: Some("pane-gone".into()),
                     tail: pipe_tail(&m),
@@ -508,7 +509,7 @@ fn rescan(
         let opt: Option<Job> = serde_json::from_str(&row[1]).ok();
         match opt {
             Some(o) if o.id == m.id => {
-                if o.status != "running" {
+                if o.status != JobStatus::Running {
                     watched.retain(|w| w.job.id != m.id);
                     continue;
                 }
@@ -548,7 +549,7 @@ fn rescan(
                 if job::complete(
                     &m,
                     Outcome {
-                        status: "failed",
+                        status: JobStatus::Failed,
                         exit_status: None,
                         detail: Some(format!("job-option-replaced (by watch {})", o.id)),
                         tail: None,

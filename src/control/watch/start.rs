@@ -6,6 +6,7 @@
 //! command finds its job when it reports its exit; a start that fails half-way leaves
 //! nothing behind.
 
+use crate::control::watch::job::JobStatus;
 use serde::Serialize;
 
 use crate::control::create;
@@ -189,7 +190,7 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
                     p.pane_id
                 )));
             }
-            if serde_json::from_str::<Job>(&p.job).is_ok_and(|j| j.status == "running") {
+            if serde_json::from_str::<Job>(&p.job).is_ok_and(|j| j.status == JobStatus::Running) {
                 return Err(CliError::new(format!(
                     "refused: pane {} is already watched by a running job; wait for it, or `tmuxmate watch stop` it first",
                     p.pane_id
@@ -345,7 +346,7 @@ fn record(
         notify,
         forward,
         start: now,
-        status: "running".into(),
+        status: JobStatus::Running,
         exit_status: None,
         end: None,
         detail: None,

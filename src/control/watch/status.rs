@@ -11,6 +11,7 @@
 //! - reading is cheap enough for the poller's rescan: the `done` directory is read again
 //!   only when its mtime changes, a ledger only when its size or mtime does.
 
+use crate::control::watch::job::JobStatus;
 use crate::targs;
 use crate::tmux::Arg;
 use std::collections::HashMap;
@@ -65,7 +66,7 @@ impl Counter {
 
     /// Ended, not stopped, and some addressee has not been told (ledgers refreshed).
     fn untold(&self, j: &Job) -> bool {
-        if j.status == "stopped" || j.status == "running" {
+        if j.status == JobStatus::Stopped || j.status == JobStatus::Running {
             return false;
         }
         if !j.queued {
@@ -90,7 +91,10 @@ impl Counter {
             .into_iter()
             .filter(|j| j.socket == socket)
             .collect();
-        let running = active.iter().filter(|j| j.status == "running").count();
+        let running = active
+            .iter()
+            .filter(|j| j.status == JobStatus::Running)
+            .count();
         let ended: Vec<Job> = active
             .into_iter()
             .chain(self.done_jobs.iter().cloned())
@@ -98,7 +102,9 @@ impl Counter {
         // Each ledger is looked at once per count (a stat; parsed only when it changed).
         let mut agents: Vec<&String> = ended
             .iter()
-            .filter(|j| j.queued && j.status != "stopped" && j.status != "running")
+            .filter(|j| {
+                j.queued && j.status != JobStatus::Stopped && j.status != JobStatus::Running
+            })
             .flat_map(Self::addressees)
             .collect();
         agents.sort();

@@ -1,6 +1,7 @@
 //! Reading watch jobs as the CLI and the MCP resources show them: one job with its
 //! outcome (`listed`), all of them (`all`), lookup by id (`find`) and `stop`.
 
+use crate::control::watch::job::JobStatus;
 use serde::Serialize;
 
 use crate::control::watch::job::{self, Job, Outcome};
@@ -64,7 +65,7 @@ pub fn find(id: &str) -> Result<Job, CliError> {
 /// Stop watching a running job; the pane and its command are left alone.
 pub fn stop(id: &str) -> Result<(Job, bool), CliError> {
     let j = find(id)?;
-    if j.status != "running" {
+    if j.status != JobStatus::Running {
         return Err(CliError::new(format!(
             "watch job {id} already ended ({})",
             j.outcome()
@@ -73,7 +74,7 @@ pub fn stop(id: &str) -> Result<(Job, bool), CliError> {
     let stopped = job::complete(
         &j,
         Outcome {
-            status: "stopped",
+            status: JobStatus::Stopped,
             exit_status: None,
             detail: None,
             tail: None,
