@@ -8,6 +8,7 @@
 //! | a bracketed paste with 3+ line breaks, or over 800 characters (UTF-16 units), becomes `[Pasted text #N +K lines]` in the composer and `\n\n<pasted_content id="HEX4">\nTEXT\n</pasted_content id="HEX4">\n` in the transcript and the request; tabs become 4 spaces, CRLF LF, the prompt is trimmed | Claude Code 2.1.332 | `add_paste`, `expand` |
 //! | the user record appears ~0.12-0.16 s after Enter, the turn ends ~0.3-0.7 s after it | Claude Code 2.1.332 (mock API) | `RECORD_MS`, default `delay-ms` |
 //! | `/clear` starts a new session id (new transcript file) in the same process; `~/.claude/sessions/<pid>.json` holds the live `sessionId` | Claude Code 2.1.332 | `clear`, `write_session_file` |
+//! | each submitted prompt (slash commands too) is appended to `~/.claude/history.jsonl` as `{"display","pastedContents","timestamp","project","sessionId"}` | Claude Code 2.1.332 | `submit` |
 //! | the process title is the version number | Claude Code 2.1.332 | re-exec with argv[0] `2.1.332` |
 //! | without `--no-daemon`, a detached `codex app-server --listen unix://… --managed-daemon` that outlives the TUI and its tmux session, sockets in `codex-daemon-<uid>/` | Codex 0.171.0 | `start_daemon` (under `$STANDIN_DIR`; it exits when that directory is removed) |
 //!
@@ -336,6 +337,14 @@ fn submit(state: &Arc<Mutex<St>>) {
         };
         if composer.trim().is_empty() {
             return;
+        }
+        if s.kind == "claude" {
+            // Every submitted prompt, slash commands too, under the session it was sent in.
+            append(
+                &claude_base().join("history.jsonl"),
+                &serde_json::json!({"display": composer, "pastedContents": {},
+                "timestamp": now_ms() as u64, "project": s.cwd, "sessionId": s.sid}),
+            );
         }
         if s.kind == "claude" && composer == "/clear" {
             clear(&mut s);

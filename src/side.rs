@@ -491,6 +491,36 @@ fn rollout_started_after(p: &Path, ms: u64) -> bool {
         .is_some_and(|t| t + 1000 >= ms)
 }
 
+/// Remove the side session's prompts from Claude's prompt history: the lines of its own
+/// session id (given at launch), and of the session its hook last reported (a `/clear`
+/// inside the side chat starts a new id). Returns (ok, a line saying what happened).
+pub fn forget_prompts(session: &str, own_transcript: Option<&str>) -> (bool, String) {
+    let mut ids = vec![session.to_string()];
+    if let Some(stem) = own_transcript
+        .map(Path::new)
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .and_then(|p| p.file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| s.len() == 36 && s != session)
+    {
+        ids.push(stem);
+    }
+    let file = crate::claude_history::path(&crate::bridge::transcript::claude_dir());
+    match crate::claude_history::remove_sessions(&file, &ids) {
+        Ok(n) => (
+            true,
+            format!(
+                "removed {n} prompt line(s) of the side session from {}",
+                file.display()
+            ),
+        ),
+        Err(e) => (
+            false,
+            format!("its prompt lines could NOT be removed from the history: {e}"),
+        ),
+    }
+}
+
 /// Delete the files and check that they are gone. Returns a line saying honestly what happened.
 pub fn delete_and_verify(files: &[PathBuf]) -> (bool, String) {
     let mut left = Vec::new();

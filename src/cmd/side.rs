@@ -17,6 +17,7 @@ use crate::bridge::launch::{uuid_v4, which};
 use crate::cli::SideAction;
 use crate::error::{CliError, CliResult};
 use crate::side;
+use crate::side_split;
 use crate::state;
 use crate::tmux::Tmux;
 use crate::tmux::format::{parse_records, record_format};
@@ -75,6 +76,7 @@ fn read_start(pane: &str) -> Option<StartState> {
 fn failed_open(tmux: &Tmux, pane: &str, split: Option<&str>, message: String) -> CliError {
     if let Some(p) = split {
         let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(p)]);
+        side_split::restore(tmux, pane);
     }
     let _ = std::fs::remove_file(start_path(pane));
     let _ = std::fs::remove_file(result_path(pane));
@@ -145,6 +147,7 @@ fn open(tmux: &Tmux, target: Option<&str>, client: Option<&str>) -> CliResult {
             }
         }
         None => {
+            let before = side_split::before(tmux, &pane);
             let out = tmux.run(
                 &targs![
                     "split-window",
@@ -164,6 +167,7 @@ fn open(tmux: &Tmux, target: Option<&str>, client: Option<&str>) -> CliResult {
                 .collect::<Vec<_>>(),
             )?;
             let split = out.trim().to_string();
+            side_split::opened(tmux, &pane, &split, before);
             // "Opened" only once the side agent is up: one that dies at start is an error.
             let start = Instant::now();
             loop {
@@ -462,7 +466,13 @@ fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
         main_transcript.as_deref(),
         own.as_deref(),
     );
-    let (ok, line) = side::delete_and_verify(&files);
+    let (mut ok, mut line) = side::delete_and_verify(&files);
+    if adapter == "claude" {
+        // Its prompts are also in Claude's prompt history, by session id.
+        let (hist_ok, said) = side::forget_prompts(&session, own.as_deref());
+        ok &= hist_ok;
+        line = format!("{line}; {said}");
+    }
     state::log(&format!("side chat of {pane}: {line}"));
     let _ = state::write_atomic(&result_path(&pane), line.as_bytes());
     let _ = tmux.run(&targs![
@@ -524,6 +534,8 @@ fn close(tmux: &Tmux, target: Option<&str>) -> CliResult {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(20) {
         if let Ok(line) = std::fs::read_to_string(result_path(&pane)) {
+            // The split it ran in (no client was attached) closes; the window is as before.
+            side_split::restore(tmux, &pane);
             super::out_line(&line);
             return if line.contains("could NOT") {
                 Err(CliError::new(line))

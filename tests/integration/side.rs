@@ -274,3 +274,99 @@ fn a_sandboxed_side_agent_reads_the_transcript_without_tmux() {
         .unwrap();
     assert!(ok(o).contains("idle"));
 }
+
+/// One line of Claude's prompt history, as Claude Code 2.1.332 writes it.
+fn history_line(sid: &str, text: &str) -> String {
+    format!(
+        "{}\n",
+        serde_json::json!({"display": text, "pastedContents": {}, "timestamp": 1796118133382u64,
+        "project": "/somewhere", "sessionId": sid})
+    )
+}
+
+#[test]
+fn close_under_remain_on_exit_leaves_no_split_restores_the_layout_and_forgets_the_prompts() {
+    let s = server!();
+    // The person's config keeps dead panes: globally, and on the main window too.
+    s.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+    let (main, _) = main_pane(&s);
+    s.tmux(&["set-option", "-w", "-t", &main.pane, "remain-on-exit", "on"]);
+    let layout = |s: &Server| s.tmux(&["display-message", "-p", "-t", &main.pane, "#{window_layout}"]);
+    let panes = |s: &Server| s.tmux(&["list-panes", "-t", &main.pane, "-F", "#{pane_id} #{pane_dead}"]);
+    let before_layout = layout(&s);
+    let before_panes = panes(&s);
+    // A history with other sessions' prompts already in it, one of them naming no session.
+    let hist = s.home.join(".claude/history.jsonl");
+    std::fs::create_dir_all(hist.parent().unwrap()).unwrap();
+    let mut others = String::new();
+    others.push_str(&history_line("11111111-1111-4111-8111-111111111111", "person: fix the build"));
+    others.push_str("{\"display\":\"an old line without a session\",\"timestamp\":1}\n");
+    others.push_str(&history_line("22222222-2222-4222-8222-222222222222", "another agent"));
+    std::fs::write(&hist, &others).unwrap();
+
+    let bin = s.dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(crate::bridge::standin_bin(), bin.join("claude")).unwrap();
+    let sd = s.dir.join("side-sd");
+    std::fs::create_dir_all(&sd).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    s.tmux(&["set-environment", "-g", "STANDIN_DIR", sd.to_str().unwrap()]);
+    let out = ok(s
+        .tmuxmate()
+        .env("PATH", &path)
+        .args(["side", "open", "-t", &main.pane])
+        .output()
+        .unwrap());
+    assert!(out.contains("split"), "{out}");
+    let rec: serde_json::Value = serde_json::from_str(
+        s.tmux(&["show", "-pv", "-t", &main.pane, "@tmuxmate-side"]).trim(),
+    )
+    .unwrap();
+    let session = rec["session"].as_str().unwrap().to_string();
+    let side_pane = panes(&s)
+        .lines()
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .find(|p| *p != main.pane)
+        .unwrap();
+    // Two side prompts, with a person's prompt of another session between them.
+    for (k, q) in ["where is it now?", "and what failed?"].iter().enumerate() {
+        ok(s.run(&["paste", "-t", &side_pane, "--enter", "--settle-ms", "20", q]));
+        wait_until("the side prompt in the history", Duration::from_secs(10), || {
+            let h = std::fs::read_to_string(&hist).ok()?;
+            (h.matches(&session).count() == k + 1).then_some(())
+        });
+        wait_until("the side turn to end", Duration::from_secs(10), || {
+            let t = s.tmux(&["capture-pane", "-p", "-t", &side_pane]);
+            t.contains("stand-in reply to").then_some(())
+        });
+        if k == 0 {
+            let mut f = std::fs::OpenOptions::new().append(true).open(&hist).unwrap();
+            use std::io::Write;
+            let l = history_line("11111111-1111-4111-8111-111111111111", "person: meanwhile");
+            f.write_all(l.as_bytes()).unwrap();
+            others.push_str(&l);
+        }
+    }
+    assert_ne!(layout(&s), before_layout, "the split is there");
+    let closed = ok(s.run(&["side", "close", "-t", &main.pane]));
+    assert!(
+        closed.contains("removed 2 prompt line(s) of the side session"),
+        "{closed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&hist).unwrap(),
+        others,
+        "exactly the side session's lines are gone, every other byte kept"
+    );
+    // No dead split, and the window as it was.
+    wait_until("the split to go", Duration::from_secs(10), || {
+        (panes(&s) == before_panes).then_some(())
+    });
+    assert_eq!(layout(&s), before_layout);
+    assert!(
+        s.tmux(&["show", "-pqv", "-t", &main.pane, "@tmuxmate-side-split"])
+            .trim()
+            .is_empty()
+    );
+    assert!(main.bytes().is_empty(), "nothing may reach the main pane");
+}
