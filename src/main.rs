@@ -21,6 +21,7 @@ mod location;
 mod policy;
 mod procfs;
 mod side;
+mod side_relay;
 mod side_split;
 mod snapshot;
 mod state;

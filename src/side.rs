@@ -33,7 +33,7 @@ pub const OPT_SIDE_TRANSCRIPT: &str = "@tmuxmate-side-transcript";
 pub const HISTORY_DEFAULT: usize = 40;
 pub const HISTORY_MAX: usize = 200;
 const LINE_MAX: usize = 400;
-const REPORT_MAX: usize = 4000;
+pub const REPORT_MAX: usize = 4000;
 /// The harness cap is 10,000 characters; stay below it.
 const CONTEXT_MAX: usize = 9000;
 
@@ -365,6 +365,17 @@ pub fn history(
 
 /// Queue a note for the main agent's next turn. Returns the ledger key.
 pub fn report(tmux: &Tmux, pane: &str, text: &str) -> Result<(String, String), CliError> {
+    let key = format!("side:{}-{}", crate::state::now_ms(), std::process::id());
+    report_keyed(tmux, pane, text, &key)
+}
+
+/// `report` under a given ledger key: the same key twice queues one note.
+pub fn report_keyed(
+    tmux: &Tmux,
+    pane: &str,
+    text: &str,
+    key: &str,
+) -> Result<(String, String), CliError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(CliError::usage("refused: the report is empty"));
@@ -376,7 +387,7 @@ pub fn report(tmux: &Tmux, pane: &str, text: &str) -> Result<(String, String), C
     }
     let m = main_facts(tmux, pane)?;
     let agent = main_address(&m);
-    let key = format!("side:{}-{}", crate::state::now_ms(), std::process::id());
+    let key = key.to_string();
     let note = format!(
         "tmux side chat note (from a side conversation about this session, not from the user):\n{text}"
     );

@@ -17,6 +17,7 @@ use crate::bridge::launch::{uuid_v4, which};
 use crate::cli::SideAction;
 use crate::error::{CliError, CliResult};
 use crate::side;
+use crate::side_relay;
 use crate::side_split;
 use crate::state;
 use crate::tmux::Tmux;
@@ -267,6 +268,14 @@ fn side_argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<
                 "hooks.UserPromptSubmit=[{{hooks=[{{type=\"command\",command={}}}]}}]",
                 serde_json::to_string(&hook).unwrap_or_default()
             ),
+            // Its read-only sandbox lets `side report` only print; this hook runs outside
+            // it and queues what was printed (src/side_relay.rs).
+            "-c".into(),
+            format!(
+                "hooks.PostToolUse=[{{matcher=\"*\",hooks=[{{type=\"command\",command={}}}]}}]",
+                serde_json::to_string(&format!("{} side relay", crate::create::sh_quote(bin)))
+                    .unwrap_or_default()
+            ),
             "-c".into(),
             format!(
                 "developer_instructions={}",
@@ -325,6 +334,8 @@ fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
     let bin = std::env::current_exe()?;
     let session = uuid_v4()?;
     let role = side::ROLE.replace("{MAIN}", &pane);
+    // Known to the side agent's commands and hooks only: what a relayed report must carry.
+    let nonce = uuid_v4()?.replace('-', "");
     let argv = side_argv(&adapter, &session, &role, &bin.to_string_lossy())?;
     let started = state::now_ms();
     let rec = SideRecord {
@@ -381,6 +392,7 @@ fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
     let child = std::process::Command::new(&cli)
         .args(&argv)
         .env(side::ENV_MAIN, &pane)
+        .env(side_relay::ENV_NONCE, &nonce)
         .env(
             side::ENV_TRANSCRIPT,
             main_transcript.as_deref().unwrap_or(""),
@@ -510,6 +522,60 @@ fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
     if ok { Ok(()) } else { Err(CliError::new(line)) }
 }
 
+/// `side report` inside a sandbox: the same checks, then the note on stdout as one relay
+/// line that the side chat's PostToolUse hook picks up (outside the sandbox).
+fn relay_report(nonce: &str, text: &str, json: bool, why: &CliError) -> CliResult {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(CliError::usage("refused: the report is empty"));
+    }
+    if t.chars().count() > side::REPORT_MAX {
+        return Err(CliError::usage(format!(
+            "refused: the report is longer than {} characters; summarise it",
+            side::REPORT_MAX
+        )));
+    }
+    state::log(&format!(
+        "side report relayed through the side chat's hook ({})",
+        why.msg
+    ));
+    let said = "handed to the side chat, which queues it for the main agent's next turn (this sandbox blocks tmux and the state dir)";
+    if json {
+        super::out_json(&serde_json::json!({"queued": "relayed", "relay": side_relay::line(nonce, t), "note": said}));
+    } else {
+        super::out_line(&format!("{}\n{said}", side_relay::line(nonce, t)));
+    }
+    Ok(())
+}
+
+/// Codex's PostToolUse hook in a side chat: unattended, so it logs and prints nothing.
+fn relay_hook(tmux: &Tmux) {
+    use std::io::Read;
+    let Some(nonce) = side_relay::nonce() else {
+        return;
+    };
+    let mut raw = Vec::new();
+    if std::io::stdin()
+        .take(4 << 20)
+        .read_to_end(&mut raw)
+        .is_err()
+    {
+        return;
+    }
+    let Ok(input) = serde_json::from_slice::<serde_json::Value>(&raw) else {
+        state::log("side relay: the hook input is not JSON; nothing relayed");
+        return;
+    };
+    let Some((id, text)) = side_relay::from_hook(&input, &nonce) else {
+        return;
+    };
+    let key = format!("side:relay:{id}");
+    match side::main_pane(tmux, None).and_then(|p| side::report_keyed(tmux, &p, &text, &key)) {
+        Ok((agent, _)) => state::log(&format!("side relay: queued the side chat's note for {agent}")),
+        Err(e) => state::log(&format!("side relay: could not queue the note: {}", e.msg)),
+    }
+}
+
 fn close(tmux: &Tmux, target: Option<&str>) -> CliResult {
     let pane = side::main_pane(tmux, target)?;
     let raw = tmux.run(&targs![
@@ -608,13 +674,24 @@ pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
             Ok(())
         }
         SideAction::Report { target, text, json } => {
-            let pane = side::main_pane(tmux, target.as_deref())?;
-            let (agent, key) = side::report(tmux, &pane, &text)?;
+            let queued = side::main_pane(tmux, target.as_deref())
+                .and_then(|pane| side::report(tmux, &pane, &text));
+            let (agent, key) = match (queued, target.is_none(), side_relay::nonce()) {
+                (Ok(q), _, _) => q,
+                // Inside a sandbox that blocks tmux and the state dir (Codex read-only):
+                // print the note for the side chat's hook to deliver.
+                (Err(e), true, Some(nonce)) => return relay_report(&nonce, &text, json, &e),
+                (Err(e), _, _) => return Err(e),
+            };
             if json {
                 super::out_json(&serde_json::json!({"queued": true, "agent": agent, "key": key}));
             } else {
                 super::out_line(&format!("queued for the main agent's next turn ({agent})"));
             }
+            Ok(())
+        }
+        SideAction::Relay => {
+            relay_hook(tmux);
             Ok(())
         }
         SideAction::Close { target } => close(tmux, target.as_deref()),

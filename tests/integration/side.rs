@@ -370,3 +370,57 @@ fn close_under_remain_on_exit_leaves_no_split_restores_the_layout_and_forgets_th
     );
     assert!(main.bytes().is_empty(), "nothing may reach the main pane");
 }
+
+#[test]
+fn a_sandboxed_side_report_is_printed_and_relayed_by_the_hook_once() {
+    let s = server!();
+    let (main, _) = main_pane(&s);
+    s.tmux(&["set-option", "-p", "-t", &main.pane, "@tmuxmate-agent", "main-sid"]);
+    let nonce = "5f1c0e9a8b7d6c5e4f3a2b1c0d9e8f7a";
+    let note = "Step 3 failed twice:\nsee \"fixture\" ; $(touch NEVER) 日本 🎉";
+    // Inside Codex's read-only sandbox: no tmux socket, no state dir.
+    let o = s
+        .tmuxmate()
+        .env("TMUXMATE_TMUX", "/nonexistent/tmux")
+        .env("TMUXMATE_SIDE_MAIN", &main.pane)
+        .env("TMUXMATE_SIDE_RELAY", nonce)
+        .args(["side", "report", note])
+        .output()
+        .unwrap();
+    let printed = ok(o);
+    assert!(printed.contains("tmuxmate-side-report-v1 "), "{printed}");
+    assert!(printed.contains("handed to the side chat"), "{printed}");
+    assert_eq!(ok(s.run(&["turn", "--agent", "main-sid"])), "", "nothing queued yet");
+    // Codex's PostToolUse hook, outside the sandbox, gets the command and its output.
+    let hook = |cmd: &str, out: &str, id: &str, nonce: &str| {
+        let input = serde_json::json!({"session_id": "side", "hook_event_name": "PostToolUse",
+            "tool_name": "Bash", "tool_input": {"command": cmd}, "tool_response": out,
+            "tool_use_id": id});
+        let mut c = s.tmuxmate();
+        c.env("TMUXMATE_SIDE_MAIN", &main.pane)
+            .env("TMUXMATE_SIDE_RELAY", nonce)
+            .args(["side", "relay"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut ch = c.spawn().unwrap();
+        use std::io::Write;
+        ch.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+        let o = ch.wait_with_output().unwrap();
+        assert!(o.status.success());
+        assert!(o.stdout.is_empty(), "a hook that prints nothing");
+    };
+    let cmd = "tmuxmate side report 'Step 3 failed twice'";
+    // Another nonce (a relay line read from a file or the main's history): nothing.
+    hook(cmd, &printed, "call_a", "ffffffffffffffffffffffffffffffff");
+    hook("cat old-output.txt", &printed, "call_b", nonce);
+    assert_eq!(ok(s.run(&["turn", "--agent", "main-sid"])), "");
+    // The real one, and the same hook fired twice: one note.
+    hook(cmd, &printed, "call_c", nonce);
+    hook(cmd, &printed, "call_c", nonce);
+    let t1 = ok(s.run(&["turn", "--agent", "main-sid"]));
+    assert!(t1.contains("tmux side chat note"), "{t1}");
+    assert!(t1.contains("see \"fixture\" ; $(touch NEVER) 日本 🎉"), "{t1}");
+    assert_eq!(ok(s.run(&["turn", "--agent", "main-sid"])), "");
+    assert!(!s.dir.join("NEVER").exists());
+    assert!(main.bytes().is_empty());
+}
