@@ -14,7 +14,8 @@
 #
 # Knobs: RIG_SRC (default: ../shared/rig beside the repository), RIG_NODE_MODULES (an
 # installed node_modules to link instead of npm install), TMUXMATE_BIN (default: a
-# release build of this checkout), KEEP=1 (keep the temp dir).
+# release build of this checkout), KEEP=1 (keep the temp dir), QUICK=1 (of the sizes,
+# only the 1-line ask).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RIG_SRC=${RIG_SRC:-$HERE/../shared/rig}
@@ -164,6 +165,8 @@ def run_cli(cli):
         ("100 KB", "".join(f"row {i:06d} lorem ipsum dolor sit amet, consectetur\n" for i in range(1700))[:100_000]),
         ("1 MiB", "".join(f"row {i:07d} lorem ipsum dolor sit amet, consectetur adipiscing\n" for i in range(17000))[:1 << 20]),
     ]
+    if os.environ.get("QUICK") == "1":  # iterating on the later cases: one ask first
+        cases = cases[:1]
     first = None
     for name, msg in cases:
         want = f"Reply for case {name}.\nSecond paragraph of the reply, complete."
