@@ -257,6 +257,9 @@ fn side_argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<
         // Hooks from `-c` are not trusted yet: bypassing trust for this one throwaway
         // session (which also keeps it off the shared daemon) lets its per-turn hook run.
         "codex" => vec![
+            // Its own process, not the shared daemon: hooks keep this side chat's
+            // environment (its main pane, its relay nonce) and nothing outlives it.
+            "--no-daemon".into(),
             "--no-alt-screen".into(),
             "--sandbox".into(),
             "read-only".into(),
@@ -333,7 +336,15 @@ fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
         .ok_or_else(|| CliError::new(format!("the {adapter} CLI is not on PATH")))?;
     let bin = std::env::current_exe()?;
     let session = uuid_v4()?;
-    let role = side::ROLE.replace("{MAIN}", &pane);
+    let mut role = side::ROLE.replace("{MAIN}", &pane);
+    if adapter == "codex" {
+        // Codex runs commands in a login shell, whose profile resets PATH (Codex 0.171 in
+        // the rig: "tmuxmate: command not found"): name the binary by its path.
+        role = role.replace(
+            "`tmuxmate side",
+            &format!("`{} side", crate::create::sh_quote(&bin.to_string_lossy())),
+        );
+    }
     // Known to the side agent's commands and hooks only: what a relayed report must carry.
     let nonce = uuid_v4()?.replace('-', "");
     let argv = side_argv(&adapter, &session, &role, &bin.to_string_lossy())?;
