@@ -405,14 +405,22 @@ fn submit_gemini(state: &Arc<Mutex<St>>, text: String) {
     };
     let state = Arc::clone(state);
     std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(ms_file(&dir, "echo-ms", 0)));
+        std::thread::sleep(std::time::Duration::from_millis(ms_file(
+            &dir, "echo-ms", 0,
+        )));
         {
             let mut s = state.lock().unwrap();
             s.busy = true;
             let echo: Vec<String> = text
                 .split('\n')
                 .enumerate()
-                .map(|(i, l)| if i == 0 { format!(" > {l}") } else { format!("   {l}") })
+                .map(|(i, l)| {
+                    if i == 0 {
+                        format!(" > {l}")
+                    } else {
+                        format!("   {l}")
+                    }
+                })
                 .collect();
             s.log.push(echo.join("\n"));
             let mut f = std::fs::OpenOptions::new()
@@ -423,7 +431,9 @@ fn submit_gemini(state: &Arc<Mutex<St>>, text: String) {
             let _ = writeln!(f, "{}", serde_json::to_string(&text).unwrap());
             draw(&s);
         }
-        std::thread::sleep(std::time::Duration::from_millis(ms_file(&dir, "delay-ms", 300)));
+        std::thread::sleep(std::time::Duration::from_millis(ms_file(
+            &dir, "delay-ms", 300,
+        )));
         while dir.join("busy").exists() {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -439,7 +449,13 @@ fn submit_gemini(state: &Arc<Mutex<St>>, text: String) {
             .trim_end()
             .split('\n')
             .enumerate()
-            .map(|(i, l)| if i == 0 { format!("✦ {l}") } else { format!("  {l}") })
+            .map(|(i, l)| {
+                if i == 0 {
+                    format!("✦ {l}")
+                } else {
+                    format!("  {l}")
+                }
+            })
             .collect();
         s.log.push(lines.join("\n"));
         draw(&s);
@@ -763,9 +779,9 @@ fn main() {
                     let mut s = state.lock().unwrap();
                     s.composer.push_str(&String::from_utf8_lossy(&text));
                     text.clear();
-                    let soon = s.pasted_at.is_some_and(|t| {
-                        t.elapsed().as_millis() < GEMINI_ENTER_AFTER_PASTE_MS
-                    });
+                    let soon = s
+                        .pasted_at
+                        .is_some_and(|t| t.elapsed().as_millis() < GEMINI_ENTER_AFTER_PASTE_MS);
                     if s.kind == "gemini" && soon {
                         // Taken as part of the paste: a newline in the composer.
                         s.composer.push('\n');

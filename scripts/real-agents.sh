@@ -100,6 +100,8 @@ def daemon_sockets():
     return sorted(glob.glob(f"/tmp/codex-daemon-{os.getuid()}/*"))
 
 def run_cli(cli):
+    if os.environ.get("ONLY_CLEAR") == "1" and cli == "claude":
+        return only_clear(cli)
     sock = f"ra{cli[:2]}{os.getpid()}"
     rig = v.Rig(sock)
     work = f"{WORK}/proj-{cli}"
@@ -252,7 +254,72 @@ def run_cli(cli):
             os.kill(p, 15)
         except OSError:
             pass
+    if cli == "claude":
+        clear_then_queued(cli, info, rig, tm)
     rig.stop(purge=True)
+
+def only_clear(cli):
+    sock = f"ra{cli[:2]}{os.getpid()}"
+    rig = v.Rig(sock)
+    work = f"{WORK}/proj-{cli}"
+    os.makedirs(work, exist_ok=True)
+    info = rig.start(cli, work, f"{RIG}/scripts/echo.json", {"RIG_CODEX_DAEMON": "0", "RIG_GEMINI_RELAUNCH": "0", "RIG_CLAUDE_TUI": "default"})
+    bindir = f"{rig.run}/bin"
+    os.makedirs(bindir, exist_ok=True)
+    os.symlink(os.path.realpath(f"{RIG}/node_modules/.bin/{cli}"), f"{bindir}/{cli}")
+    launch = open(f"{rig.run}/launch-claude.sh").read()
+    env = ["env", "-i", f"PATH={bindir}:/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "SHELL=/bin/bash", "TERM=xterm-256color",
+           f"HOME={info['AGENT_HOME']}", f"TMPDIR={rig.run}/tmp", f"ANTHROPIC_BASE_URL=http://127.0.0.1:{info['MOCK_PORT']}"]
+    env += re.findall(r"(ANTHROPIC_API_KEY=\S+|CLAUDE_CODE_\w+=\S+|DISABLE_\w+=\S+)", launch)
+    rig.tmux("set", "-g", "@tmuxmate-approval", "")
+    base = [*env, TM, "-S", info["TMUX_SOCKET_PATH"]]
+    def tm(*args, timeout=300):
+        t = time.time()
+        r = subprocess.run([*base, *args], capture_output=True, text=True, cwd=work, timeout=timeout)
+        return r, time.time() - t
+    try:
+        clear_then_queued(cli, info, rig, tm)
+    finally:
+        rig.stop(purge=True)
+
+def clear_then_queued(cli, info, rig, tm):
+    """With tmuxmate's hooks installed: a watch result queued for a Claude agent, then
+    `/clear` typed in its pane (a new session id), then a prompt: that turn gets the
+    result, once."""
+    work2 = f"{WORK}/proj-{cli}"  # the folder the rig trusts (the main agent is stopped)
+    inst, _ = tm("install", "claude")
+    t = time.time()
+    script(info, ["Hooked reply."])
+    r, _ = tm("agent", "ask", cli, "--project", work2, "--message", "first turn with hooks", "--json", timeout=240)
+    try:
+        name = json.loads(r.stdout)["name"]
+    except (ValueError, KeyError):
+        scr = ""
+        for x in json.loads(tm("agent", "list", "--json")[0].stdout or "[]"):
+            if x.get("paneId"):
+                scr += rig.capture(x["paneId"])[-400:]
+        row("/clear, then a queued watch item", cli, False, time.time() - t, f"install rc {inst.returncode} {inst.stderr[-150:]}; ask rc {r.returncode} {r.stdout[-300:]} {r.stderr[-300:]}; screen {scr!r}")
+        return
+    pane = next(x["paneId"] for x in json.loads(tm("agent", "list", "--json")[0].stdout) if x["name"] == name)
+    word = f"watch-result-{os.getpid()}"
+    w, _ = tm("watch", "start", "--notify", pane, "--", "sh", "-c", f"echo {word}")
+    deadline = time.time() + 20
+    while time.time() < deadline and "running" in tm("watch", "list")[0].stdout:
+        time.sleep(0.3)
+    time.sleep(0.5)
+    rig.tmux("send-keys", "-t", pane, "-l", "/clear")
+    time.sleep(0.3)
+    rig.tmux("send-keys", "-t", pane, "Enter")
+    time.sleep(2.0)
+    r, _ = tm("agent", "ask", name, "--message", "first prompt after /clear", "--json", timeout=120)
+    reqs = [json.dumps(x.get("body") or {}) for x in v.mock_log(info["MOCK_LOG"])]
+    after = [q for q in reqs if "first prompt after /clear" in q]
+    got = bool(after) and word in after[-1]
+    twice = sum(1 for q in reqs if word in q and "first turn with hooks" not in q and "first prompt after /clear" not in q)
+    ok = w.returncode == 0 and r.returncode == 0 and got
+    row("/clear, then a queued watch item", cli, ok, time.time() - t, "" if ok else f"watch rc {w.returncode} {w.stderr[-150:]}; ask rc {r.returncode} {r.stderr[-150:]}; the result in the turn after /clear: {got}; requests seen {len(reqs)}")
+    tm("agent", "stop", name, "--confirm")
+    tm("uninstall", "claude")
 
 def side_cases(cli, info, rig, tm, env, work, pane):
     """A side chat about the running main agent, its side agent the same CLI: open (a

@@ -27,7 +27,7 @@ fn is_of(line: &[u8], sessions: &[String]) -> bool {
     serde_json::from_slice::<serde_json::Value>(line)
         .ok()
         .and_then(|v| v.get("sessionId")?.as_str().map(str::to_string))
-        .is_some_and(|id| sessions.iter().any(|s| *s == id))
+        .is_some_and(|id| sessions.contains(&id))
 }
 
 /// `data` without the lines of `sessions`, and how many were removed.
@@ -135,7 +135,10 @@ mod tests {
         for i in 0..30 {
             let l = match i % 3 {
                 0 => line(&side, &format!("side question {i}")),
-                1 => line("11111111-2222-3333-4444-555555555555", &format!("person {i}")),
+                1 => line(
+                    "11111111-2222-3333-4444-555555555555",
+                    &format!("person {i}"),
+                ),
                 // A person's prompt that only mentions the side session's id.
                 _ => line("aaaaaaaa-2222-3333-4444-555555555555", &side),
             };
@@ -179,7 +182,10 @@ mod tests {
         assert_eq!(std::fs::metadata(&f).unwrap().ino(), ino);
         let left: Vec<_> = std::fs::read_dir(&d).unwrap().flatten().collect();
         assert_eq!(left.len(), 1, "no temp file left");
-        assert_eq!(remove_sessions(&d.join("absent.jsonl"), &["x".into()]), Ok(0));
+        assert_eq!(
+            remove_sessions(&d.join("absent.jsonl"), &["x".into()]),
+            Ok(0)
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -97,7 +97,10 @@ mod tests {
         );
         // A relay line printed by anything else (cat of a file, the main's history).
         assert_eq!(from_hook(&hook("cat notes.txt", &rl), N), None);
-        assert_eq!(from_hook(&hook("tmuxmate side report x", "queued"), N), None);
+        assert_eq!(
+            from_hook(&hook("tmuxmate side report x", "queued"), N),
+            None
+        );
         let mut no_id = hook("tmuxmate side report x", &rl);
         no_id["tool_use_id"] = Value::Null;
         assert_eq!(from_hook(&no_id, N), None);

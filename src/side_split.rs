@@ -123,10 +123,8 @@ pub fn restore(tmux: &Tmux, main: &str) -> bool {
         return false;
     };
     let start = Instant::now();
-    loop {
-        let Some(ps) = panes_of(tmux, &rec.before.window) else {
-            break; // the window is gone
-        };
+    // Until the split is gone (or its window: then nothing is left to restore).
+    while let Some(ps) = panes_of(tmux, &rec.before.window) {
         match ps.iter().find(|(p, _)| *p == rec.split) {
             None => break,
             Some((_, dead)) if *dead || start.elapsed() >= CLOSE_WAIT => {

@@ -552,7 +552,9 @@ fn relay_report(nonce: &str, text: &str, json: bool, why: &CliError) -> CliResul
     ));
     let said = "handed to the side chat, which queues it for the main agent's next turn (this sandbox blocks tmux and the state dir)";
     if json {
-        super::out_json(&serde_json::json!({"queued": "relayed", "relay": side_relay::line(nonce, t), "note": said}));
+        super::out_json(
+            &serde_json::json!({"queued": "relayed", "relay": side_relay::line(nonce, t), "note": said}),
+        );
     } else {
         super::out_line(&format!("{}\n{said}", side_relay::line(nonce, t)));
     }
@@ -582,7 +584,9 @@ fn relay_hook(tmux: &Tmux) {
     };
     let key = format!("side:relay:{id}");
     match side::main_pane(tmux, None).and_then(|p| side::report_keyed(tmux, &p, &text, &key)) {
-        Ok((agent, _)) => state::log(&format!("side relay: queued the side chat's note for {agent}")),
+        Ok((agent, _)) => state::log(&format!(
+            "side relay: queued the side chat's note for {agent}"
+        )),
         Err(e) => state::log(&format!("side relay: could not queue the note: {}", e.msg)),
     }
 }

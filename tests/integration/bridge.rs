@@ -835,7 +835,18 @@ fn custom_cli_behind_a_symlink_is_itself_and_ready_regex_matches_trimmed_lines()
     .unwrap();
     let list = b.ok(&s, &["agent", "list"]);
     assert!(list.contains("[ready]"), "{list}");
-    let r = b.ok(&s, &["agent", "ask", &st.name, "--message", "hello there", "--timeout-s", "20"]);
+    let r = b.ok(
+        &s,
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            "hello there",
+            "--timeout-s",
+            "20",
+        ],
+    );
     assert!(r.contains("stand-in reply to: hello there"), "{r}");
     // Printed hints reach this server as printed: the attach line names its socket.
     assert!(
@@ -869,28 +880,70 @@ fn gemini_prompts_are_never_lost_doubled_or_queued_behind_our_own_turn() {
     std::fs::write(b.sd.join("banner-ms"), "1500").unwrap();
     let st = b.start(&s, "gemini");
     assert_eq!(st.adapter, "gemini");
-    let r = b.ok(&s, &["agent", "ask", &st.name, "--message", "hello there", "--timeout-s", "20"]);
+    let r = b.ok(
+        &s,
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            "hello there",
+            "--timeout-s",
+            "20",
+        ],
+    );
     assert!(r.contains("stand-in reply to: hello there"), "{r}");
-    assert!(!b.sd.join("lost").exists(), "nothing was sent before the banner");
+    assert!(
+        !b.sd.join("lost").exists(),
+        "nothing was sent before the banner"
+    );
     let three = "one\ntwo\nthree";
-    let r = b.ok(&s, &["agent", "ask", &st.name, "--message", three, "--timeout-s", "20"]);
+    let r = b.ok(
+        &s,
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            three,
+            "--timeout-s",
+            "20",
+        ],
+    );
     assert!(r.contains("stand-in reply to: one"), "{r}");
-    assert_eq!(b.prompts(), vec!["hello there".to_string(), three.to_string()]);
+    assert_eq!(
+        b.prompts(),
+        vec!["hello there".to_string(), three.to_string()]
+    );
     // The prompt shows 700 ms after the composer clears; the turn takes 2 s.
     std::fs::write(b.sd.join("echo-ms"), "700").unwrap();
     std::fs::write(b.sd.join("delay-ms"), "2000").unwrap();
     std::fs::write(b.sd.join("reply.txt"), "Slow answer.").unwrap();
     let t0 = std::time::Instant::now();
-    b.ok(&s, &["agent", "send", &st.name, "--message", "a slow question"]);
+    b.ok(
+        &s,
+        &["agent", "send", &st.name, "--message", "a slow question"],
+    );
     let e = b.refused(
         &s,
-        &["agent", "ask", &st.name, "--message", "are you there?", "--timeout-s", "20"],
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            "are you there?",
+            "--timeout-s",
+            "20",
+        ],
         "refused",
     );
     assert!(e.contains("mid-turn") || e.contains("busy"), "{e}");
     let w = b.ok(&s, &["agent", "wait", &st.name, "--timeout-s", "30"]);
     assert!(w.contains("Slow answer."), "{w}");
-    assert!(t0.elapsed() >= Duration::from_millis(2000), "it waited for the turn");
+    assert!(
+        t0.elapsed() >= Duration::from_millis(2000),
+        "it waited for the turn"
+    );
     assert_eq!(b.prompts().len(), 3, "{:?}", b.prompts());
     assert!(!b.prompts().iter().any(|p| p.contains("are you there")));
 }
