@@ -1,4 +1,4 @@
-//! Stand-in for the Claude Code and Codex TUIs, for tmuxmate's bridge tests.
+//! Stand-in for the Claude Code, Codex and Gemini CLI TUIs, for tmuxmate's bridge tests.
 //!
 //! Where it imitates the real programs (checked in the rig on a mock API; each row is
 //! pinned by a test in tests/integration/bridge.rs):
@@ -8,6 +8,10 @@
 //! | a bracketed paste with 3+ line breaks, or over 800 characters (UTF-16 units), becomes `[Pasted text #N +K lines]` in the composer and `\n\n<pasted_content id="HEX4">\nTEXT\n</pasted_content id="HEX4">\n` in the transcript and the request; tabs become 4 spaces, CRLF LF, the prompt is trimmed | Claude Code 2.1.332 | `add_paste`, `expand` |
 //! | the user record appears ~0.12-0.16 s after Enter, the turn ends ~0.3-0.7 s after it | Claude Code 2.1.332 (mock API) | `RECORD_MS`, default `delay-ms` |
 //! | `/clear` starts a new session id (new transcript file) in the same process; `~/.claude/sessions/<pid>.json` holds the live `sessionId` | Claude Code 2.1.332 | `clear`, `write_session_file` |
+//! | each submitted prompt (slash commands too) is appended to `~/.claude/history.jsonl` as `{"display","pastedContents","timestamp","project","sessionId"}` | Claude Code 2.1.332 | `submit` |
+//! | Gemini: the composer shows ~2 s before the banner (`Gemini CLI v…`), and a prompt submitted before the banner is lost | Gemini CLI 0.61.0 | `banner-ms`, `submit_gemini` (writes `lost`) |
+//! | Gemini: an Enter within 40 ms of a paste's end becomes a newline in the composer | Gemini CLI 0.61.0 | `GEMINI_ENTER_AFTER_PASTE_MS` |
+//! | Gemini: inline screen, prompt echoed as ` > text` (continuation indented), busy line `(esc to cancel, Ns)`, reply `✦ text`, rule, composer `>   Type your message`, rule, footer | Gemini CLI 0.61.0 (rig sample) | `draw`, `submit_gemini`; `echo-ms` delays the echo after the composer clears |
 //! | the process title is the version number | Claude Code 2.1.332 | re-exec with argv[0] `2.1.332` |
 //! | without `--no-daemon`, a detached `codex app-server --listen unix://… --managed-daemon` that outlives the TUI and its tmux session, sockets in `codex-daemon-<uid>/` | Codex 0.171.0 | `start_daemon` (under `$STANDIN_DIR`; it exits when that directory is removed) |
 //!
@@ -47,6 +51,27 @@ struct St {
     pastes: Vec<String>,
     /// Claude's paste envelope id: 4 hex digits, one per session.
     paste_id: String,
+    /// Gemini: when its banner (and its readiness) arrives; a prompt before it is lost.
+    banner_at: std::time::Instant,
+    /// Gemini: when the last bracketed paste ended (an Enter within 40 ms is a newline).
+    pasted_at: Option<std::time::Instant>,
+}
+
+/// Gemini CLI 0.61 draws its composer ~2 s before its banner; the stand-in, by default,
+/// this long after start (`banner-ms` in `$STANDIN_DIR` replaces it).
+const GEMINI_BANNER_MS: u64 = 600;
+/// Gemini CLI 0.61 turns an Enter this soon after a paste into a newline.
+const GEMINI_ENTER_AFTER_PASTE_MS: u128 = 40;
+
+fn ms_file(dir: &Path, name: &str, default: u64) -> u64 {
+    std::fs::read_to_string(dir.join(name))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+fn banner_shown(s: &St) -> bool {
+    std::time::Instant::now() >= s.banner_at
 }
 
 /// Claude 2.1.332 writes the prompt's user record this long after Enter.
@@ -271,6 +296,35 @@ fn draw(s: &St) {
             o.push_str(&"─".repeat(40));
             o.push_str("\r\n  ? for shortcuts\r\n");
         }
+    } else if s.kind == "gemini" {
+        // Gemini CLI 0.61's inline screen: banner, history (` > prompt`, `✦ reply`),
+        // spinner, rule, composer, rule, footer.
+        if banner_shown(s) {
+            o.push_str(" ███ Gemini CLI v0.61.0 (stand-in)\r\n\r\n");
+        } else {
+            o.push_str("\r\n\r\n");
+        }
+        for l in &s.log {
+            o.push_str(&format!("{}\r\n", l.replace('\n', "\r\n")));
+        }
+        if dialog_on(s) {
+            o.push_str("\r\n Allow execution of: 'rm'?\r\n ● 1. Allow once\r\n   2. No\r\n");
+        } else {
+            if s.busy {
+                o.push_str(" ⠋ Thinking... (esc to cancel, 0s)      ? for shortcuts\r\n");
+            } else {
+                o.push_str("? for shortcuts\r\n");
+            }
+            o.push_str(&"─".repeat(40));
+            o.push_str("\r\n Shift+Tab to accept edits\r\n");
+            if composer.is_empty() {
+                o.push_str(" >   Type your message or @path/to/file\r\n");
+            } else {
+                o.push_str(&format!(" > {}\r\n", composer.replace('\n', "\r\n   ")));
+            }
+            o.push_str(" workspace (/directory)    sandbox    /model\r\n");
+            o.push_str(" ~/project    no sandbox    gemini-2.5-pro\r\n");
+        }
     } else {
         o.push_str("  >_ OpenAI Codex stand-in (v0.171.0)\r\n\r\n");
         for l in &s.log {
@@ -289,6 +343,15 @@ fn draw(s: &St) {
             }
             o.push_str("\r\n  ? for shortcuts\r\n");
         }
+    }
+    if s.kind == "gemini" {
+        // Inline like the real one: rewrite the lines in place rather than clear the
+        // screen (tmux 3.3 scrolls a cleared screen into the history: a stale copy of
+        // the composer there would read as an echoed prompt).
+        o = o
+            .trim_start_matches("\x1b[2J\x1b[H")
+            .replace("\r\n", "\x1b[K\r\n");
+        o = format!("\x1b[H{o}\x1b[J");
     }
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(o.as_bytes());
@@ -325,6 +388,80 @@ fn codex_path(s: &St) -> PathBuf {
         .join(format!("rollout-2026-11-29T21-02-34-{}.jsonl", s.sid))
 }
 
+/// Gemini: a prompt before the banner is dropped (the real one queues it and loses it);
+/// otherwise the composer clears, and after `echo-ms` the prompt is echoed as ` > text`
+/// with the busy line, then the reply as `✦ text` after `delay-ms`.
+fn submit_gemini(state: &Arc<Mutex<St>>, text: String) {
+    let dir = {
+        let mut s = state.lock().unwrap();
+        if !banner_shown(&s) {
+            let _ = std::fs::write(s.dir.join("lost"), &text);
+            draw(&s);
+            return;
+        }
+        s.turn += 1;
+        draw(&s);
+        s.dir.clone()
+    };
+    let state = Arc::clone(state);
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(ms_file(
+            &dir, "echo-ms", 0,
+        )));
+        {
+            let mut s = state.lock().unwrap();
+            s.busy = true;
+            let echo: Vec<String> = text
+                .split('\n')
+                .enumerate()
+                .map(|(i, l)| {
+                    if i == 0 {
+                        format!(" > {l}")
+                    } else {
+                        format!("   {l}")
+                    }
+                })
+                .collect();
+            s.log.push(echo.join("\n"));
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.join("prompts"))
+                .unwrap();
+            let _ = writeln!(f, "{}", serde_json::to_string(&text).unwrap());
+            draw(&s);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(ms_file(
+            &dir, "delay-ms", 300,
+        )));
+        while dir.join("busy").exists() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let reply = std::fs::read_to_string(dir.join("reply.txt")).unwrap_or_else(|_| {
+            format!(
+                "stand-in reply to: {}",
+                text.chars().take(40).collect::<String>()
+            )
+        });
+        let mut s = state.lock().unwrap();
+        s.busy = false;
+        let lines: Vec<String> = reply
+            .trim_end()
+            .split('\n')
+            .enumerate()
+            .map(|(i, l)| {
+                if i == 0 {
+                    format!("✦ {l}")
+                } else {
+                    format!("  {l}")
+                }
+            })
+            .collect();
+        s.log.push(lines.join("\n"));
+        draw(&s);
+    });
+}
+
 fn submit(state: &Arc<Mutex<St>>) {
     let (kind, msg, sent, path, turn, dir) = {
         let mut s = state.lock().unwrap();
@@ -336,6 +473,19 @@ fn submit(state: &Arc<Mutex<St>>) {
         };
         if composer.trim().is_empty() {
             return;
+        }
+        if s.kind == "gemini" {
+            drop(s);
+            submit_gemini(state, composer);
+            return;
+        }
+        if s.kind == "claude" {
+            // Every submitted prompt, slash commands too, under the session it was sent in.
+            append(
+                &claude_base().join("history.jsonl"),
+                &serde_json::json!({"display": composer, "pastedContents": {},
+                "timestamp": now_ms() as u64, "project": s.cwd, "sessionId": s.sid}),
+            );
         }
         if s.kind == "claude" && composer == "/clear" {
             clear(&mut s);
@@ -477,6 +627,8 @@ fn main() {
         .unwrap_or_default();
     let kind = if exe.contains("codex") {
         "codex"
+    } else if exe.contains("gemini") {
+        "gemini"
     } else {
         "claude"
     }
@@ -537,6 +689,9 @@ fn main() {
         turn: 0,
         pastes: vec![],
         paste_id: paste_id(),
+        banner_at: std::time::Instant::now()
+            + std::time::Duration::from_millis(ms_file(&dir, "banner-ms", GEMINI_BANNER_MS)),
+        pasted_at: None,
     }));
     {
         let s = state.lock().unwrap();
@@ -550,11 +705,13 @@ fn main() {
         let state = Arc::clone(&state);
         std::thread::spawn(move || {
             let mut shown = false;
+            let mut banner = false;
             loop {
                 std::thread::sleep(std::time::Duration::from_millis(50));
                 let s = state.lock().unwrap();
-                if dialog_on(&s) != shown {
-                    shown = !shown;
+                if dialog_on(&s) != shown || (s.kind == "gemini" && banner_shown(&s) != banner) {
+                    shown = dialog_on(&s);
+                    banner = banner_shown(&s);
                     draw(&s);
                 }
             }
@@ -596,6 +753,7 @@ fn main() {
                 s.composer.push_str(&String::from_utf8_lossy(&text));
                 text.clear();
                 add_paste(&mut s, &std::mem::take(&mut paste));
+                s.pasted_at = Some(std::time::Instant::now());
                 i += 6;
                 continue;
             }
@@ -621,6 +779,15 @@ fn main() {
                     let mut s = state.lock().unwrap();
                     s.composer.push_str(&String::from_utf8_lossy(&text));
                     text.clear();
+                    let soon = s
+                        .pasted_at
+                        .is_some_and(|t| t.elapsed().as_millis() < GEMINI_ENTER_AFTER_PASTE_MS);
+                    if s.kind == "gemini" && soon {
+                        // Taken as part of the paste: a newline in the composer.
+                        s.composer.push('\n');
+                        i += 1;
+                        continue;
+                    }
                     drop(s);
                     submit_now = true;
                 }

@@ -14,7 +14,8 @@
 #
 # Knobs: RIG_SRC (default: ../shared/rig beside the repository), RIG_NODE_MODULES (an
 # installed node_modules to link instead of npm install), TMUXMATE_BIN (default: a
-# release build of this checkout), KEEP=1 (keep the temp dir).
+# release build of this checkout), KEEP=1 (keep the temp dir), QUICK=1 (of the sizes,
+# only the 1-line ask).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RIG_SRC=${RIG_SRC:-$HERE/../shared/rig}
@@ -99,6 +100,8 @@ def daemon_sockets():
     return sorted(glob.glob(f"/tmp/codex-daemon-{os.getuid()}/*"))
 
 def run_cli(cli):
+    if os.environ.get("ONLY_CLEAR") == "1" and cli == "claude":
+        return only_clear(cli)
     sock = f"ra{cli[:2]}{os.getpid()}"
     rig = v.Rig(sock)
     work = f"{WORK}/proj-{cli}"
@@ -164,6 +167,8 @@ def run_cli(cli):
         ("100 KB", "".join(f"row {i:06d} lorem ipsum dolor sit amet, consectetur\n" for i in range(1700))[:100_000]),
         ("1 MiB", "".join(f"row {i:07d} lorem ipsum dolor sit amet, consectetur adipiscing\n" for i in range(17000))[:1 << 20]),
     ]
+    if os.environ.get("QUICK") == "1":  # iterating on the later cases: one ask first
+        cases = cases[:1]
     first = None
     for name, msg in cases:
         want = f"Reply for case {name}.\nSecond paragraph of the reply, complete."
@@ -220,6 +225,8 @@ def run_cli(cli):
         r, secs, j = ask("first ask after /clear")
         ok, text = reply_ok(j, "After clear.")
         row("/clear, then ask", cli, ok, time.time() - t, "" if ok else f"{text[-80:]!r} {r.stderr[-200:]}")
+    if cli in ("claude", "codex"):
+        side_cases(cli, info, rig, tm, env, work, pane)
     # Stop: the session and every process of the agent go; no daemon socket appears.
     ppid = int(rig.fmt(pane, "#{pane_pid}"))
     tree, todo = [], [ppid]
@@ -233,6 +240,11 @@ def run_cli(cli):
     stop_secs = time.time() - t
     time.sleep(1)
     alive = [p for p in tree if v.pid_alive(p)]
+    # A digest follower of the pane (the side cases attach one) ends at its next
+    # heartbeat (5 s) after the pane is gone.
+    deadline = time.time() + 8
+    while marker_procs(marker) and time.time() < deadline:
+        time.sleep(0.25)
     left = marker_procs(marker)
     new_socks = [s for s in daemon_sockets() if s not in daemons_before]
     ok = st.returncode == 0 and not alive and not left and not new_socks
@@ -242,7 +254,160 @@ def run_cli(cli):
             os.kill(p, 15)
         except OSError:
             pass
+    if cli == "claude":
+        clear_then_queued(cli, info, rig, tm)
     rig.stop(purge=True)
+
+def only_clear(cli):
+    sock = f"ra{cli[:2]}{os.getpid()}"
+    rig = v.Rig(sock)
+    work = f"{WORK}/proj-{cli}"
+    os.makedirs(work, exist_ok=True)
+    info = rig.start(cli, work, f"{RIG}/scripts/echo.json", {"RIG_CODEX_DAEMON": "0", "RIG_GEMINI_RELAUNCH": "0", "RIG_CLAUDE_TUI": "default"})
+    bindir = f"{rig.run}/bin"
+    os.makedirs(bindir, exist_ok=True)
+    os.symlink(os.path.realpath(f"{RIG}/node_modules/.bin/{cli}"), f"{bindir}/{cli}")
+    launch = open(f"{rig.run}/launch-claude.sh").read()
+    env = ["env", "-i", f"PATH={bindir}:/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "SHELL=/bin/bash", "TERM=xterm-256color",
+           f"HOME={info['AGENT_HOME']}", f"TMPDIR={rig.run}/tmp", f"ANTHROPIC_BASE_URL=http://127.0.0.1:{info['MOCK_PORT']}"]
+    env += re.findall(r"(ANTHROPIC_API_KEY=\S+|CLAUDE_CODE_\w+=\S+|DISABLE_\w+=\S+)", launch)
+    rig.tmux("set", "-g", "@tmuxmate-approval", "")
+    base = [*env, TM, "-S", info["TMUX_SOCKET_PATH"]]
+    def tm(*args, timeout=300):
+        t = time.time()
+        r = subprocess.run([*base, *args], capture_output=True, text=True, cwd=work, timeout=timeout)
+        return r, time.time() - t
+    try:
+        clear_then_queued(cli, info, rig, tm)
+    finally:
+        rig.stop(purge=True)
+
+def clear_then_queued(cli, info, rig, tm):
+    """With tmuxmate's hooks installed: a watch result queued for a Claude agent, then
+    `/clear` typed in its pane (a new session id), then a prompt: that turn gets the
+    result, once."""
+    work2 = f"{WORK}/proj-{cli}"  # the folder the rig trusts (the main agent is stopped)
+    inst, _ = tm("install", "claude")
+    t = time.time()
+    script(info, ["Hooked reply."])
+    r, _ = tm("agent", "ask", cli, "--project", work2, "--message", "first turn with hooks", "--json", timeout=240)
+    try:
+        name = json.loads(r.stdout)["name"]
+    except (ValueError, KeyError):
+        scr = ""
+        for x in json.loads(tm("agent", "list", "--json")[0].stdout or "[]"):
+            if x.get("paneId"):
+                scr += rig.capture(x["paneId"])[-400:]
+        row("/clear, then a queued watch item", cli, False, time.time() - t, f"install rc {inst.returncode} {inst.stderr[-150:]}; ask rc {r.returncode} {r.stdout[-300:]} {r.stderr[-300:]}; screen {scr!r}")
+        return
+    pane = next(x["paneId"] for x in json.loads(tm("agent", "list", "--json")[0].stdout) if x["name"] == name)
+    word = f"watch-result-{os.getpid()}"
+    w, _ = tm("watch", "start", "--notify", pane, "--", "sh", "-c", f"echo {word}")
+    deadline = time.time() + 20
+    while time.time() < deadline and "running" in tm("watch", "list")[0].stdout:
+        time.sleep(0.3)
+    time.sleep(0.5)
+    rig.tmux("send-keys", "-t", pane, "-l", "/clear")
+    time.sleep(0.3)
+    rig.tmux("send-keys", "-t", pane, "Enter")
+    time.sleep(2.0)
+    r, _ = tm("agent", "ask", name, "--message", "first prompt after /clear", "--json", timeout=120)
+    reqs = [json.dumps(x.get("body") or {}) for x in v.mock_log(info["MOCK_LOG"])]
+    after = [q for q in reqs if "first prompt after /clear" in q]
+    got = bool(after) and word in after[-1]
+    twice = sum(1 for q in reqs if word in q and "first turn with hooks" not in q and "first prompt after /clear" not in q)
+    ok = w.returncode == 0 and r.returncode == 0 and got
+    row("/clear, then a queued watch item", cli, ok, time.time() - t, "" if ok else f"watch rc {w.returncode} {w.stderr[-150:]}; ask rc {r.returncode} {r.stderr[-150:]}; the result in the turn after /clear: {got}; requests seen {len(reqs)}")
+    tm("agent", "stop", name, "--confirm")
+    tm("uninstall", "claude")
+
+def side_cases(cli, info, rig, tm, env, work, pane):
+    """A side chat about the running main agent, its side agent the same CLI: open (a
+    split: nobody is attached; remain-on-exit on, as some configs have it), the side agent
+    runs `side status` and `side report` (Codex: from its read-only sandbox, relayed by its
+    hook), the note reaches the main's next turn, close leaves no split, the window's
+    layout as before, and (Claude) no prompt line of the side session in history.jsonl."""
+    sock = info["TMUX_SOCKET_PATH"]
+    # New panes take the server's environment: give it the agent's (the mock's URL, HOME).
+    for kv in env[2:]:
+        k, _, val = kv.partition("=")
+        if k and k != "PATH" and k != "REAL_AGENTS_MARKER":
+            rig.tmux("set-environment", "-g", k, val)
+    rig.tmux("set-option", "-g", "remain-on-exit", "on")
+    rig.tmux("set-option", "-g", "@tmuxmate-side-agent", cli)
+    if cli == "claude":
+        found = sorted(glob.glob(f"{info['AGENT_HOME']}/.claude/projects/*/*.jsonl"), key=os.path.getmtime)
+        tr, fmt = (found[-1] if found else ""), "claude"
+    else:
+        found = sorted(glob.glob(f"{rig.run}/codex-home/sessions/**/rollout-*.jsonl", recursive=True), key=os.path.getmtime)
+        tr, fmt = (found[-1] if found else ""), "codex"
+    if tr:
+        tm("digest", "attach", "-t", pane, "--transcript", tr, "--format", fmt)
+    layout = rig.fmt(pane, "#{window_layout}")
+    panes0 = rig.tmux("list-panes", "-t", pane, "-F", "#{pane_id}")
+    note = f"side-note-{cli}-{os.getpid()}"
+    # Steps for the side prompt only (the main's turns get the default echo).
+    p = info["MOCK_SCRIPT"]
+    # Codex's side agent is told the binary's path (its login shell resets PATH).
+    sidetm = TM if cli == "codex" else "tmuxmate"
+    json.dump([{"match": "SIDE-ASK", "steps": [{"bash": f"{sidetm} side status"}, {"bash": f"{sidetm} side report '{note}'"}, "Side done."]}], open(p + ".tmp", "w"))
+    os.replace(p + ".tmp", p)
+    t = time.time()
+    o, _ = tm("side", "open", "-t", pane, timeout=120)
+    split = None
+    if o.returncode == 0:
+        ids = rig.tmux("list-panes", "-t", pane, "-F", "#{pane_id}").split()
+        split = next((x for x in ids if x != pane), None)
+    row("side open (split)", cli, o.returncode == 0 and split is not None, time.time() - t, "" if o.returncode == 0 and split else f"rc {o.returncode} {o.stdout[-150:]} {o.stderr[-300:]}")
+    if not split:
+        return
+    # The side agent is ready when its composer shows; then one side prompt.
+    deadline = time.time() + 60
+    while time.time() < deadline and not re.search(r"(❯|›|for shortcuts)", rig.capture(split)):
+        time.sleep(0.3)
+    time.sleep(1.0)
+    t = time.time()
+    rig.send(split, "SIDE-ASK: what is the main agent doing? report it.")
+    addr = None
+    ok = False
+    while time.time() - t < 90:
+        log = json.dumps(v.mock_log(info["MOCK_LOG"])[-6:])
+        if "Side done." in log or "queued for the main" in log or "handed to the side chat" in log:
+            ok = True
+            break
+        time.sleep(0.5)
+    log = json.dumps(v.mock_log(info["MOCK_LOG"]))
+    status_seen = "main agent in" in log
+    # Codex's read-only sandbox: the report can only be printed; its hook relays it.
+    relayed = cli != "codex" or "handed to the side chat" in log
+    good = ok and status_seen and relayed
+    row("side status + report (side agent)", cli, good, time.time() - t, ("relayed from the sandbox by the hook" if cli == "codex" else "") if good else f"side turn ended {ok}; status output seen by the model {status_seen}; relayed {relayed}; screen: {rig.capture(split)[-300:]!r}")
+    # The note reaches the main agent's next turn (its ledger, read as its hook would).
+    time.sleep(1.5)
+    agent_opt = rig.fmt(pane, "#{@tmuxmate-agent}")
+    addr = agent_opt or f"pane:{sock}:{pane}"
+    tr_out, secs = tm("turn", "--agent", addr)
+    got = note in tr_out.stdout
+    row("side report reaches the main's turn", cli, got, secs, "" if got else f"turn --agent {addr}: {tr_out.stdout[-200:]!r} {tr_out.stderr[-200:]}")
+    side_sid = None
+    rec = rig.tmux("show-options", "-pqv", "-t", pane, "@tmuxmate-side").strip()
+    try:
+        side_sid = json.loads(rec)["session"]
+    except ValueError:
+        pass
+    t = time.time()
+    c, _ = tm("side", "close", "-t", pane, timeout=60)
+    secs = time.time() - t
+    time.sleep(0.5)
+    panes1 = rig.tmux("list-panes", "-t", pane, "-F", "#{pane_id} #{pane_dead}")
+    same = rig.fmt(pane, "#{window_layout}") == layout and panes1.split()[0::2] == panes0.split()
+    hist_clean = True
+    if cli == "claude" and side_sid:
+        h = f"{info['AGENT_HOME']}/.claude/history.jsonl"
+        hist_clean = not os.path.exists(h) or side_sid not in open(h).read()
+    ok = c.returncode == 0 and same and hist_clean
+    row("side close: no split, layout, history", cli, ok, secs, c.stdout.strip()[-160:] if ok else f"rc {c.returncode} {c.stdout[-200:]} {c.stderr[-200:]}; panes {panes1!r}; layout same {same}; history clean {hist_clean}")
+    rig.tmux("set-option", "-g", "remain-on-exit", "off")
 
 which = sys.argv[1:] or ["claude", "codex", "gemini"]
 for cli in which:

@@ -647,6 +647,10 @@ pub enum SideAction {
         #[arg(long)]
         json: bool,
     },
+    /// Codex's PostToolUse hook inside a side chat: queue a note that a sandboxed
+    /// `side report` could only print (hook JSON on stdin; prints nothing).
+    #[command(hide = true)]
+    Relay,
     /// End the side chat of pane -t and delete its session files.
     Close {
         #[arg(short = 't', long = "target")]

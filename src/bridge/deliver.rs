@@ -213,6 +213,10 @@ pub fn reply_file(c: &Contract, a: &Adapter) -> Option<std::path::PathBuf> {
     }
 }
 
+/// Pane fallback: how long after a send its prompt may take to show before the turn is
+/// taken as not started (a lost prompt blocks further sends no longer than this).
+const PANE_ECHO_GRACE_MS: u64 = 10_000;
+
 /// Is the turn that began with the last send still open, as far as the record shows?
 /// (The pane fallback: our prompt is on screen and its reply not yet whole; a CLI may
 /// look idle for a moment between Enter and its first busy frame.)
@@ -220,7 +224,12 @@ fn mid_turn(tmux: &Tmux, c: &Contract, a: &Adapter) -> bool {
     let Some(m) = &c.last_send else { return false };
     if a.reply == ReplySource::Pane {
         let t = super::turns::pane_turn(tmux, c, a, m);
-        return t.submitted && !t.complete;
+        // A CLI may clear its composer (and look ready) a moment before it draws the
+        // prompt it took and its busy line: our send verified, the next check saw neither
+        // (Gemini CLI 0.61, release build: a second ask went in and was queued). Until the
+        // prompt shows, a recent send counts as a turn in progress.
+        let recent = crate::sys::state::now_ms().saturating_sub(m.at) < PANE_ECHO_GRACE_MS;
+        return !t.complete && (t.submitted || recent);
     }
     let Some(f) = reply_file(c, a) else {
         return false;

@@ -17,6 +17,8 @@ use crate::bridge::launch::{uuid_v4, which};
 use crate::cli::SideAction;
 use crate::error::{CliError, CliResult};
 use crate::side;
+use crate::side::relay;
+use crate::side::split;
 use crate::sys::state;
 use crate::tmux::Tmux;
 use crate::tmux::format::{parse_records, record_format};
@@ -75,6 +77,7 @@ fn read_start(pane: &str) -> Option<StartState> {
 fn failed_open(tmux: &Tmux, pane: &str, split: Option<&str>, message: String) -> CliError {
     if let Some(p) = split {
         let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(p)]);
+        split::restore(tmux, pane);
     }
     let _ = std::fs::remove_file(start_path(pane));
     let _ = std::fs::remove_file(result_path(pane));
@@ -145,6 +148,7 @@ fn open(tmux: &Tmux, target: Option<&str>, client: Option<&str>) -> CliResult {
             }
         }
         None => {
+            let before = split::before(tmux, &pane);
             let out = tmux.run(
                 &targs![
                     "split-window",
@@ -164,6 +168,7 @@ fn open(tmux: &Tmux, target: Option<&str>, client: Option<&str>) -> CliResult {
                 .collect::<Vec<_>>(),
             )?;
             let split = out.trim().to_string();
+            split::opened(tmux, &pane, &split, before);
             // "Opened" only once the side agent is up: one that dies at start is an error.
             let start = Instant::now();
             loop {
@@ -215,14 +220,8 @@ fn open(tmux: &Tmux, target: Option<&str>, client: Option<&str>) -> CliResult {
 }
 
 fn side_agent(tmux: &Tmux) -> String {
-    let v = tmux
-        .run(&[
-            "show-options",
-            "-gqv",
-            crate::tmux::options::SIDE_AGENT.name,
-        ])
-        .unwrap_or_default();
-    crate::tmux::options::SIDE_AGENT.text(&v).to_string()
+    let o = crate::tmux::options::SIDE_AGENT;
+    o.text(&o.global(tmux)).to_string()
 }
 
 /// Launch arguments for a read-only side agent of `adapter`.
@@ -244,6 +243,9 @@ fn side_argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<
         // Hooks from `-c` are not trusted yet: bypassing trust for this one throwaway
         // session (which also keeps it off the shared daemon) lets its per-turn hook run.
         "codex" => vec![
+            // Its own process, not the shared daemon: hooks keep this side chat's
+            // environment (its main pane, its relay nonce) and nothing outlives it.
+            "--no-daemon".into(),
             "--no-alt-screen".into(),
             "--sandbox".into(),
             "read-only".into(),
@@ -254,6 +256,17 @@ fn side_argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<
             format!(
                 "hooks.UserPromptSubmit=[{{hooks=[{{type=\"command\",command={}}}]}}]",
                 serde_json::to_string(&hook).unwrap_or_default()
+            ),
+            // Its read-only sandbox lets `side report` only print; this hook runs outside
+            // it and queues what was printed (src/side_relay.rs).
+            "-c".into(),
+            format!(
+                "hooks.PostToolUse=[{{matcher=\"*\",hooks=[{{type=\"command\",command={}}}]}}]",
+                serde_json::to_string(&format!(
+                    "{} side relay",
+                    crate::control::create::sh_quote(bin)
+                ))
+                .unwrap_or_default()
             ),
             "-c".into(),
             format!(
@@ -313,7 +326,20 @@ fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
         .ok_or_else(|| CliError::new(format!("the {adapter} CLI is not on PATH")))?;
     let bin = std::env::current_exe()?;
     let session = uuid_v4()?;
-    let role = side::ROLE.replace("{MAIN}", &pane);
+    let mut role = side::ROLE.replace("{MAIN}", &pane);
+    if adapter == "codex" {
+        // Codex runs commands in a login shell, whose profile resets PATH (Codex 0.171 in
+        // the rig: "tmuxmate: command not found"): name the binary by its path.
+        role = role.replace(
+            "`tmuxmate side",
+            &format!(
+                "`{} side",
+                crate::control::create::sh_quote(&bin.to_string_lossy())
+            ),
+        );
+    }
+    // Known to the side agent's commands and hooks only: what a relayed report must carry.
+    let nonce = uuid_v4()?.replace('-', "");
     let argv = side_argv(&adapter, &session, &role, &bin.to_string_lossy())?;
     let started = state::now_ms();
     let rec = SideRecord {
@@ -371,6 +397,7 @@ fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
     child
         .args(&argv)
         .env(side::ENV_MAIN, &pane)
+        .env(relay::ENV_NONCE, &nonce)
         .env(
             side::ENV_TRANSCRIPT,
             main_transcript.as_deref().unwrap_or(""),
@@ -455,7 +482,13 @@ fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
         main_transcript.as_deref(),
         own.as_deref(),
     );
-    let (ok, line) = side::delete_and_verify(&files);
+    let (mut ok, mut line) = side::delete_and_verify(&files);
+    if adapter == "claude" {
+        // Its prompts are also in Claude's prompt history, by session id.
+        let (hist_ok, said) = side::forget_prompts(&session, own.as_deref());
+        ok &= hist_ok;
+        line = format!("{line}; {said}");
+    }
     state::log(&format!("side chat of {pane}: {line}"));
     let _ = state::write_atomic(&result_path(&pane), line.as_bytes());
     let _ = tmux.run(&targs![
@@ -493,6 +526,64 @@ fn run_side_inner(tmux: &Tmux, target: &str) -> CliResult {
     if ok { Ok(()) } else { Err(CliError::new(line)) }
 }
 
+/// `side report` inside a sandbox: the same checks, then the note on stdout as one relay
+/// line that the side chat's PostToolUse hook picks up (outside the sandbox).
+fn relay_report(nonce: &str, text: &str, json: bool, why: &CliError) -> CliResult {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(CliError::usage("refused: the report is empty"));
+    }
+    if t.chars().count() > side::REPORT_MAX {
+        return Err(CliError::usage(format!(
+            "refused: the report is longer than {} characters; summarise it",
+            side::REPORT_MAX
+        )));
+    }
+    state::log(&format!(
+        "side report relayed through the side chat's hook ({})",
+        why.msg
+    ));
+    let said = "handed to the side chat, which queues it for the main agent's next turn (this sandbox blocks tmux and the state dir)";
+    if json {
+        super::out_json(
+            &serde_json::json!({"queued": "relayed", "relay": relay::line(nonce, t), "note": said}),
+        );
+    } else {
+        super::out_line(&format!("{}\n{said}", relay::line(nonce, t)));
+    }
+    Ok(())
+}
+
+/// Codex's PostToolUse hook in a side chat: unattended, so it logs and prints nothing.
+fn relay_hook(tmux: &Tmux) {
+    use std::io::Read;
+    let Some(nonce) = relay::nonce() else {
+        return;
+    };
+    let mut raw = Vec::new();
+    if std::io::stdin()
+        .take(4 << 20)
+        .read_to_end(&mut raw)
+        .is_err()
+    {
+        return;
+    }
+    let Ok(input) = serde_json::from_slice::<serde_json::Value>(&raw) else {
+        state::log("side relay: the hook input is not JSON; nothing relayed");
+        return;
+    };
+    let Some((id, text)) = relay::from_hook(&input, &nonce) else {
+        return;
+    };
+    let key = format!("side:relay:{id}");
+    match side::main_pane(tmux, None).and_then(|p| side::report_keyed(tmux, &p, &text, &key)) {
+        Ok((agent, _)) => state::log(&format!(
+            "side relay: queued the side chat's note for {agent}"
+        )),
+        Err(e) => state::log(&format!("side relay: could not queue the note: {}", e.msg)),
+    }
+}
+
 fn close(tmux: &Tmux, target: Option<&str>) -> CliResult {
     let pane = side::main_pane(tmux, target)?;
     let raw = tmux.run(&targs![
@@ -517,6 +608,8 @@ fn close(tmux: &Tmux, target: Option<&str>) -> CliResult {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(20) {
         if let Ok(line) = std::fs::read_to_string(result_path(&pane)) {
+            // The split it ran in (no client was attached) closes; the window is as before.
+            split::restore(tmux, &pane);
             super::out_line(&line);
             return if line.contains("could NOT") {
                 Err(CliError::new(line))
@@ -537,7 +630,13 @@ pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
         SideAction::Open { target, client } => open(tmux, target.as_deref(), client.as_deref()),
         SideAction::Run { target } => run_side(tmux, &target),
         SideAction::Status { target, json } => {
-            let st = side::status_for(tmux, target.as_deref())?;
+            let st = match side::main_pane(tmux, target.as_deref()) {
+                Ok(pane) => side::status(tmux, &pane)?,
+                Err(e) => match (target.is_none(), side::offline_transcript()) {
+                    (true, Some(t)) => side::status_offline(&t),
+                    _ => return Err(e),
+                },
+            };
             if json {
                 super::out_json(&st);
             } else {
@@ -555,8 +654,20 @@ pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
             limit,
             json,
         } => {
-            let lines =
-                side::history_for(tmux, target.as_deref(), turn, contains.as_deref(), limit)?;
+            if limit == 0 || limit > side::HISTORY_MAX {
+                return Err(CliError::usage(format!(
+                    "--limit must be 1 to {}",
+                    side::HISTORY_MAX
+                )));
+            }
+            let transcript = match side::main_pane(tmux, target.as_deref()) {
+                Ok(pane) => crate::digest::pane::load(tmux, &pane, None)?.transcript,
+                Err(e) => match (target.is_none(), side::offline_transcript()) {
+                    (true, Some(t)) => t.into(),
+                    _ => return Err(e),
+                },
+            };
+            let lines = side::history(&transcript, turn, contains.as_deref(), limit)?;
             if json {
                 super::out_json(&lines);
             } else if lines.is_empty() {
@@ -571,15 +682,24 @@ pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
             Ok(())
         }
         SideAction::Report { target, text, json } => {
-            let r = side::report_for(tmux, target.as_deref(), &text)?;
+            let queued = side::main_pane(tmux, target.as_deref())
+                .and_then(|pane| side::report(tmux, &pane, &text));
+            let (agent, key) = match (queued, target.is_none(), relay::nonce()) {
+                (Ok(q), _, _) => q,
+                // Inside a sandbox that blocks tmux and the state dir (Codex read-only):
+                // print the note for the side chat's hook to deliver.
+                (Err(e), true, Some(nonce)) => return relay_report(&nonce, &text, json, &e),
+                (Err(e), _, _) => return Err(e),
+            };
             if json {
-                super::out_json(&r);
+                super::out_json(&serde_json::json!({"queued": true, "agent": agent, "key": key}));
             } else {
-                super::out_line(&format!(
-                    "queued for the main agent's next turn ({})",
-                    r.agent
-                ));
+                super::out_line(&format!("queued for the main agent's next turn ({agent})"));
             }
+            Ok(())
+        }
+        SideAction::Relay => {
+            relay_hook(tmux);
             Ok(())
         }
         SideAction::Close { target } => close(tmux, target.as_deref()),

@@ -363,20 +363,28 @@ impl Follower<'_> {
         Ok(())
     }
 
-    fn heartbeat(&mut self) -> Result<(), TmuxError> {
+    /// Beat, and in the same call ask whether the pane's process has ended: a dead pane
+    /// kept by `remain-on-exit` still takes options, but no agent will write again.
+    /// `Ok(false)` when it is dead.
+    fn heartbeat(&mut self) -> Result<bool, TmuxError> {
         let info = self.info_json();
         let pane = self.pane.clone();
-        self.tmux
-            .run(&targs![
-                "set-option",
-                "-p",
-                "-t",
-                Arg::id(&pane),
-                "--",
-                OPT_FOLLOWER,
-                Arg::literal(&info)
-            ])
-            .map(|_| ())
+        let out = self.tmux.run(&targs![
+            "set-option",
+            "-p",
+            "-t",
+            Arg::id(&pane),
+            "--",
+            OPT_FOLLOWER,
+            Arg::literal(&info),
+            Arg::SEP,
+            "display-message",
+            "-p",
+            "-t",
+            Arg::id(&pane),
+            "#{pane_dead}"
+        ])?;
+        Ok(out.trim() != "1")
     }
 
     fn save(&mut self) {
@@ -549,12 +557,22 @@ pub fn run(tmux: &Tmux, pane: &str) -> Result<(), String> {
     let first = if fl.shown.as_deref() == Some(status_line(&fl.fold.digest).as_str()) {
         fl.heartbeat()
     } else {
-        fl.push()
+        fl.push().and_then(|()| fl.heartbeat())
     };
-    if let Err(e) = first {
-        state::log(&format!("digest follower {pane}: {e}; exiting"));
-        fl.save();
-        return Ok(());
+    match first {
+        Err(e) => {
+            state::log(&format!("digest follower {pane}: {e}; exiting"));
+            fl.save();
+            return Ok(());
+        }
+        Ok(false) => {
+            state::log(&format!(
+                "digest follower {pane}: the pane is dead (remain-on-exit); exiting"
+            ));
+            fl.save();
+            return Ok(());
+        }
+        Ok(true) => {}
     }
     let mut next_beat = Instant::now() + beat;
     let mut push_at: Option<Instant> = None;
@@ -634,12 +652,21 @@ pub fn run(tmux: &Tmux, pane: &str) -> Result<(), String> {
                 let earliest = fl.last_push.map_or(now, |t| t + MIN_PUSH);
                 push_at.get_or_insert(earliest);
             }
-            if let Err(e) = fl.heartbeat()
-                && gone(&e)
-            {
-                state::log(&format!("digest follower {pane}: {e}; exiting"));
-                pane_gone = pane_is_gone(&e);
-                break;
+            match fl.heartbeat() {
+                Err(e) if gone(&e) => {
+                    state::log(&format!("digest follower {pane}: {e}; exiting"));
+                    pane_gone = pane_is_gone(&e);
+                    break;
+                }
+                Ok(false) => {
+                    // Its process ended and tmux keeps the pane only to show it: no agent
+                    // writes to this transcript from here (a respawn starts a new follower).
+                    state::log(&format!(
+                        "digest follower {pane}: the pane is dead (remain-on-exit); exiting"
+                    ));
+                    break;
+                }
+                _ => {}
             }
         }
         if fl.cache_dirty && fl.last_cache.elapsed() >= CACHE_EVERY {

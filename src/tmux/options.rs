@@ -225,6 +225,11 @@ pub const SIDE_TRANSCRIPT: Opt = ours(
     Scope::Pane,
     "the side chat's transcript",
 );
+pub const SIDE_SPLIT: Opt = ours(
+    "@tmuxmate-side-split",
+    Scope::Pane,
+    "the side chat's split and the main window's layout before it",
+);
 pub const MANAGED: Opt = ours("@tmuxmate-managed", Scope::Session, "a bridge session");
 pub const ADAPTER: Opt = ours(
     "@tmuxmate-adapter",
@@ -296,6 +301,7 @@ pub const ALL: &[Opt] = &[
     FOLLOWER,
     SIDE,
     SIDE_TRANSCRIPT,
+    SIDE_SPLIT,
     MANAGED,
     ADAPTER,
     CLI,

@@ -70,7 +70,7 @@ impl Bridge {
         .unwrap();
         let bin = s.dir.join("bin");
         std::fs::create_dir_all(&bin).unwrap();
-        for n in ["claude", "codex", "myrepl"] {
+        for n in ["claude", "codex", "gemini", "myrepl"] {
             let _ = std::fs::copy(standin_bin(), bin.join(n));
         }
         let sd = s.dir.join(format!("sd-{project}"));
@@ -835,7 +835,18 @@ fn custom_cli_behind_a_symlink_is_itself_and_ready_regex_matches_trimmed_lines()
     .unwrap();
     let list = b.ok(&s, &["agent", "list"]);
     assert!(list.contains("[ready]"), "{list}");
-    let r = b.ok(&s, &["agent", "ask", &st.name, "--message", "hello there"]);
+    let r = b.ok(
+        &s,
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            "hello there",
+            "--timeout-s",
+            "20",
+        ],
+    );
     assert!(r.contains("stand-in reply to: hello there"), "{r}");
     // Printed hints reach this server as printed: the attach line names its socket.
     assert!(
@@ -856,4 +867,83 @@ fn custom_cli_behind_a_symlink_is_itself_and_ready_regex_matches_trimmed_lines()
         "{check}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// Gemini CLI 0.61 through the pane fallback: start waits for the banner (a prompt before
+/// it is lost), a multi-line paste stays one prompt (an Enter within 40 ms of a paste is a
+/// newline), and a second ask right after a send is refused even while the CLI has
+/// cleared its composer but not yet drawn the prompt it took.
+#[test]
+fn gemini_prompts_are_never_lost_doubled_or_queued_behind_our_own_turn() {
+    let s = server!();
+    let b = Bridge::new(&s, "gem", "main");
+    std::fs::write(b.sd.join("banner-ms"), "1500").unwrap();
+    let st = b.start(&s, "gemini");
+    assert_eq!(st.adapter, "gemini");
+    let r = b.ok(
+        &s,
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            "hello there",
+            "--timeout-s",
+            "20",
+        ],
+    );
+    assert!(r.contains("stand-in reply to: hello there"), "{r}");
+    assert!(
+        !b.sd.join("lost").exists(),
+        "nothing was sent before the banner"
+    );
+    let three = "one\ntwo\nthree";
+    let r = b.ok(
+        &s,
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            three,
+            "--timeout-s",
+            "20",
+        ],
+    );
+    assert!(r.contains("stand-in reply to: one"), "{r}");
+    assert_eq!(
+        b.prompts(),
+        vec!["hello there".to_string(), three.to_string()]
+    );
+    // The prompt shows 700 ms after the composer clears; the turn takes 2 s.
+    std::fs::write(b.sd.join("echo-ms"), "700").unwrap();
+    std::fs::write(b.sd.join("delay-ms"), "2000").unwrap();
+    std::fs::write(b.sd.join("reply.txt"), "Slow answer.").unwrap();
+    let t0 = std::time::Instant::now();
+    b.ok(
+        &s,
+        &["agent", "send", &st.name, "--message", "a slow question"],
+    );
+    let e = b.refused(
+        &s,
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            "are you there?",
+            "--timeout-s",
+            "20",
+        ],
+        "refused",
+    );
+    assert!(e.contains("mid-turn") || e.contains("busy"), "{e}");
+    let w = b.ok(&s, &["agent", "wait", &st.name, "--timeout-s", "30"]);
+    assert!(w.contains("Slow answer."), "{w}");
+    assert!(
+        t0.elapsed() >= Duration::from_millis(2000),
+        "it waited for the turn"
+    );
+    assert_eq!(b.prompts().len(), 3, "{:?}", b.prompts());
+    assert!(!b.prompts().iter().any(|p| p.contains("are you there")));
 }

@@ -927,3 +927,32 @@ fn transcript_directory_created_after_attach_is_followed_by_notification() {
         },
     );
 }
+
+#[test]
+fn follower_of_a_dead_pane_kept_by_remain_on_exit_exits() {
+    let s = server!();
+    s.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+    let pane = shell_pane(&s);
+    let mut w = ClaudeWriter::new();
+    w.turn(1, false);
+    let p = s.dir.join("session.jsonl");
+    write_file(&p, &w.text());
+    attach(&s, &pane, &p);
+    let i = wait_follower(&s, &pane, "the first push", |i| i.pushes == 1);
+    assert!(alive(i.pid));
+    // The pane's process ends; tmux keeps the pane, dead, because of remain-on-exit.
+    s.tmux(&["send-keys", "-t", &pane, "exit", "Enter"]);
+    wait_until("the pane to be dead", Duration::from_secs(10), || {
+        (opt(&s, &pane, "pane_dead") == "1").then_some(())
+    });
+    wait_until(
+        "the follower of the dead pane to exit",
+        Duration::from_secs(10),
+        || (!alive(i.pid)).then_some(()),
+    );
+    assert_eq!(
+        opt(&s, &pane, "pane_id"),
+        pane,
+        "the dead pane itself is still there (remain-on-exit)"
+    );
+}

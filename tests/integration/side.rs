@@ -274,3 +274,201 @@ fn a_sandboxed_side_agent_reads_the_transcript_without_tmux() {
         .unwrap();
     assert!(ok(o).contains("idle"));
 }
+
+/// One line of Claude's prompt history, as Claude Code 2.1.332 writes it.
+fn history_line(sid: &str, text: &str) -> String {
+    format!(
+        "{}\n",
+        serde_json::json!({"display": text, "pastedContents": {}, "timestamp": 1796118133382u64,
+        "project": "/somewhere", "sessionId": sid})
+    )
+}
+
+#[test]
+fn close_under_remain_on_exit_leaves_no_split_restores_the_layout_and_forgets_the_prompts() {
+    let s = server!();
+    // The person's config keeps dead panes: globally, and on the main window too.
+    s.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+    let (main, _) = main_pane(&s);
+    s.tmux(&["set-option", "-w", "-t", &main.pane, "remain-on-exit", "on"]);
+    let layout = |s: &Server| {
+        s.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &main.pane,
+            "#{window_layout}",
+        ])
+    };
+    let panes = |s: &Server| {
+        s.tmux(&[
+            "list-panes",
+            "-t",
+            &main.pane,
+            "-F",
+            "#{pane_id} #{pane_dead}",
+        ])
+    };
+    let before_layout = layout(&s);
+    let before_panes = panes(&s);
+    // A history with other sessions' prompts already in it, one of them naming no session.
+    let hist = s.home.join(".claude/history.jsonl");
+    std::fs::create_dir_all(hist.parent().unwrap()).unwrap();
+    let mut others = String::new();
+    others.push_str(&history_line(
+        "11111111-1111-4111-8111-111111111111",
+        "person: fix the build",
+    ));
+    others.push_str("{\"display\":\"an old line without a session\",\"timestamp\":1}\n");
+    others.push_str(&history_line(
+        "22222222-2222-4222-8222-222222222222",
+        "another agent",
+    ));
+    std::fs::write(&hist, &others).unwrap();
+
+    let bin = s.dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(crate::bridge::standin_bin(), bin.join("claude")).unwrap();
+    let sd = s.dir.join("side-sd");
+    std::fs::create_dir_all(&sd).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    s.tmux(&["set-environment", "-g", "STANDIN_DIR", sd.to_str().unwrap()]);
+    let out = ok(s
+        .tmuxmate()
+        .env("PATH", &path)
+        .args(["side", "open", "-t", &main.pane])
+        .output()
+        .unwrap());
+    assert!(out.contains("split"), "{out}");
+    let rec: serde_json::Value = serde_json::from_str(
+        s.tmux(&["show", "-pv", "-t", &main.pane, "@tmuxmate-side"])
+            .trim(),
+    )
+    .unwrap();
+    let session = rec["session"].as_str().unwrap().to_string();
+    let side_pane = panes(&s)
+        .lines()
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .find(|p| *p != main.pane)
+        .unwrap();
+    // Two side prompts, with a person's prompt of another session between them.
+    for (k, q) in ["where is it now?", "and what failed?"].iter().enumerate() {
+        ok(s.run(&["paste", "-t", &side_pane, "--enter", "--settle-ms", "20", q]));
+        wait_until(
+            "the side prompt in the history",
+            Duration::from_secs(10),
+            || {
+                let h = std::fs::read_to_string(&hist).ok()?;
+                (h.matches(&session).count() == k + 1).then_some(())
+            },
+        );
+        wait_until("the side turn to end", Duration::from_secs(10), || {
+            let t = s.tmux(&["capture-pane", "-p", "-t", &side_pane]);
+            t.contains("stand-in reply to").then_some(())
+        });
+        if k == 0 {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&hist)
+                .unwrap();
+            use std::io::Write;
+            let l = history_line("11111111-1111-4111-8111-111111111111", "person: meanwhile");
+            f.write_all(l.as_bytes()).unwrap();
+            others.push_str(&l);
+        }
+    }
+    assert_ne!(layout(&s), before_layout, "the split is there");
+    let closed = ok(s.run(&["side", "close", "-t", &main.pane]));
+    assert!(
+        closed.contains("removed 2 prompt line(s) of the side session"),
+        "{closed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&hist).unwrap(),
+        others,
+        "exactly the side session's lines are gone, every other byte kept"
+    );
+    // No dead split, and the window as it was.
+    wait_until("the split to go", Duration::from_secs(10), || {
+        (panes(&s) == before_panes).then_some(())
+    });
+    assert_eq!(layout(&s), before_layout);
+    assert!(
+        s.tmux(&["show", "-pqv", "-t", &main.pane, "@tmuxmate-side-split"])
+            .trim()
+            .is_empty()
+    );
+    assert!(main.bytes().is_empty(), "nothing may reach the main pane");
+}
+
+#[test]
+fn a_sandboxed_side_report_is_printed_and_relayed_by_the_hook_once() {
+    let s = server!();
+    let (main, _) = main_pane(&s);
+    s.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &main.pane,
+        "@tmuxmate-agent",
+        "main-sid",
+    ]);
+    let nonce = "5f1c0e9a8b7d6c5e4f3a2b1c0d9e8f7a";
+    let note = "Step 3 failed twice:\nsee \"fixture\" ; $(touch NEVER) 日本 🎉";
+    // Inside Codex's read-only sandbox: no tmux socket, no state dir.
+    let o = s
+        .tmuxmate()
+        .env("TMUXMATE_TMUX", "/nonexistent/tmux")
+        .env("TMUXMATE_SIDE_MAIN", &main.pane)
+        .env("TMUXMATE_SIDE_RELAY", nonce)
+        .args(["side", "report", note])
+        .output()
+        .unwrap();
+    let printed = ok(o);
+    assert!(printed.contains("tmuxmate-side-report-v1 "), "{printed}");
+    assert!(printed.contains("handed to the side chat"), "{printed}");
+    assert_eq!(
+        ok(s.run(&["turn", "--agent", "main-sid"])),
+        "",
+        "nothing queued yet"
+    );
+    // Codex's PostToolUse hook, outside the sandbox, gets the command and its output.
+    let hook = |cmd: &str, out: &str, id: &str, nonce: &str| {
+        let input = serde_json::json!({"session_id": "side", "hook_event_name": "PostToolUse",
+            "tool_name": "Bash", "tool_input": {"command": cmd}, "tool_response": out,
+            "tool_use_id": id});
+        let mut c = s.tmuxmate();
+        c.env("TMUXMATE_SIDE_MAIN", &main.pane)
+            .env("TMUXMATE_SIDE_RELAY", nonce)
+            .args(["side", "relay"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut ch = c.spawn().unwrap();
+        use std::io::Write;
+        ch.stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let o = ch.wait_with_output().unwrap();
+        assert!(o.status.success());
+        assert!(o.stdout.is_empty(), "a hook that prints nothing");
+    };
+    let cmd = "tmuxmate side report 'Step 3 failed twice'";
+    // Another nonce (a relay line read from a file or the main's history): nothing.
+    hook(cmd, &printed, "call_a", "ffffffffffffffffffffffffffffffff");
+    hook("cat old-output.txt", &printed, "call_b", nonce);
+    assert_eq!(ok(s.run(&["turn", "--agent", "main-sid"])), "");
+    // The real one, and the same hook fired twice: one note.
+    hook(cmd, &printed, "call_c", nonce);
+    hook(cmd, &printed, "call_c", nonce);
+    let t1 = ok(s.run(&["turn", "--agent", "main-sid"]));
+    assert!(t1.contains("tmux side chat note"), "{t1}");
+    assert!(
+        t1.contains("see \"fixture\" ; $(touch NEVER) 日本 🎉"),
+        "{t1}"
+    );
+    assert_eq!(ok(s.run(&["turn", "--agent", "main-sid"])), "");
+    assert!(!s.dir.join("NEVER").exists());
+    assert!(main.bytes().is_empty());
+}

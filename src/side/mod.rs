@@ -9,6 +9,10 @@
 //! when it ends. Invariants: the side agent gets no copy of the main history; nothing here
 //! sends a byte to the main pane; every output is bounded.
 
+pub mod claude_history;
+pub mod relay;
+pub mod split;
+
 use crate::targs;
 use crate::tmux::Arg;
 use std::path::{Path, PathBuf};
@@ -33,7 +37,7 @@ pub const OPT_SIDE_TRANSCRIPT: &str = crate::tmux::options::SIDE_TRANSCRIPT.name
 pub const HISTORY_DEFAULT: usize = 40;
 pub const HISTORY_MAX: usize = 200;
 const LINE_MAX: usize = 400;
-const REPORT_MAX: usize = 4000;
+pub const REPORT_MAX: usize = 4000;
 /// The harness cap is 10,000 characters; stay below it.
 const CONTEXT_MAX: usize = 9000;
 
@@ -365,6 +369,21 @@ pub fn history(
 
 /// Queue a note for the main agent's next turn. Returns the ledger key.
 pub fn report(tmux: &Tmux, pane: &str, text: &str) -> Result<(String, String), CliError> {
+    let key = format!(
+        "side:{}-{}",
+        crate::sys::state::now_ms(),
+        std::process::id()
+    );
+    report_keyed(tmux, pane, text, &key)
+}
+
+/// `report` under a given ledger key: the same key twice queues one note.
+pub fn report_keyed(
+    tmux: &Tmux,
+    pane: &str,
+    text: &str,
+    key: &str,
+) -> Result<(String, String), CliError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(CliError::usage("refused: the report is empty"));
@@ -376,11 +395,7 @@ pub fn report(tmux: &Tmux, pane: &str, text: &str) -> Result<(String, String), C
     }
     let m = main_facts(tmux, pane)?;
     let agent = main_address(&m);
-    let key = format!(
-        "side:{}-{}",
-        crate::sys::state::now_ms(),
-        std::process::id()
-    );
+    let key = key.to_string();
     let note = format!(
         "tmux side chat note (from a side conversation about this session, not from the user):\n{text}"
     );
@@ -495,6 +510,36 @@ fn rollout_started_after(p: &Path, ms: u64) -> bool {
         .is_some_and(|t| t + 1000 >= ms)
 }
 
+/// Remove the side session's prompts from Claude's prompt history: the lines of its own
+/// session id (given at launch), and of the session its hook last reported (a `/clear`
+/// inside the side chat starts a new id). Returns (ok, a line saying what happened).
+pub fn forget_prompts(session: &str, own_transcript: Option<&str>) -> (bool, String) {
+    let mut ids = vec![session.to_string()];
+    if let Some(stem) = own_transcript
+        .map(Path::new)
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .and_then(|p| p.file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| s.len() == 36 && s != session)
+    {
+        ids.push(stem);
+    }
+    let file = crate::side::claude_history::path(&crate::bridge::transcript::claude_dir());
+    match crate::side::claude_history::remove_sessions(&file, &ids) {
+        Ok(n) => (
+            true,
+            format!(
+                "removed {n} prompt line(s) of the side session from {}",
+                file.display()
+            ),
+        ),
+        Err(e) => (
+            false,
+            format!("its prompt lines could NOT be removed from the history: {e}"),
+        ),
+    }
+}
+
 /// Delete the files and check that they are gone. Returns a line saying honestly what happened.
 pub fn delete_and_verify(files: &[PathBuf]) -> (bool, String) {
     let mut left = Vec::new();
@@ -534,7 +579,7 @@ pub fn delete_and_verify(files: &[PathBuf]) -> (bool, String) {
 }
 
 /// Inside a side agent that cannot reach tmux: the main transcript it was given.
-fn offline_transcript() -> Option<String> {
+pub fn offline_transcript() -> Option<String> {
     std::env::var(ENV_TRANSCRIPT).ok().filter(|s| !s.is_empty())
 }
 
