@@ -25,7 +25,7 @@
 //!   text goes on stdin. Nothing else is run on the remote host.
 
 use std::fs::File;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -426,7 +426,9 @@ fn private_dir(dir: &Path) -> Result<(), String> {
                 let _ = std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o700));
             }
         }
-        match std::fs::create_dir(dir) {
+        // Created 0700 (never visible wider): a parallel call that finds it between a
+        // plain mkdir and the chmod below would refuse it as open to others.
+        match std::fs::DirBuilder::new().mode(0o700).create(dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(fail(e.to_string())),
