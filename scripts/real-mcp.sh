@@ -6,7 +6,9 @@
 #
 #   Claude Code: `claude mcp add --scope user tmuxmate -- BIN mcp` (HOME = the rig's
 #                claude-home), tools allowed with permissions.allow ["mcp__tmuxmate"]
-#   Codex:       `[mcp_servers.tmuxmate]` appended to the rig's config.toml
+#   Codex:       `[mcp_servers.tmuxmate]` appended to the rig's config.toml, as install
+#                writes it (env_vars TMUX, TMUX_PANE); model REAL_MCP_CODEX_MODEL (default
+#                an unknown slug, whose MCP tools are not deferred behind a tool search)
 #
 # Usage: scripts/real-mcp.sh [claude|codex]...   (default: both)
 #   BIN      tmuxmate binary (default: cargo build --release)
@@ -35,13 +37,38 @@ export RIG_RUN_ROOT=${RIG_RUN_ROOT:-/var/tmp/tmuxmate-real-mcp}
 W=$(mktemp -d "${TMPDIR:-/tmp}/tmuxmate-real-mcp.XXXXXX")
 PROJ=$W/proj
 mkdir -p "$PROJ"
-cat >"$W/script.json" <<'EOF'
+# Claude Code names MCP tools mcp__SERVER__TOOL. Codex 0.171 offers them upfront only for
+# a model without its tool search (an unknown slug: catalog models such as gpt-5.5 defer
+# them, and the mock cannot script a tool search), as one namespace `mcp__tmuxmate` whose
+# calls carry the namespace; the copy's mock gets a `namespace` step key for that.
+cat >"$W/script-claude.json" <<'EOF'
 [{"match": "(?i)tmuxmate mcp check", "steps": [
   {"text": "Listing panes.", "tool": "mcp__tmuxmate__tmux_list", "input": {}},
   {"tool": "mcp__tmuxmate__tmux_capture", "input": {"target": "rig:0.0", "maxBytes": 4000}},
   "mcp check done"
 ]}]
 EOF
+cat >"$W/script-codex.json" <<'EOF'
+[{"match": "(?i)tmuxmate mcp check", "steps": [
+  {"text": "Listing panes.", "tool": "tmux_list", "namespace": "mcp__tmuxmate", "input": {}},
+  {"tool": "tmux_capture", "namespace": "mcp__tmuxmate", "input": {"target": "rig:0.0", "maxBytes": 4000}},
+  "mcp check done"
+]}]
+EOF
+python3 - "$RIG_DIR/mock_openai.py" <<'PY'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+old = '                "status": "completed",\n            }\n        )\n    if not items:'
+new = ('                "status": "completed",\n            }\n        )\n'
+       '        if step.get("namespace"):  # real-mcp.sh: a namespaced (MCP) tool call\n'
+       '            items[-1]["namespace"] = step["namespace"]\n    if not items:')
+if "real-mcp.sh: a namespaced" not in s:
+    if old not in s:
+        sys.exit("real-mcp: the rig's mock_openai.py changed; cannot add the namespace key")
+    s = s.replace(old, new, 1)
+    open(p, "w").write(s)
+PY
 FAILED=0
 ROWS=()
 
@@ -69,17 +96,18 @@ for client in "${CLIENTS[@]}"; do
                 continue
             }
             echo '{"permissions": {"allow": ["mcp__tmuxmate"]}}' >"$W/claude-settings.json"
-            RIG_CLAUDE_SETTINGS=$W/claude-settings.json "$RIG_DIR/start-claude.sh" "$SOCK" "$PROJ" "$W/script.json" >"$W/$client.env"
+            RIG_CLAUDE_SETTINGS=$W/claude-settings.json "$RIG_DIR/start-claude.sh" "$SOCK" "$PROJ" "$W/script-claude.json" >"$W/$client.env"
             LOG=$RUN/mock/anthropic.log
             ;;
         codex)
-            # Codex 0.171 defers MCP tools behind its client-side `tool_search` (the model
-            # would have to search before calling); the feature off offers them directly.
-            printf '[features]\ntool_search = false\n\n[mcp_servers.tmuxmate]\ncommand = "%s"\nargs = ["mcp"]\n' "$BIN" >"$W/codex.toml"
+            # Codex starts MCP servers with a minimal environment: without TMUX the server
+            # would talk to the default socket, not the rig's private one.
+            printf '[mcp_servers.tmuxmate]\ncommand = "%s"\nargs = ["mcp"]\nenv_vars = ["TMUX", "TMUX_PANE"]\n' "$BIN" >"$W/codex.toml"
             # RIG_CODEX_TRUST=bypass: with a config that has no hooks the rig's trust count
             # (`grep -o | wc -l` under pipefail) fails the start; nothing here needs trust.
             RIG_CODEX_TRUST=bypass RIG_CODEX_DAEMON=0 RIG_CODEX_CONFIG=$W/codex.toml \
-                "$RIG_DIR/start-codex.sh" "$SOCK" "$PROJ" "$W/script.json" >"$W/$client.env"
+                RIG_CODEX_MODEL=${REAL_MCP_CODEX_MODEL:-rig-mock-model} \
+                "$RIG_DIR/start-codex.sh" "$SOCK" "$PROJ" "$W/script-codex.json" >"$W/$client.env"
             LOG=$RUN/mock/openai.log
             ;;
         *) say "real-mcp: unknown client $client (claude or codex)"; exit 2 ;;
@@ -92,17 +120,23 @@ for client in "${CLIENTS[@]}"; do
     wait_log "$LOG" "\\\\\"paneId\\\\\":\\\\\"$PANE\\\\\"" 90 && listed=yes
     wait_log "$LOG" 'lineCount' 60 && captured=yes
     wait_log "$LOG" 'mcp check done' 30 || true
-    # Listed upfront: a request's tool definitions name it. Claude Code 2.1.332 and Codex
-    # 0.171 both defer MCP tools behind a tool search; Claude still runs a direct call,
-    # Codex answers "unsupported call" until the model has searched.
+    # Listed upfront: a request's tool definitions name it. Claude Code 2.1.332 defers MCP
+    # tools behind a tool search but still runs a direct call; Codex 0.171 defers them for
+    # catalog models (answering "unsupported call" until the model has searched) and lists
+    # them as the namespace mcp__tmuxmate for the unknown slug used here.
     offered=no
     python3 - "$LOG" <<'PY' && offered=yes
 import json, sys
 for line in open(sys.argv[1]):
     body = json.loads(line).get("body") or {}
-    if any(isinstance(t, dict) and t.get("name") == "mcp__tmuxmate__tmux_capture"
-           for t in body.get("tools", [])):
-        sys.exit(0)
+    for t in body.get("tools") or []:
+        if not isinstance(t, dict):
+            continue
+        if t.get("name") == "mcp__tmuxmate__tmux_capture" or (
+            t.get("name") == "mcp__tmuxmate"
+            and any(x.get("name") == "tmux_capture" for x in t.get("tools", []))
+        ):
+            sys.exit(0)
 sys.exit(1)
 PY
     ROWS+=("| $client | $offered | $listed | $captured |")

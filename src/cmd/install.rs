@@ -153,7 +153,9 @@ pub fn doctor(tmux: &Tmux, json: bool) -> CliResult {
         super::out(&out);
     }
     if problems > 0 {
-        return Err(CliError::new(format!("doctor found {problems} problem(s)")));
+        let e = CliError::new(format!("doctor found {problems} problem(s)"));
+        // With --json the report is the answer: one JSON document on stdout, exit 1.
+        return Err(if json { e.printed() } else { e });
     }
     Ok(())
 }

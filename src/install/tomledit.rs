@@ -34,7 +34,8 @@ pub fn our_mcp_command(doc: &DocumentMut) -> Option<String> {
     is_ours.then_some(cmd)
 }
 
-/// Make `[mcp_servers.tmuxmate]` run `bin mcp`; returns whether the document changed.
+/// Make `[mcp_servers.tmuxmate]` run `bin mcp` with tmux's TMUX and TMUX_PANE passed
+/// through; returns whether the document changed.
 pub fn set_mcp(doc: &mut DocumentMut, label: &str, bin: &str) -> Result<bool, String> {
     if let Some(t) = server(doc) {
         if our_mcp_command(doc).is_none() {
@@ -46,7 +47,14 @@ pub fn set_mcp(doc: &mut DocumentMut, label: &str, bin: &str) -> Result<bool, St
             .get("args")
             .and_then(|a| a.as_array())
             .is_some_and(|a| a.len() == 1 && a.get(0).and_then(|v| v.as_str()) == Some("mcp"));
-        if our_mcp_command(doc).as_deref() == Some(bin) && args_ok {
+        let env_ok = t
+            .get("env_vars")
+            .and_then(|a| a.as_array())
+            .is_some_and(|a| {
+                a.iter().map(|v| v.as_str()).collect::<Vec<_>>()
+                    == [Some("TMUX"), Some("TMUX_PANE")]
+            });
+        if our_mcp_command(doc).as_deref() == Some(bin) && args_ok && env_ok {
             return Ok(false);
         }
     }
@@ -70,6 +78,13 @@ pub fn set_mcp(doc: &mut DocumentMut, label: &str, bin: &str) -> Result<bool, St
     let mut args = Array::new();
     args.push("mcp");
     t["args"] = value(args);
+    // Codex starts MCP servers with a minimal environment: without TMUX the server would
+    // talk to the default socket, not the one Codex runs in, and without TMUX_PANE it
+    // could not tell the caller's own pane (which kill refuses).
+    let mut env = Array::new();
+    env.push("TMUX");
+    env.push("TMUX_PANE");
+    t["env_vars"] = value(env);
     Ok(true)
 }
 

@@ -134,7 +134,7 @@ fn install_merges_into_user_configs_idempotent_and_uninstall_restores_bytes() {
     }
     assert!(
         toml.contains(&format!(
-            "[mcp_servers.tmuxmate]\ncommand = \"{bin}\"\nargs = [\"mcp\"]"
+            "[mcp_servers.tmuxmate]\ncommand = \"{bin}\"\nargs = [\"mcp\"]\nenv_vars = [\"TMUX\", \"TMUX_PANE\"]"
         )),
         "{toml}"
     );
@@ -390,6 +390,13 @@ fn doctor_flags_window_size_manual_and_a_public_state_dir() {
     assert!(text.contains("(mode 700)"), "{text}");
     let log = std::fs::read_to_string(s.state.join("log")).unwrap_or_default();
     assert!(log.contains("was readable by others"), "{log}");
+    // With --json and a problem: exit 1 and the report as the one JSON document on stdout
+    // (no error object after it).
+    let out = s.run(&["doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(json["ok"], false, "{json}");
     s.tmux(&["set-option", "-g", "window-size", "latest"]);
 }
 
