@@ -15,12 +15,14 @@ use crate::tmux::{Tmux, version};
 
 /// Bound on one message (a 1 MiB message is fine; 16 MiB is surely a mistake).
 const MAX_MESSAGE: usize = 16 << 20;
+/// `agent wait`'s and `agent ask`'s default `--timeout`: ten minutes.
+const DEFAULT_WAIT_MS: u64 = 600_000;
 
 fn read_message(m: &MessageArgs) -> Result<String, CliError> {
     let raw = match (&m.message, &m.message_file, &m.stdin) {
         (Some(t), _, _) => t.clone().into_bytes(),
         (None, Some(f), _) => std::fs::read(f).map_err(|e| {
-            CliError::new(format!("cannot read --message-file {}: {e}", f.display()))
+            CliError::new(format!("cannot read --file {}: {e}", f.display()))
         })?,
         (None, None, Some(_)) => {
             let mut b = Vec::new();
@@ -31,7 +33,7 @@ fn read_message(m: &MessageArgs) -> Result<String, CliError> {
         }
         _ => {
             return Err(CliError::usage(
-                "no message: give --message TEXT, --message-file F, or - to read stdin",
+                "no message: give --message TEXT, --file FILE, or - to read stdin",
             ));
         }
     };
@@ -176,7 +178,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
                 &ad,
                 &project_dir(&a.project)?,
                 a.permission_mode.as_deref(),
-                Duration::from_secs(a.timeout_s),
+                Duration::from_millis(crate::cli::timeout_or(a.timeout, a.timeout_s, 1000, 60_000)),
             )?;
             if a.json {
                 super::out_json(&s);
@@ -218,10 +220,12 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
         }
         AgentAction::Wait {
             name,
+            timeout,
             timeout_s,
             json,
         } => {
-            let r = turns::wait(tmux, &name, Duration::from_secs(timeout_s))?;
+            let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, DEFAULT_WAIT_MS);
+            let r = turns::wait(tmux, &name, Duration::from_millis(wait))?;
             print_reply(&r, json)
         }
         AgentAction::Reply { name, json } => print_reply(&turns::reply(tmux, &name)?, json),
@@ -230,10 +234,12 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
             msg,
             project,
             permission_mode,
+            timeout,
             timeout_s,
             json,
         } => {
             let text = read_message(&msg)?;
+            let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, DEFAULT_WAIT_MS);
             let r = ask::ask(
                 tmux,
                 &ask::Request {
@@ -241,7 +247,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
                     message: &text,
                     project: project.as_deref(),
                     permission_mode: permission_mode.as_deref(),
-                    timeout: Duration::from_secs(timeout_s),
+                    timeout: Duration::from_millis(wait),
                     progress: None,
                 },
             )
