@@ -101,7 +101,8 @@ struct Listed {
     project: String,
     permission_mode: String,
     pane_id: String,
-    cli_session: String,
+    /// The agent CLI's own session id, as `agent start` prints it (`null` when unknown).
+    cli_session: Option<String>,
     state: String,
 }
 
@@ -142,7 +143,7 @@ fn list(tmux: &Tmux, json: bool) -> CliResult {
             project: c.project,
             permission_mode: c.mode,
             pane_id: c.pane,
-            cli_session: c.cli_session,
+            cli_session: Some(c.cli_session).filter(|s| !s.is_empty()),
             state,
         });
     }

@@ -14,7 +14,7 @@ use crate::watch::{gate, start, view};
 fn list(json: bool) -> CliResult {
     let all = view::all();
     if json {
-        super::out_json(&all);
+        super::out_json(&all.iter().map(view::ListedJob::json).collect::<Vec<_>>());
         return Ok(());
     }
     if all.is_empty() {
@@ -72,7 +72,7 @@ pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
         WatchAction::Show { job: id, json } => {
             let j = view::listed(view::find(&id)?);
             if json {
-                super::out_json(&j);
+                super::out_json(&j.json());
             } else {
                 super::out_line(&format!(
                     "{}\n{}",
@@ -85,9 +85,11 @@ pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
         WatchAction::Stop { job: id, json } => {
             let (j, stopped) = view::stop(&id)?;
             if json {
-                super::out_json(
-                    &serde_json::json!({"jobId": id, "stopped": stopped, "paneId": j.pane_id}),
-                );
+                super::out_json(&view::Stopped {
+                    job_id: id,
+                    stopped,
+                    pane_id: j.pane_id,
+                });
             } else {
                 super::out_line(&format!(
                     "stopped watching {id}; pane {} is left as it is",
