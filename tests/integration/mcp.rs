@@ -371,11 +371,25 @@ fn every_tool_through_mcp() {
     assert_eq!(e, cli_refusal(&s, &["kill", "pane", "-t", &new]));
     let e = c.refused("tmux_kill", json!({"scope": "window", "confirm": true}));
     assert_eq!(e, cli_refusal(&s, &["kill", "window", "--confirm"]));
+    // The killed pane's address as it was at the kill (`target`), its id under `paneId`.
+    let l = c.ok("tmux_list", json!({}));
+    let addr = l["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["paneId"] == json!(new))
+        .unwrap()["target"]
+        .clone();
+    assert!(addr.as_str().unwrap().contains(':'), "{addr}");
     let k = c.ok(
         "tmux_kill",
         json!({"scope": "pane", "target": new, "confirm": true}),
     );
-    assert_eq!(k, json!({"scope": "pane", "target": new, "killed": true}));
+    assert_eq!(
+        k,
+        json!({"scope": "pane", "target": addr, "paneId": new, "windowId": null,
+            "sessionId": null, "killed": true})
+    );
     assert!(
         !s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
             .contains(&new)
