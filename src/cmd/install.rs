@@ -153,7 +153,10 @@ pub fn doctor(tmux: &Tmux, json: bool) -> CliResult {
         super::out(&out);
     }
     if problems > 0 {
-        return Err(CliError::new(format!("doctor found {problems} problem(s)")));
+        let e = CliError::new(format!("doctor found {problems} problem(s)"));
+        // With --json the report is the one document (its `ok` and `problems` say it);
+        // a second, error document after it would break every parser.
+        return Err(if json { e.printed() } else { e });
     }
     Ok(())
 }
