@@ -431,8 +431,7 @@ pub struct OpenTurnJson {
 pub struct TodoJson {
     pub text: String,
     pub status: String,
-    /// Absent when the transcript gave none.
-    #[serde(default)]
+    /// `null` when the transcript gave none.
     pub id: Option<String>,
 }
 
@@ -441,8 +440,7 @@ pub struct TodoJson {
 pub struct ToolJson {
     pub name: String,
     pub summary: String,
-    /// Absent when the transcript gave none.
-    #[serde(default)]
+    /// `null` when the transcript gave none.
     pub id: Option<String>,
     pub at: Option<u64>,
 }
