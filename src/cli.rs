@@ -58,7 +58,9 @@ pub fn duration_ms(s: &str) -> Result<u64, String> {
         }
     };
     let n: u64 = num.parse().map_err(|_| {
-        format!("{s:?} is not a duration: write a whole number with a unit, e.g. 500ms, 30s, 2m or 1h")
+        format!(
+            "{s:?} is not a duration: write a whole number with a unit, e.g. 500ms, 30s, 2m or 1h"
+        )
     })?;
     match n.checked_mul(scale) {
         Some(0) => Err(format!("{s:?}: a timeout must be greater than 0")),
@@ -69,7 +71,12 @@ pub fn duration_ms(s: &str) -> Result<u64, String> {
 
 /// The timeout in force: `--timeout` (ms), else the old hidden spelling (in its own unit
 /// of `old_unit_ms`), else the default.
-pub fn timeout_or(timeout: Option<u64>, old: Option<u64>, old_unit_ms: u64, default_ms: u64) -> u64 {
+pub fn timeout_or(
+    timeout: Option<u64>,
+    old: Option<u64>,
+    old_unit_ms: u64,
+    default_ms: u64,
+) -> u64 {
     timeout
         .or(old.map(|o| o.saturating_mul(old_unit_ms)))
         .unwrap_or(default_ms)
@@ -561,7 +568,13 @@ pub struct WatchStartArgs {
     #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
     pub timeout: Option<u64>,
     /// Old spelling of --timeout, in minutes (fractions allowed).
-    #[arg(long, value_name = "M", allow_hyphen_values = true, hide = true, conflicts_with = "timeout")]
+    #[arg(
+        long,
+        value_name = "M",
+        allow_hyphen_values = true,
+        hide = true,
+        conflicts_with = "timeout"
+    )]
     pub timeout_min: Option<String>,
     /// Agent whose next turn gets the result: a known address (a session id or `turn
     /// --agent` name that made a per-turn call) or a pane id %N whose agent did (default:
@@ -588,7 +601,12 @@ pub struct MessageArgs {
     #[arg(long, conflicts_with_all = ["message_file", "stdin"])]
     pub message: Option<String>,
     /// Read the message from a file (old spelling: --message-file).
-    #[arg(long = "file", alias = "message-file", value_name = "FILE", conflicts_with = "stdin")]
+    #[arg(
+        long = "file",
+        alias = "message-file",
+        value_name = "FILE",
+        conflicts_with = "stdin"
+    )]
     pub message_file: Option<PathBuf>,
     /// `-` reads the message from stdin.
     #[arg(value_name = "-", value_parser = clap::builder::PossibleValuesParser::new(["-"]))]
@@ -924,10 +942,24 @@ mod tests {
         assert_eq!(duration_ms("2m"), Ok(120_000));
         assert_eq!(duration_ms("1h"), Ok(3_600_000));
         assert_eq!(duration_ms("168h"), Ok(MAX_TIMEOUT_MS));
-        for bad in ["30", "", "s", "1.5s", "-1s", "2 m", "1d", "0s", "169h", "99999999999999999999ms"] {
+        for bad in [
+            "30",
+            "",
+            "s",
+            "1.5s",
+            "-1s",
+            "2 m",
+            "1d",
+            "0s",
+            "169h",
+            "99999999999999999999ms",
+        ] {
             assert!(duration_ms(bad).is_err(), "{bad:?} accepted");
         }
-        assert!(duration_ms("30").unwrap_err().contains("30s"), "names the fix");
+        assert!(
+            duration_ms("30").unwrap_err().contains("30s"),
+            "names the fix"
+        );
         assert_eq!(timeout_or(Some(5), Some(7), 1000, 9), 5);
         assert_eq!(timeout_or(None, Some(7), 1000, 9), 7000);
         assert_eq!(timeout_or(None, None, 1000, 9), 9);
@@ -936,12 +968,20 @@ mod tests {
     /// The old spellings still parse (hidden), and cannot be mixed with the new one.
     #[test]
     fn old_spellings_are_hidden_aliases() {
-        let p = |args: &[&str]| Cli::try_parse_from(std::iter::once("tmuxmate").chain(args.iter().copied()));
-        let Command::Run(r) = p(&["run", "--timeout-ms", "300", "--", "true"]).unwrap().command else {
+        let p = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("tmuxmate").chain(args.iter().copied()))
+        };
+        let Command::Run(r) = p(&["run", "--timeout-ms", "300", "--", "true"])
+            .unwrap()
+            .command
+        else {
             panic!()
         };
         assert_eq!(timeout_or(r.timeout, r.timeout_ms, 1, 0), 300);
-        let Command::Run(r) = p(&["run", "--timeout", "2s", "--", "true"]).unwrap().command else {
+        let Command::Run(r) = p(&["run", "--timeout", "2s", "--", "true"])
+            .unwrap()
+            .command
+        else {
             panic!()
         };
         assert_eq!(timeout_or(r.timeout, r.timeout_ms, 1, 0), 2000);
@@ -950,7 +990,12 @@ mod tests {
         assert!(p(&["watch", "start", "--timeout-min", "0.5", "--", "true"]).is_ok());
         for f in ["--file", "--message-file"] {
             let c = p(&["agent", "send", "x", f, "/m"]).unwrap().command;
-            let Command::Agent { action: AgentAction::Send { msg, .. } } = c else { panic!() };
+            let Command::Agent {
+                action: AgentAction::Send { msg, .. },
+            } = c
+            else {
+                panic!()
+            };
             assert_eq!(msg.message_file, Some(PathBuf::from("/m")));
         }
         let help = Cli::command()
@@ -958,23 +1003,40 @@ mod tests {
             .unwrap()
             .render_long_help()
             .to_string();
-        assert!(help.contains("--timeout <DURATION>") && !help.contains("--timeout-ms"), "{help}");
+        assert!(
+            help.contains("--timeout <DURATION>") && !help.contains("--timeout-ms"),
+            "{help}"
+        );
     }
 
     #[test]
     fn swap_takes_flags_or_positionals() {
-        let p = |args: &[&str]| Cli::try_parse_from(std::iter::once("tmuxmate").chain(args.iter().copied()));
+        let p = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("tmuxmate").chain(args.iter().copied()))
+        };
         for args in [
             &["swap", "%1", "%2"][..],
             &["swap", "--src", "%1", "--dst", "%2"],
             &["swap", "-s", "%1", "-t", "%2"],
             &["swap", "-s", "%1", "%2"],
         ] {
-            let Command::Swap(a) = p(args).unwrap().command else { panic!() };
-            assert_eq!(a.pair(), Ok(("%1".to_string(), "%2".to_string())), "{args:?}");
+            let Command::Swap(a) = p(args).unwrap().command else {
+                panic!()
+            };
+            assert_eq!(
+                a.pair(),
+                Ok(("%1".to_string(), "%2".to_string())),
+                "{args:?}"
+            );
         }
-        for args in [&["swap", "%1"][..], &["swap", "-s", "%1", "-t", "%2", "%3"], &["swap"]] {
-            let Command::Swap(a) = p(args).unwrap().command else { panic!() };
+        for args in [
+            &["swap", "%1"][..],
+            &["swap", "-s", "%1", "-t", "%2", "%3"],
+            &["swap"],
+        ] {
+            let Command::Swap(a) = p(args).unwrap().command else {
+                panic!()
+            };
             assert!(a.pair().is_err(), "{args:?}");
         }
     }

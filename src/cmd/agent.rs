@@ -21,9 +21,8 @@ const DEFAULT_WAIT_MS: u64 = 600_000;
 fn read_message(m: &MessageArgs) -> Result<String, CliError> {
     let raw = match (&m.message, &m.message_file, &m.stdin) {
         (Some(t), _, _) => t.clone().into_bytes(),
-        (None, Some(f), _) => std::fs::read(f).map_err(|e| {
-            CliError::new(format!("cannot read --file {}: {e}", f.display()))
-        })?,
+        (None, Some(f), _) => std::fs::read(f)
+            .map_err(|e| CliError::new(format!("cannot read --file {}: {e}", f.display())))?,
         (None, None, Some(_)) => {
             let mut b = Vec::new();
             std::io::stdin()

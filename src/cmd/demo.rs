@@ -312,10 +312,7 @@ fn bridge_and_side(d: &mut Demo, agent: &str) -> CliResult {
             "demo: agent start printed no JSON ({e}): {started}"
         ))
     })?;
-    let name = v["name"]
-        .as_str()
-        .unwrap_or("")
-        .to_string();
+    let name = v["name"].as_str().unwrap_or("").to_string();
     println!("    started the stand-in peer in session {name}");
     let reply = d.me(&[
         "agent",

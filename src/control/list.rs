@@ -158,7 +158,8 @@ pub fn build(rows: &[PaneInfo], remote: bool, with_creator: bool) -> ListJson {
             mode: p.mode.clone(),
             created_by_us: !p.created_by_us.is_empty(),
             watch: crate::watch::view::from_option(&p.job),
-            watch_unreadable: !p.job.is_empty() && crate::watch::view::from_option(&p.job).is_none(),
+            watch_unreadable: !p.job.is_empty()
+                && crate::watch::view::from_option(&p.job).is_none(),
             agent: (!p.agent.is_empty()).then(|| p.agent.clone()),
             created_by: if with_creator && !p.created_by_us.is_empty() {
                 serde_json::from_str::<crate::policy::CreatedMark>(&p.created_by_us)

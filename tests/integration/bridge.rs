@@ -6,8 +6,8 @@ use std::process::Output;
 use std::time::Duration;
 
 use crate::server;
-use crate::util::*;
 pub use crate::util::contract::{AgentStartedJson as Started, ReplyJson as Reply};
+use crate::util::*;
 
 pub fn standin_bin() -> PathBuf {
     let p = Path::new(BIN)
@@ -401,7 +401,8 @@ fn codex_runs_without_its_daemon_and_stop_leaves_no_process_or_socket() {
     assert!(!b.processes().is_empty(), "the TUI runs");
     assert!(!b.sd.join(format!("codex-daemon-{uid}")).exists());
     let out = b.ok(&s, &["agent", "stop", &st.name, "--confirm", "--json"]);
-    let v: crate::util::contract::AgentStoppedJson = crate::util::contract::parse("agent stop", out.as_bytes());
+    let v: crate::util::contract::AgentStoppedJson =
+        crate::util::contract::parse("agent stop", out.as_bytes());
     assert!(v.stopped, "{out}");
     wait_until("no agent process", Duration::from_secs(5), || {
         b.processes().is_empty().then_some(())
@@ -597,10 +598,27 @@ fn refusals_each_name_the_failed_check() {
     std::fs::write(b.sd.join("busy"), "").unwrap();
     let sent: crate::util::contract::AgentSentJson = crate::util::contract::parse(
         "agent send",
-        b.ok(&s, &["agent", "send", &st.name, "--message", "long task", "--json"]).as_bytes(),
+        b.ok(
+            &s,
+            &[
+                "agent",
+                "send",
+                &st.name,
+                "--message",
+                "long task",
+                "--json",
+            ],
+        )
+        .as_bytes(),
     );
-    assert_eq!((sent.name.as_str(), sent.pane_id.as_str()), (st.name.as_str(), st.pane_id.as_str()));
-    assert!(sent.submitted && sent.bytes == "long task".len(), "{sent:?}");
+    assert_eq!(
+        (sent.name.as_str(), sent.pane_id.as_str()),
+        (st.name.as_str(), st.pane_id.as_str())
+    );
+    assert!(
+        sent.submitted && sent.bytes == "long task".len(),
+        "{sent:?}"
+    );
     b.refused(
         &s,
         &["agent", "send", &st.name, "--message", "again"],
@@ -813,10 +831,15 @@ fn custom_cli_behind_a_symlink_is_itself_and_ready_regex_matches_trimmed_lines()
     .unwrap();
     let list = b.ok(&s, &["agent", "list"]);
     assert!(list.contains("[ready]"), "{list}");
-    let listed: Vec<crate::util::contract::AgentListedJson> =
-        crate::util::contract::parse("agent list", b.ok(&s, &["agent", "list", "--json"]).as_bytes());
+    let listed: Vec<crate::util::contract::AgentListedJson> = crate::util::contract::parse(
+        "agent list",
+        b.ok(&s, &["agent", "list", "--json"]).as_bytes(),
+    );
     let me = listed.iter().find(|l| l.name == st.name).unwrap();
-    assert_eq!((me.pane_id.as_str(), me.state.as_str()), (st.pane_id.as_str(), "ready"));
+    assert_eq!(
+        (me.pane_id.as_str(), me.state.as_str()),
+        (st.pane_id.as_str(), "ready")
+    );
     assert!(me.session_id.starts_with('$'), "{me:?}");
     let r = b.ok(&s, &["agent", "ask", &st.name, "--message", "hello there"]);
     assert!(r.contains("stand-in reply to: hello there"), "{r}");

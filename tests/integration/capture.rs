@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::server;
-use crate::util::*;
 use crate::util::contract::{CaptureJson, SnapshotFull, SnapshotRow};
+use crate::util::*;
 
 /// A new window whose pane runs `script` (from a file, so nothing is parsed twice) and
 /// then stays open; returns once the pane shows `last`.

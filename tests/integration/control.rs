@@ -1,8 +1,8 @@
 //! send / paste / keys / split / new-window / swap / list against a raw-mode recorder.
 
 use crate::server;
-use crate::util::*;
 use crate::util::contract::{CreatedJson, ListJson};
+use crate::util::*;
 
 #[test]
 fn send_is_byte_exact_for_hostile_text() {
@@ -326,7 +326,11 @@ fn split_new_window_swap_and_list() {
     // swap is structural
     ok(s.run(&["swap", &c.pane_id, &d.pane_id]));
     let l: ListJson = serde_json::from_str(&ok(s.run(&["list", "--json"]))).unwrap();
-    let win = l.windows.iter().find(|w| w.window_id == win.window_id).unwrap();
+    let win = l
+        .windows
+        .iter()
+        .find(|w| w.window_id == win.window_id)
+        .unwrap();
     assert_eq!(win.layout, format!("{{{},{}}}", d.pane_id, c.pane_id));
     let out = s.run(&["swap", &c.pane_id, &c.pane_id]);
     assert_eq!(out.status.code(), Some(2));

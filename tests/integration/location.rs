@@ -1,8 +1,8 @@
 //! Location reading and per-turn injection against a real tmux server.
 
 use crate::server;
-use crate::util::*;
 use crate::util::contract::{TurnJson, WhereJson};
+use crate::util::*;
 
 #[test]
 fn first_turn_injects_exact_text_and_second_is_silent() {

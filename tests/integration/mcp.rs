@@ -112,6 +112,7 @@ impl Client {
         let r = self.call(tool, args.clone());
         assert_eq!(r["isError"], false, "{tool} {args}: {r}");
         let sc = r["structuredContent"].clone();
+        pin_shape(tool, &sc);
         let text = r["content"][0]["text"].as_str().unwrap();
         if tool == "tmux_capture" {
             assert_eq!(
@@ -561,4 +562,32 @@ fn the_hostile_corpus_gives_the_cli_results() {
     }
     c.finish();
     assert!(s.tmux_output(&["list-sessions"]).status.success());
+}
+
+/// Every successful structured result has the documented shape (docs/json.md, MCP
+/// table): the CLI's type for the same operation, or the MCP additions' own.
+fn pin_shape(tool: &str, sc: &Value) {
+    use crate::util::contract::*;
+    fn is<T: serde::de::DeserializeOwned>(tool: &str, sc: &Value) {
+        if let Err(e) = serde_json::from_value::<T>(sc.clone()) {
+            panic!("{tool}: not the documented shape ({e}): {sc}");
+        }
+    }
+    match tool {
+        "tmux_list" => is::<ListJson>(tool, sc),
+        "tmux_send_keys" if sc.get("keys").is_some() => is::<PressedJson>(tool, sc),
+        "tmux_send_keys" => is::<SentJson>(tool, sc),
+        "tmux_paste" => is::<PastedJson>(tool, sc),
+        "tmux_capture" => is::<McpCaptureJson>(tool, sc),
+        "tmux_split" => is::<CreatedJson>(tool, sc),
+        "tmux_swap" => is::<SwappedJson>(tool, sc),
+        "tmux_run" => is::<RunJson>(tool, sc),
+        "tmux_watch" => is::<McpWatchJson>(tool, sc),
+        "tmux_kill" => is::<KillJson>(tool, sc),
+        "agent_ask" => is::<McpAskJson>(tool, sc),
+        "side_chat_main_status" => is::<SideStatusJson>(tool, sc),
+        "side_chat_main_history" => is::<McpHistoryJson>(tool, sc),
+        "side_chat_report" => is::<ReportedJson>(tool, sc),
+        other => panic!("{other}: no documented shape to check its result against"),
+    }
 }

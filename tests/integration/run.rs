@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::server;
-use crate::util::*;
 use crate::util::contract::RunJson;
+use crate::util::*;
 
 fn run_json(s: &Server, args: &[&str]) -> RunJson {
     let mut v = vec!["run", "--json"];

@@ -8,8 +8,8 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use crate::server;
-use crate::util::*;
 use crate::util::contract::KillJson;
+use crate::util::*;
 
 const TITLE: &str = "tmuxmate: approve?";
 
@@ -100,7 +100,13 @@ fn kill_pane_with_confirm_kills_exactly_that_pane() {
         .trim()
         .to_string();
     let addr = s
-        .tmux(&["display", "-p", "-t", &p, "#{session_name}:#{window_index}.#{pane_index}"])
+        .tmux(&[
+            "display",
+            "-p",
+            "-t",
+            &p,
+            "#{session_name}:#{window_index}.#{pane_index}",
+        ])
         .trim()
         .to_string();
     let (rc, out, err) = text(&s.run(&["kill", "pane", "-t", &p, "--confirm", "--json"]));
