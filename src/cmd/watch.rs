@@ -77,7 +77,7 @@ pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
                 super::out_line(&format!(
                     "{}\n{}",
                     j.outcome,
-                    serde_json::to_string_pretty(&j.job).unwrap_or_default()
+                    serde_json::to_string_pretty(&j.json()).unwrap_or_default()
                 ));
             }
             Ok(())
