@@ -145,10 +145,9 @@ fn create_swap_run_kill_shapes() {
             dst: sp.pane_id.clone()
         }
     );
-    let sw: SwappedJson = json(
-        &s,
-        &["swap", "--src", &sp.pane_id, "--dst", &shell, "--json"],
-    );
+    // Given as an address, reported as the id.
+    let sp_addr = address(&s, &sp.pane_id);
+    let sw: SwappedJson = json(&s, &["swap", "--src", &sp_addr, "--dst", &shell, "--json"]);
     assert_eq!(
         sw,
         SwappedJson {
