@@ -41,7 +41,7 @@ open('$W/big.txt','w').write(s)"
 : > "$STANDIN_DIR/received.bin"
 name=$("$BIN" -L "$SOCK" agent name claude)
 t0=$(date +%s%N)
-"$BIN" -L "$SOCK" agent send "$name" --message-file "$W/big.txt" >/dev/null
+"$BIN" -L "$SOCK" agent send "$name" --file "$W/big.txt" >/dev/null
 t1=$(date +%s%N)
 python3 - "$W/big.txt" "$STANDIN_DIR/received.bin" <<'PY'
 import sys

@@ -142,7 +142,7 @@ def run_cli(cli):
     def ask(msg, timeout_s=240):
         f = f"{WORK}/msg-{cli}.txt"
         open(f, "w").write(msg)
-        r, secs = tm("agent", "ask", cli, "--project", work, "--message-file", f, "--json", "--timeout-s", str(timeout_s))
+        r, secs = tm("agent", "ask", cli, "--project", work, "--file", f, "--json", "--timeout", f"{timeout_s}s")
         try:
             j = json.loads(r.stdout)
         except ValueError:
@@ -198,7 +198,7 @@ def run_cli(cli):
     t = time.time()
     s1, _ = tm("agent", "send", name, "--message", "a slow question")
     r2, _ = tm("agent", "ask", name, "--message", "are you there?")
-    w, _ = tm("agent", "wait", name, "--timeout-s", "60", "--json")
+    w, _ = tm("agent", "wait", name, "--timeout", "60s", "--json")
     wj = json.loads(w.stdout) if w.stdout.strip().startswith("{") else {}
     ok = s1.returncode == 0 and r2.returncode != 0 and ("mid-turn" in r2.stderr or "busy" in r2.stderr) and reply_ok(wj, "Slow answer.")[0]
     row("ask while busy (own turn)", cli, ok, time.time() - t, "" if ok else f"send {s1.returncode} {s1.stderr[-150:]}; ask {r2.returncode} {r2.stderr[-150:]}; wait {w.stdout[-150:]}")
@@ -210,8 +210,8 @@ def run_cli(cli):
     rig.send(pane, "a question typed by a person")
     time.sleep(1.0)
     s1, _ = tm("agent", "send", name, "--message", "x")
-    w1, _ = tm("agent", "wait", name, "--timeout-s", "1")
-    w2, _ = tm("agent", "wait", name, "--timeout-s", "60")
+    w1, _ = tm("agent", "wait", name, "--timeout", "1s")
+    w2, _ = tm("agent", "wait", name, "--timeout", "60s")
     ok = (s1.returncode != 0 and w1.returncode != 0 and "Slow answer." not in w1.stdout
           and w2.returncode != 0 and "not started by tmuxmate" in w2.stderr and "Slow answer." not in w2.stdout)
     row("ask while busy (person's turn)", cli, ok, time.time() - t, "" if ok else f"send {s1.returncode} {s1.stderr[-120:]}; wait1 {w1.returncode} {w1.stdout[-80:]!r} {w1.stderr[-120:]}; wait2 {w2.returncode} {w2.stdout[-80:]!r} {w2.stderr[-160:]}")

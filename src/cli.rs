@@ -32,10 +32,61 @@ fn interval(s: &str) -> Result<u64, String> {
     crate::turn::parse_interval(s)
 }
 
+/// The longest timeout any command accepts (a week; `watch start`'s bound).
+const MAX_TIMEOUT_MS: u64 = 7 * 24 * 60 * 60 * 1000;
+
+/// A timeout: a positive whole number with a unit, `500ms`, `30s`, `2m` or `1h`, as
+/// milliseconds. A bare number is refused: which unit was meant is a guess.
+pub fn duration_ms(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    let (num, unit) = t.split_at(digits);
+    let scale = match unit {
+        "ms" => 1,
+        "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "" if !num.is_empty() => {
+            return Err(format!(
+                "{s:?} has no unit: write it as {num}ms, {num}s, {num}m or {num}h"
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "{s:?} is not a duration: write a whole number with a unit, e.g. 500ms, 30s, 2m or 1h"
+            ));
+        }
+    };
+    let n: u64 = num.parse().map_err(|_| {
+        format!(
+            "{s:?} is not a duration: write a whole number with a unit, e.g. 500ms, 30s, 2m or 1h"
+        )
+    })?;
+    match n.checked_mul(scale) {
+        Some(0) => Err(format!("{s:?}: a timeout must be greater than 0")),
+        Some(ms) if ms <= MAX_TIMEOUT_MS => Ok(ms),
+        _ => Err(format!("{s:?} is longer than the maximum of 7 days (168h)")),
+    }
+}
+
+/// The timeout in force: `--timeout` (ms), else the old hidden spelling (in its own unit
+/// of `old_unit_ms`), else the default.
+pub fn timeout_or(
+    timeout: Option<u64>,
+    old: Option<u64>,
+    old_unit_ms: u64,
+    default_ms: u64,
+) -> u64 {
+    timeout
+        .or(old.map(|o| o.saturating_mul(old_unit_ms)))
+        .unwrap_or(default_ms)
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Print the tmux location of the calling process (tty-verified).
     Where {
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
@@ -50,20 +101,25 @@ pub enum Command {
         /// Suppress the tmux query and injection within MS of the last injection.
         #[arg(long, value_name = "MS", value_parser = interval, allow_hyphen_values = true)]
         refresh_interval_ms: Option<u64>,
-        /// Character budget for the answer.
+        /// Character budget for the answer (at least enough for a truncation marker).
         #[arg(long, default_value_t = 9500)]
         max_chars: usize,
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
     /// Harness hook entry point: reads the hook JSON on stdin, answers in the harness's shape.
     Hook {
+        /// Which harness runs the hook: its hook JSON on stdin and the answer's shape.
         harness: Harness,
+        /// Suppress the tmux query and injection within MS of the last injection
+        /// (default: the pane's @tmuxmate-refresh-interval-ms, else 0).
         #[arg(long, value_name = "MS", value_parser = interval, allow_hyphen_values = true)]
         refresh_interval_ms: Option<u64>,
     },
     /// Sessions, windows (with layout) and panes, from one tmux call.
     List {
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
@@ -126,20 +182,28 @@ pub enum Command {
     Uninstall(InstallArgs),
     /// Check the installation: what works, and the fix for each problem.
     Doctor {
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
     /// Print a shell completion script.
-    Completions { shell: CompletionShell },
+    Completions {
+        /// The shell to complete for.
+        shell: CompletionShell,
+    },
     /// Print the man page (roff).
     Man,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InstallTarget {
+    /// Claude Code.
     Claude,
+    /// Codex CLI.
     Codex,
+    /// Gemini CLI.
     Gemini,
+    /// The tmux.conf snippet.
     Tmux,
     /// Every CLI found (on PATH or with a config directory), and tmux.
     All,
@@ -160,8 +224,11 @@ pub struct InstallArgs {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompletionShell {
+    /// GNU bash.
     Bash,
+    /// Z shell.
     Zsh,
+    /// fish.
     Fish,
 }
 
@@ -178,6 +245,7 @@ use crate::harness::Harness;
 
 #[derive(Args, Debug)]
 pub struct SendArgs {
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
     #[arg(short = 't', long = "target")]
     pub target: Option<String>,
     /// Press Enter (as a separate key) after the text.
@@ -187,8 +255,9 @@ pub struct SendArgs {
     #[arg(long)]
     pub cancel_mode: bool,
     /// Read the line from a file (`-` for stdin); one trailing newline is dropped.
-    #[arg(long, value_name = "F", conflicts_with = "text")]
+    #[arg(long, value_name = "FILE", conflicts_with = "text")]
     pub file: Option<PathBuf>,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
     /// The text: one line, no control characters; `-` reads it from stdin. Text that
@@ -199,6 +268,7 @@ pub struct SendArgs {
 
 #[derive(Args, Debug)]
 pub struct PasteArgs {
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
     #[arg(short = 't', long = "target")]
     pub target: Option<String>,
     /// Send exactly one Enter after the settle delay.
@@ -208,8 +278,9 @@ pub struct PasteArgs {
     #[arg(long, value_name = "MS")]
     pub settle_ms: Option<u64>,
     /// Read the text from a file (`-` for stdin).
-    #[arg(long, value_name = "F", conflicts_with = "text")]
+    #[arg(long, value_name = "FILE", conflicts_with = "text")]
     pub file: Option<PathBuf>,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
     /// The text, or `-` for stdin. Text that starts with `-` goes after `--`.
@@ -218,8 +289,10 @@ pub struct PasteArgs {
 
 #[derive(Args, Debug)]
 pub struct KeysArgs {
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
     #[arg(short = 't', long = "target")]
     pub target: Option<String>,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
     /// Key names: Enter Escape Tab BTab Up Down Left Right Home End PageUp PageDown BSpace C-a..C-z F1..F12
@@ -230,10 +303,11 @@ pub struct KeysArgs {
 
 #[derive(Args, Debug)]
 pub struct CaptureArgs {
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
     #[arg(short = 't', long = "target")]
     pub target: Option<String>,
     /// The last N lines of scrollback plus the screen.
-    #[arg(long, conflicts_with = "all")]
+    #[arg(long, value_name = "N", conflicts_with = "all")]
     pub lines: Option<u64>,
     /// All of the scrollback.
     #[arg(long)]
@@ -247,12 +321,14 @@ pub struct CaptureArgs {
     /// Join wrapped lines.
     #[arg(long)]
     pub join: bool,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct SplitArgs {
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
     #[arg(short = 't', long = "target")]
     pub target: Option<String>,
     /// Side by side.
@@ -264,11 +340,13 @@ pub struct SplitArgs {
     /// Size of the new pane, e.g. 30%.
     #[arg(long, value_name = "N%")]
     pub size: Option<String>,
+    /// Working directory of the new pane (default: the caller's).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
-    /// Command to run in the new pane (after --).
+    /// Command to run in the new pane (after --; default: your shell).
     #[arg(last = true)]
     pub cmd: Vec<String>,
 }
@@ -278,62 +356,108 @@ pub struct NewWindowArgs {
     /// Session to create the window in (default: the caller's, else a `tmuxmate` session).
     #[arg(short = 't', long = "target")]
     pub target: Option<String>,
+    /// Name of the new window.
     #[arg(long)]
     pub name: Option<String>,
+    /// Working directory of the new pane (default: the caller's).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
+    /// Command to run in the new window (after --; default: your shell).
     #[arg(last = true)]
     pub cmd: Vec<String>,
 }
 
 #[derive(Args, Debug)]
 pub struct SwapArgs {
-    pub src: String,
-    pub dst: String,
+    /// The first pane (as tmux's `swap-pane -s`).
+    #[arg(short = 's', long = "src", value_name = "PANE")]
+    pub src: Option<String>,
+    /// The second pane (as tmux's `swap-pane -t`).
+    #[arg(short = 't', long = "dst", value_name = "PANE")]
+    pub dst: Option<String>,
+    /// The same two panes as positionals: `swap SRC DST` (for the ones not given as flags).
+    #[arg(value_name = "PANE", num_args = 0..=2)]
+    pub panes: Vec<String>,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
+}
+
+impl SwapArgs {
+    /// The two panes: each from its flag, else from the positionals in order.
+    pub fn pair(&self) -> Result<(String, String), String> {
+        let mut pos = self.panes.iter().cloned();
+        let src = self.src.clone().or_else(|| pos.next());
+        let dst = self.dst.clone().or_else(|| pos.next());
+        match (src, dst, pos.next()) {
+            (Some(s), Some(d), None) => Ok((s, d)),
+            (_, _, Some(extra)) => Err(format!(
+                "swap takes two panes; {extra:?} is a third (give SRC DST, or --src SRC --dst DST)"
+            )),
+            _ => Err("swap needs two panes: `swap SRC DST` or `swap --src SRC --dst DST`".into()),
+        }
+    }
 }
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// An existing shell pane to type the command into (default: a new pane of our own).
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
     #[arg(short = 't', long = "target")]
     pub target: Option<String>,
-    #[arg(long, value_name = "MS", default_value_t = 120_000)]
-    pub timeout_ms: u64,
+    /// Give up waiting after this long: 500ms, 30s, 2m, 1h (default 2m); the command
+    /// keeps running in its pane.
+    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
+    pub timeout: Option<u64>,
+    /// Old spelling of --timeout, in milliseconds.
+    #[arg(long, value_name = "MS", hide = true, conflicts_with = "timeout")]
+    pub timeout_ms: Option<u64>,
     /// Fallback for REPLs and TUIs: done when output is unchanged for MS.
     #[arg(long, value_name = "MS")]
     pub until_stable: Option<u64>,
+    /// Byte budget for the output (default: @tmuxmate-capture-max-bytes, else 100000);
+    /// keeps the newest text.
     #[arg(long, value_name = "B")]
     pub max_bytes: Option<usize>,
     /// Keep the new window once the result is read (default: it is removed; a timed-out
     /// command always keeps its window, since it is still running there).
     #[arg(long, conflicts_with = "target")]
     pub keep: bool,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
+    /// The command and its arguments (after --), each one word; for shell syntax use
+    /// `-- sh -c '...'`.
     #[arg(last = true, required = true)]
     pub cmd: Vec<String>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KillScope {
+    /// The pane -t names.
     Pane,
+    /// The window holding the pane -t names.
     Window,
+    /// The session holding the pane -t names.
     Session,
+    /// The whole tmux server -L/-S select (takes no -t).
     Server,
 }
 
 #[derive(Args, Debug)]
 pub struct KillArgs {
+    /// What to kill.
     pub scope: KillScope,
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
     #[arg(short = 't', long = "target")]
     pub target: Option<String>,
     /// Required: without it nothing is killed.
     #[arg(long)]
     pub confirm: bool,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -342,22 +466,27 @@ pub struct KillArgs {
 pub struct SnapshotsArgs {
     #[command(subcommand)]
     pub action: Option<SnapshotsAction>,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long, global = true)]
     pub json: bool,
     /// How many of the most recent to list.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: usize,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum SnapshotsAction {
     /// Print the full stored text of one snapshot.
-    Show { id: String },
+    Show {
+        /// The snapshot id (as `tmuxmate snapshots` lists it).
+        id: String,
+    },
     /// Delete every stored snapshot (`set -g @tmuxmate-snapshots off` stores none).
     Clear,
     /// The snippet's key binding: the listing in a popup on client --client.
     #[command(hide = true)]
     Popup {
+        /// The tmux client to show the popup on.
         #[arg(long, value_name = "CLIENT")]
         client: String,
     },
@@ -369,18 +498,23 @@ pub enum WatchAction {
     Start(WatchStartArgs),
     /// Jobs on every server, running and recently ended (restarts a dead poller).
     List {
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
     /// One job's full state.
     Show {
+        /// The job id (as `watch start` printed it, or `watch list` lists it).
         job: String,
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
     /// Stop watching a job. The pane and its command are left alone.
     Stop {
+        /// The job id (as `watch start` printed it, or `watch list` lists it).
         job: String,
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
@@ -391,12 +525,20 @@ pub enum WatchAction {
     Poll,
     /// Called by the job wrapper when the command it launched exits.
     #[command(hide = true, name = "record-exit")]
-    RecordExit { job: String, status: i32 },
+    RecordExit {
+        /// The job id.
+        job: String,
+        /// The command's exit status.
+        status: i32,
+    },
     /// The job wrapper's start gate: waits until `watch start` recorded the job.
     #[command(hide = true)]
     Gate {
+        /// The job id.
         job: String,
+        /// The pid of the `watch start` that launched the job.
         starter: i32,
+        /// Its start time (procfs jiffies), so a reused pid is not taken for it.
         started: u64,
     },
 }
@@ -404,6 +546,7 @@ pub enum WatchAction {
 #[derive(Args, Debug)]
 pub struct WatchStartArgs {
     /// An existing shell pane to type the command into (default: a new window).
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
     #[arg(short = 't', long = "target")]
     pub target: Option<String>,
     /// Done when output produced after the start matches this regex (Rust regex syntax,
@@ -412,8 +555,18 @@ pub struct WatchStartArgs {
     /// searched.
     #[arg(long, value_name = "RE")]
     pub done_regex: Option<String>,
-    /// Give up after M minutes (default @tmuxmate-watch-timeout-min, else 120); the pane stays.
-    #[arg(long, value_name = "M", allow_hyphen_values = true)]
+    /// Give up after this long: 500ms, 30s, 2m, 1h (default: @tmuxmate-watch-timeout-min
+    /// minutes, else 2h); the pane stays.
+    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
+    pub timeout: Option<u64>,
+    /// Old spelling of --timeout, in minutes (fractions allowed).
+    #[arg(
+        long,
+        value_name = "M",
+        allow_hyphen_values = true,
+        hide = true,
+        conflicts_with = "timeout"
+    )]
     pub timeout_min: Option<String>,
     /// Agent whose next turn gets the result: a known address (a session id or `turn
     /// --agent` name that made a per-turn call) or a pane id %N whose agent did (default:
@@ -426,6 +579,7 @@ pub struct WatchStartArgs {
     /// With -t: leave copy or view mode first (else a pane in a mode is refused).
     #[arg(long)]
     pub cancel_mode: bool,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
     /// The command: one argument is a shell command line; several are quoted words.
@@ -438,8 +592,13 @@ pub struct MessageArgs {
     /// The message text.
     #[arg(long, conflicts_with_all = ["message_file", "stdin"])]
     pub message: Option<String>,
-    /// Read the message from a file.
-    #[arg(long, value_name = "F", conflicts_with = "stdin")]
+    /// Read the message from a file (old spelling: --message-file).
+    #[arg(
+        long = "file",
+        alias = "message-file",
+        value_name = "FILE",
+        conflicts_with = "stdin"
+    )]
     pub message_file: Option<PathBuf>,
     /// `-` reads the message from stdin.
     #[arg(value_name = "-", value_parser = clap::builder::PossibleValuesParser::new(["-"]))]
@@ -453,6 +612,7 @@ pub struct AgentStartArgs {
     /// Project directory (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
+    /// The agent CLI's permission mode (its own names, e.g. Claude Code's `plan`).
     #[arg(long, value_name = "MODE")]
     pub permission_mode: Option<String>,
     /// For `custom`: the CLI to run.
@@ -463,9 +623,13 @@ pub struct AgentStartArgs {
     /// finds `>>> `).
     #[arg(long, value_name = "RE")]
     pub ready_regex: Option<String>,
-    /// How long to wait for the ready screen.
-    #[arg(long, value_name = "S", default_value_t = 60)]
-    pub timeout_s: u64,
+    /// How long to wait for the ready screen: 500ms, 30s, 2m, 1h (default 60s).
+    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
+    pub timeout: Option<u64>,
+    /// Old spelling of --timeout, in seconds.
+    #[arg(long, value_name = "S", hide = true, conflicts_with = "timeout")]
+    pub timeout_s: Option<u64>,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -476,26 +640,36 @@ pub enum AgentAction {
     Start(AgentStartArgs),
     /// Send one message as one prompt (checked; refuses on anything ambiguous).
     Send {
+        /// The managed session's name (as `agent start` or `agent list` print it).
         name: String,
         #[command(flatten)]
         msg: MessageArgs,
         /// Require this permission mode.
         #[arg(long, value_name = "MODE")]
         permission_mode: Option<String>,
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
     /// Wait until the turn started by the last message has finished.
     Wait {
+        /// The managed session's name.
         name: String,
-        #[arg(long, value_name = "S", default_value_t = 600)]
-        timeout_s: u64,
+        /// Give up after this long: 500ms, 30s, 2m, 1h (default 10m).
+        #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
+        timeout: Option<u64>,
+        /// Old spelling of --timeout, in seconds.
+        #[arg(long, value_name = "S", hide = true, conflicts_with = "timeout")]
+        timeout_s: Option<u64>,
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
     /// The reply to the last message (marked incomplete if the turn has not finished).
     Reply {
+        /// The managed session's name.
         name: String,
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
@@ -505,46 +679,69 @@ pub enum AgentAction {
         target: String,
         #[command(flatten)]
         msg: MessageArgs,
+        /// Project directory for an adapter target (default: the current directory).
         #[arg(long, value_name = "DIR")]
         project: Option<PathBuf>,
+        /// Require (or start with) this permission mode.
         #[arg(long, value_name = "MODE")]
         permission_mode: Option<String>,
-        #[arg(long, value_name = "S", default_value_t = 600)]
-        timeout_s: u64,
+        /// Give up waiting for the reply after this long: 500ms, 30s, 2m, 1h (default 10m).
+        #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
+        timeout: Option<u64>,
+        /// Old spelling of --timeout, in seconds.
+        #[arg(long, value_name = "S", hide = true, conflicts_with = "timeout")]
+        timeout_s: Option<u64>,
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
     /// Managed agent sessions on this server.
     List {
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
     /// Attach to (or switch to) a managed agent session.
-    Attach { name: String },
+    Attach {
+        /// The managed session's name.
+        name: String,
+    },
     /// Stop a managed agent session (kills its tmux session).
     Stop {
+        /// The managed session's name.
         name: String,
+        /// Required: without it nothing is stopped.
         #[arg(long)]
         confirm: bool,
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
     /// Print the session name tmuxmate would use.
     Name {
+        /// claude, codex, gemini or custom.
         adapter: String,
+        /// Project directory (default: the current directory).
         #[arg(long, value_name = "DIR")]
         project: Option<PathBuf>,
     },
     /// Become the agent CLI described by a launch spec (used inside the new pane).
     #[command(hide = true, name = "_exec")]
-    Exec { spec: PathBuf },
+    Exec {
+        /// The launch spec file (argv, environment, directory).
+        spec: PathBuf,
+    },
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DigestFormat {
+    /// Claude Code JSONL transcript.
     Claude,
+    /// Codex rollout JSONL.
     Codex,
+    /// DeepSeek Harness session log.
     Dsh,
+    /// Generic events JSONL.
     Events,
 }
 
@@ -555,26 +752,33 @@ pub enum DigestAction {
     /// Record the transcript of the agent in a pane and make sure a follower keeps the
     /// pane's @tmuxmate-status current (what the per-turn hook does).
     Attach {
+        /// The pane the agent runs in.
         #[arg(short = 't', long = "target")]
         target: String,
+        /// The agent's transcript file.
         #[arg(long, value_name = "FILE")]
         transcript: PathBuf,
+        /// The transcript's format (default: detected from its lines).
         #[arg(long)]
         format: Option<DigestFormat>,
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
     /// The per-pane follower loop (started by tmuxmate through `tmux run-shell -b`).
     #[command(hide = true)]
     Follow {
+        /// The pane whose @tmuxmate-status to keep current.
         #[arg(short = 't', long = "target")]
         target: String,
     },
     /// Fold a transcript once and print the throughput (for scripts/bench-digest.sh).
     #[command(hide = true)]
     Bench {
+        /// The transcript file to fold.
         #[arg(long, value_name = "FILE")]
         transcript: PathBuf,
+        /// Its format (default: detected).
         #[arg(long)]
         format: Option<DigestFormat>,
     },
@@ -594,6 +798,7 @@ pub struct DigestShowArgs {
     /// Finished turns to show, 4-60 (default: @tmuxmate-digest-turns, else 12).
     #[arg(long, value_name = "N")]
     pub turns: Option<String>,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -602,6 +807,7 @@ pub struct DigestShowArgs {
 pub enum SideAction {
     /// Open a side chat about the agent in pane -t (a popup; a split without a client).
     Open {
+        /// The main agent's pane (required; the snippet's key binding passes the current one).
         #[arg(short = 't', long = "target")]
         target: Option<String>,
         /// Open the popup on this tmux client (the key binding passes the one that pressed
@@ -612,38 +818,45 @@ pub enum SideAction {
     /// The side agent itself, inside the popup (ends by deleting its session files).
     #[command(hide = true)]
     Run {
+        /// The main agent's pane.
         #[arg(short = 't', long = "target")]
         target: String,
     },
     /// The main agent's live digest and whether it is running.
     Status {
+        /// The main agent's pane (default inside a side chat: the pane it is about).
         #[arg(short = 't', long = "target")]
         target: Option<String>,
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
     /// The main session's real transcript lines, summarised (bounded).
     History {
+        /// The main agent's pane (default inside a side chat: the pane it is about).
         #[arg(short = 't', long = "target")]
         target: Option<String>,
         /// Only this turn.
-        #[arg(long)]
+        #[arg(long, value_name = "N")]
         turn: Option<u64>,
         /// Only lines containing this text (case-insensitive).
-        #[arg(long)]
+        #[arg(long, value_name = "TEXT")]
         contains: Option<String>,
         /// At most K lines, newest last (default 40, max 200).
-        #[arg(long, default_value_t = crate::side::HISTORY_DEFAULT)]
+        #[arg(long, value_name = "K", default_value_t = crate::side::HISTORY_DEFAULT)]
         limit: usize,
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
     /// Queue a note for the main agent's next turn (never typed into its pane).
     Report {
+        /// The main agent's pane (default inside a side chat: the pane it is about).
         #[arg(short = 't', long = "target")]
         target: Option<String>,
         /// The note (text that starts with `-` goes after `--`).
         text: String,
+        /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,
     },
@@ -653,7 +866,174 @@ pub enum SideAction {
     Relay,
     /// End the side chat of pane -t and delete its session files.
     Close {
+        /// The main agent's pane whose side chat to end (default inside a side chat: its own).
         #[arg(short = 't', long = "target")]
         target: Option<String>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every visible flag and positional of every visible subcommand, as `path: --flag`,
+    /// that has no help text.
+    fn undocumented(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for a in cmd.get_arguments() {
+            let id = a.get_id().as_str();
+            if a.is_hide_set() || id == "help" || id == "version" {
+                continue;
+            }
+            if a.get_help().is_none() && a.get_long_help().is_none() {
+                out.push(format!("{path}: {id}"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            if sub.is_hide_set() || sub.get_name() == "help" {
+                continue;
+            }
+            if sub.get_about().is_none() {
+                out.push(format!("{path} {}: (no description)", sub.get_name()));
+            }
+            undocumented(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_flag_and_positional_has_help() {
+        let mut missing = Vec::new();
+        undocumented(&Cli::command(), "tmuxmate", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:#?}");
+    }
+
+    /// The values of a `ValueEnum` are documented too (they show in `--help` lists).
+    #[test]
+    fn every_possible_value_has_help() {
+        let mut missing = Vec::new();
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+                for v in a.get_possible_values() {
+                    if v.get_help().is_none()
+                        && !v.is_hide_set()
+                        && !matches!(v.get_name(), "true" | "false")
+                        && a.get_id() != "stdin"
+                    {
+                        missing.push(format!("{path} {}={}", a.get_id(), v.get_name()));
+                    }
+                }
+            }
+            for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        walk(&Cli::command(), "tmuxmate", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:#?}");
+    }
+
+    #[test]
+    fn timeouts_take_one_unit_scheme() {
+        assert_eq!(duration_ms("500ms"), Ok(500));
+        assert_eq!(duration_ms("30s"), Ok(30_000));
+        assert_eq!(duration_ms("2m"), Ok(120_000));
+        assert_eq!(duration_ms("1h"), Ok(3_600_000));
+        assert_eq!(duration_ms("168h"), Ok(MAX_TIMEOUT_MS));
+        for bad in [
+            "30",
+            "",
+            "s",
+            "1.5s",
+            "-1s",
+            "2 m",
+            "1d",
+            "0s",
+            "169h",
+            "99999999999999999999ms",
+        ] {
+            assert!(duration_ms(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(
+            duration_ms("30").unwrap_err().contains("30s"),
+            "names the fix"
+        );
+        assert_eq!(timeout_or(Some(5), Some(7), 1000, 9), 5);
+        assert_eq!(timeout_or(None, Some(7), 1000, 9), 7000);
+        assert_eq!(timeout_or(None, None, 1000, 9), 9);
+    }
+
+    /// The old spellings still parse (hidden), and cannot be mixed with the new one.
+    #[test]
+    fn old_spellings_are_hidden_aliases() {
+        let p = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("tmuxmate").chain(args.iter().copied()))
+        };
+        let Command::Run(r) = p(&["run", "--timeout-ms", "300", "--", "true"])
+            .unwrap()
+            .command
+        else {
+            panic!()
+        };
+        assert_eq!(timeout_or(r.timeout, r.timeout_ms, 1, 0), 300);
+        let Command::Run(r) = p(&["run", "--timeout", "2s", "--", "true"])
+            .unwrap()
+            .command
+        else {
+            panic!()
+        };
+        assert_eq!(timeout_or(r.timeout, r.timeout_ms, 1, 0), 2000);
+        assert!(p(&["run", "--timeout", "2s", "--timeout-ms", "3", "--", "true"]).is_err());
+        assert!(p(&["agent", "wait", "x", "--timeout-s", "3"]).is_ok());
+        assert!(p(&["watch", "start", "--timeout-min", "0.5", "--", "true"]).is_ok());
+        for f in ["--file", "--message-file"] {
+            let c = p(&["agent", "send", "x", f, "/m"]).unwrap().command;
+            let Command::Agent {
+                action: AgentAction::Send { msg, .. },
+            } = c
+            else {
+                panic!()
+            };
+            assert_eq!(msg.message_file, Some(PathBuf::from("/m")));
+        }
+        let help = Cli::command()
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(
+            help.contains("--timeout <DURATION>") && !help.contains("--timeout-ms"),
+            "{help}"
+        );
+    }
+
+    #[test]
+    fn swap_takes_flags_or_positionals() {
+        let p = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("tmuxmate").chain(args.iter().copied()))
+        };
+        for args in [
+            &["swap", "%1", "%2"][..],
+            &["swap", "--src", "%1", "--dst", "%2"],
+            &["swap", "-s", "%1", "-t", "%2"],
+            &["swap", "-s", "%1", "%2"],
+        ] {
+            let Command::Swap(a) = p(args).unwrap().command else {
+                panic!()
+            };
+            assert_eq!(
+                a.pair(),
+                Ok(("%1".to_string(), "%2".to_string())),
+                "{args:?}"
+            );
+        }
+        for args in [
+            &["swap", "%1"][..],
+            &["swap", "-s", "%1", "-t", "%2", "%3"],
+            &["swap"],
+        ] {
+            let Command::Swap(a) = p(args).unwrap().command else {
+                panic!()
+            };
+            assert!(a.pair().is_err(), "{args:?}");
+        }
+    }
 }

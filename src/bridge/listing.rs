@@ -22,7 +22,8 @@ pub struct Listed {
     pub project: String,
     pub permission_mode: String,
     pub pane_id: String,
-    pub cli_session: String,
+    /// The agent CLI's own session id, as `agent start` prints it (`null` when unknown).
+    pub cli_session: Option<String>,
     pub state: String,
 }
 
@@ -64,7 +65,7 @@ pub fn list(tmux: &Tmux) -> Result<Vec<Listed>, CliError> {
             project: c.project,
             permission_mode: c.mode,
             pane_id: c.pane,
-            cli_session: c.cli_session,
+            cli_session: Some(c.cli_session).filter(|s| !s.is_empty()),
             state: state.to_string(),
         });
     }

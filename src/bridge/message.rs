@@ -15,9 +15,8 @@ const MAX_MESSAGE: usize = 16 << 20;
 pub fn read(text: Option<&str>, file: Option<&Path>, stdin: bool) -> Result<String, CliError> {
     let raw = match (text, file, stdin) {
         (Some(t), _, _) => t.as_bytes().to_vec(),
-        (None, Some(f), _) => std::fs::read(f).map_err(|e| {
-            CliError::new(format!("cannot read --message-file {}: {e}", f.display()))
-        })?,
+        (None, Some(f), _) => std::fs::read(f)
+            .map_err(|e| CliError::new(format!("cannot read --file {}: {e}", f.display())))?,
         (None, None, true) => {
             let mut b = Vec::new();
             std::io::stdin()
@@ -27,7 +26,7 @@ pub fn read(text: Option<&str>, file: Option<&Path>, stdin: bool) -> Result<Stri
         }
         _ => {
             return Err(CliError::usage(
-                "no message: give --message TEXT, --message-file F, or - to read stdin",
+                "no message: give --message TEXT, --file FILE, or - to read stdin",
             ));
         }
     };

@@ -10,6 +10,9 @@ use crate::control::policy;
 use crate::error::{CliError, CliResult};
 use crate::tmux::{Tmux, version};
 
+/// `agent wait`'s and `agent ask`'s default `--timeout`: ten minutes.
+const DEFAULT_WAIT_MS: u64 = 600_000;
+
 fn read_message(m: &MessageArgs) -> Result<String, CliError> {
     message::read(
         m.message.as_deref(),
@@ -67,7 +70,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
                 &ad,
                 &project_dir(&a.project)?,
                 a.permission_mode.as_deref(),
-                Duration::from_secs(a.timeout_s),
+                Duration::from_millis(crate::cli::timeout_or(a.timeout, a.timeout_s, 1000, 60_000)),
             )?;
             if a.json {
                 super::out_json(&s);
@@ -109,10 +112,12 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
         }
         AgentAction::Wait {
             name,
+            timeout,
             timeout_s,
             json,
         } => {
-            let r = turns::wait(tmux, &name, Duration::from_secs(timeout_s))?;
+            let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, DEFAULT_WAIT_MS);
+            let r = turns::wait(tmux, &name, Duration::from_millis(wait))?;
             print_reply(&r, json)
         }
         AgentAction::Reply { name, json } => print_reply(&turns::reply(tmux, &name)?, json),
@@ -121,10 +126,12 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
             msg,
             project,
             permission_mode,
+            timeout,
             timeout_s,
             json,
         } => {
             let text = read_message(&msg)?;
+            let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, DEFAULT_WAIT_MS);
             let r = ask::ask(
                 tmux,
                 &ask::Request {
@@ -132,7 +139,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
                     message: &text,
                     project: project.as_deref(),
                     permission_mode: permission_mode.as_deref(),
-                    timeout: Duration::from_secs(timeout_s),
+                    timeout: Duration::from_millis(wait),
                     progress: None,
                 },
             )

@@ -31,7 +31,6 @@ fn format_of(f: Option<DigestFormat>) -> Option<Format> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ShowJson<'a> {
-    v: u32,
     transcript: String,
     pane_id: Option<String>,
     format: Option<Format>,
@@ -118,7 +117,6 @@ fn show(tmux: &Tmux, a: DigestShowArgs) -> CliResult {
     if a.json {
         let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         super::out_json(&ShowJson {
-            v: 1,
             transcript: path.to_string_lossy().into_owned(),
             pane_id,
             format: fold.current_format(),

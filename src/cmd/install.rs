@@ -154,7 +154,8 @@ pub fn doctor(tmux: &Tmux, json: bool) -> CliResult {
     }
     if problems > 0 {
         let e = CliError::new(format!("doctor found {problems} problem(s)"));
-        // With --json the report is the answer: one JSON document on stdout, exit 1.
+        // With --json the report is the one document (its `ok` and `problems` say it);
+        // a second, error document after it would break every parser.
         return Err(if json { e.printed() } else { e });
     }
     Ok(())

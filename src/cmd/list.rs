@@ -5,7 +5,7 @@ use crate::error::CliResult;
 use crate::tmux::Tmux;
 
 pub fn run(tmux: &Tmux, json: bool) -> CliResult {
-    let l = list::list(tmux, false)?;
+    let l = list::list(tmux, json)?;
     if json {
         super::out_json(&l);
         return Ok(());
@@ -14,14 +14,14 @@ pub fn run(tmux: &Tmux, json: bool) -> CliResult {
     for s in &l.sessions {
         text.push_str(&format!(
             "session {} {:?}{}\n",
-            s.id,
+            s.session_id,
             s.name,
             if s.attached { " (attached)" } else { "" }
         ));
-        for w in l.windows.iter().filter(|w| w.session_id == s.id) {
+        for w in l.windows.iter().filter(|w| w.session_id == s.session_id) {
             text.push_str(&format!(
                 "  window {} {} {:?}{} layout {}\n",
-                w.id,
+                w.window_id,
                 w.index,
                 w.name,
                 if w.active { " (active)" } else { "" },
@@ -30,7 +30,7 @@ pub fn run(tmux: &Tmux, json: bool) -> CliResult {
             for p in l
                 .panes
                 .iter()
-                .filter(|p| p.window_id == w.id && p.session_id == s.id)
+                .filter(|p| p.window_id == w.window_id && p.session_id == s.session_id)
             {
                 let mut flags = Vec::new();
                 if p.active {
@@ -47,13 +47,11 @@ pub fn run(tmux: &Tmux, json: bool) -> CliResult {
                 }
                 // The option stays after a job ends (it records the outcome): a pane is
                 // "watched" only while its job runs.
-                match p
-                    .watch
-                    .as_ref()
-                    .map(|w| (w.get("status"), w.get("unreadable")))
-                {
-                    Some((Some(s), _)) if s == "running" => flags.push("watched"),
-                    Some((_, Some(_))) => flags.push("watch unreadable"),
+                match &p.watch {
+                    Some(w) if w.status == crate::control::watch::job::JobStatus::Running => {
+                        flags.push("watched")
+                    }
+                    None if p.watch_unreadable => flags.push("watch unreadable"),
                     _ => {}
                 }
                 text.push_str(&format!(

@@ -5,8 +5,9 @@
 //! header line and a preview of at most three lines per snapshot) and `--json` lists
 //! omit `text`, so a listing stays small whatever was captured.
 //!
-//! JSON: list = `[{id, time, paneId, target, lineCount, truncated, preview}]`, newest
-//! first, `time` in ms since the epoch; show = the same object plus `text`.
+//! JSON (docs/json.md): list = `[{snapshotId, time, paneId, target, lineCount, truncated,
+//! preview}]`, newest first, `time` in ms since the epoch; show = the same object plus
+//! `text`; clear = `{cleared}`.
 
 use crate::cli::{SnapshotsAction, SnapshotsArgs};
 use crate::control::snapshot::{self, Summary};
@@ -62,11 +63,24 @@ fn show(id: &str, json: bool) -> CliResult {
             "no snapshot with id {id:?}; run `tmuxmate snapshots` to list the stored ones (old ones are dropped once the log grows past a few MB)"
         )));
     };
-    if json {
-        super::out_json(&s);
-    } else if !s.text.is_empty() {
-        super::out_line(&s.text);
+    if !json {
+        if !s.text.is_empty() {
+            super::out_line(&s.text);
+        }
+        return Ok(());
     }
+    /// `snapshots show --json`: the listing row plus the full text.
+    #[derive(serde::Serialize)]
+    struct Shown {
+        #[serde(flatten)]
+        row: Summary,
+        text: String,
+    }
+    let text = s.text.clone();
+    super::out_json(&Shown {
+        row: Summary::from(s),
+        text,
+    });
     Ok(())
 }
 

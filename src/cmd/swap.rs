@@ -1,4 +1,4 @@
-//! `tmuxmate swap SRC DST`: calls `control::swap::swap` and prints the two pane ids.
+//! `tmuxmate swap SRC DST` (or `--src SRC --dst DST`): calls `control::swap::swap` and prints the two pane ids.
 
 use crate::cli::SwapArgs;
 use crate::control::swap;
@@ -6,7 +6,8 @@ use crate::error::CliResult;
 use crate::tmux::Tmux;
 
 pub fn run(tmux: &Tmux, a: SwapArgs) -> CliResult {
-    let s = swap::swap(tmux, &a.src, &a.dst)?;
+    let (src, dst) = a.pair().map_err(crate::error::CliError::usage)?;
+    let s = swap::swap(tmux, &src, &dst)?;
     if a.json {
         super::out_json(&s);
     } else {

@@ -15,7 +15,7 @@ use crate::tmux::{Arg, Socket, Tmux};
 fn list(json: bool) -> CliResult {
     let all = view::all();
     if json {
-        super::out_json(&all);
+        super::out_json(&all.iter().map(view::ListedJob::json).collect::<Vec<_>>());
         return Ok(());
     }
     if all.is_empty() {
@@ -44,13 +44,19 @@ fn list(json: bool) -> CliResult {
 pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
     match action {
         WatchAction::Start(a) => {
+            // `--timeout` (ms) as the minutes `watch::start` takes (the old `--timeout-min`
+            // and the MCP tool's `timeoutMin` speak minutes).
+            let timeout_min = match a.timeout {
+                Some(ms) => Some(format!("{}", ms as f64 / 60_000.0)),
+                None => a.timeout_min.clone(),
+            };
             let s = start::start(
                 tmux,
                 &start::Request {
                     target: a.target.as_deref(),
                     cmd: &a.cmd,
                     done_regex: a.done_regex.as_deref(),
-                    timeout_min: a.timeout_min.as_deref(),
+                    timeout_min: timeout_min.as_deref(),
                     notify: a.notify.as_deref(),
                     forward: &a.forward,
                     cancel_mode: a.cancel_mode,
@@ -67,12 +73,12 @@ pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
         WatchAction::Show { job: id, json } => {
             let j = view::listed(view::find(&id)?);
             if json {
-                super::out_json(&j);
+                super::out_json(&j.json());
             } else {
                 super::out_line(&format!(
                     "{}\n{}",
                     j.outcome,
-                    serde_json::to_string_pretty(&j.job).unwrap_or_default()
+                    serde_json::to_string_pretty(&j.json()).unwrap_or_default()
                 ));
             }
             Ok(())
@@ -80,9 +86,11 @@ pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
         WatchAction::Stop { job: id, json } => {
             let (j, stopped) = view::stop(&id)?;
             if json {
-                super::out_json(
-                    &serde_json::json!({"jobId": id, "stopped": stopped, "paneId": j.pane_id}),
-                );
+                super::out_json(&view::Stopped {
+                    job_id: id,
+                    stopped,
+                    pane_id: j.pane_id,
+                });
             } else {
                 super::out_line(&format!(
                     "stopped watching {id}; pane {} is left as it is",

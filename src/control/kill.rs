@@ -9,8 +9,9 @@
 //! own pane, the window and session holding it, and the server it runs on are never
 //! killed; when approval made us wait, the guard is checked again on a fresh snapshot.
 //!
-//! JSON: `{"scope": "pane"|"window"|"session"|"server", "target": "%N"|"@N"|"$N"|null,
-//! "killed": true}`.
+//! JSON (docs/json.md): `{"scope": "pane"|"window"|"session"|"server", "target":
+//! "session:window.pane"|"session:window"|"session"|null, "paneId": "%N"|null, "windowId":
+//! "@N"|null, "sessionId": "$N"|null (the one of the scope set), "killed": true}`.
 
 use crate::targs;
 use crate::tmux::Arg;
@@ -25,9 +26,17 @@ use crate::tmux::panes::{self, PaneInfo};
 use crate::tmux::target::Target;
 
 #[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
 pub struct KillJson {
     pub scope: &'static str,
+    /// The killed object's tmux address when it was killed (`session:window.pane`,
+    /// `session:window`, `session`), for reading; `null` for the server.
     pub target: Option<String>,
+    /// The killed object's id under the key of its kind (the other two `null`; all three
+    /// for the server).
+    pub pane_id: Option<String>,
+    pub window_id: Option<String>,
+    pub session_id: Option<String>,
     pub killed: bool,
     /// For text mode: what was killed, and how it was approved; not part of the JSON.
     #[serde(skip)]
@@ -59,6 +68,8 @@ pub fn scope_name(s: KillScope) -> &'static str {
 /// What will be killed: the id tmux gets, and a one-line description for people.
 struct Victim {
     id: Option<String>,
+    /// Its tmux address, for the JSON's `target`.
+    address: Option<String>,
     session_id: Option<String>,
     description: String,
 }
@@ -141,9 +152,13 @@ pub fn kill(
         (KillScope::Session, Some(id)) => tmux.run(&targs!["kill-session", "-t", Arg::id(id)])?,
     };
 
+    let id = |k: KillScope| victim.id.clone().filter(|_| k == scope_kind);
     Ok(KillJson {
         scope,
-        target: victim.id,
+        target: victim.address,
+        pane_id: id(KillScope::Pane),
+        window_id: id(KillScope::Window),
+        session_id: id(KillScope::Session),
         killed: true,
         description: victim.description,
         approved,
@@ -163,6 +178,7 @@ fn pick(
         let panes = distinct(rows.iter().map(|p| p.pane_id.as_str()));
         return Ok(Victim {
             id: None,
+            address: None,
             session_id: None,
             description: format!(
                 "kill the tmux server {} ({}, {})",
@@ -183,6 +199,7 @@ fn pick(
     let victim = match scope {
         KillScope::Pane => Victim {
             id: Some(p.pane_id.clone()),
+            address: Some(p.target()),
             session_id: Some(p.session_id.clone()),
             description: format!(
                 "kill pane {} running {:?} in window {} {:?} of session {:?}",
@@ -211,6 +228,7 @@ fn pick(
             );
             Victim {
                 id: Some(p.window_id.clone()),
+                address: Some(format!("{}:{}", p.session_name, p.window_index)),
                 session_id: Some(p.session_id.clone()),
                 description: format!(
                     "kill window {} {:?} of session {:?} ({})",
@@ -227,6 +245,7 @@ fn pick(
             let panes = distinct(mine().map(|r| r.pane_id.as_str()));
             Victim {
                 id: Some(p.session_id.clone()),
+                address: Some(p.session_name.clone()),
                 session_id: Some(p.session_id.clone()),
                 description: format!(
                     "kill session {} {:?} ({}, {})",

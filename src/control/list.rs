@@ -16,7 +16,7 @@ use crate::tmux::{Tmux, layout};
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionJson {
-    pub id: String,
+    pub session_id: String,
     pub name: String,
     pub attached: bool,
 }
@@ -24,9 +24,9 @@ pub struct SessionJson {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WindowJson {
-    pub id: String,
+    pub window_id: String,
     pub session_id: String,
-    pub index: String,
+    pub index: u32,
     pub name: String,
     pub active: bool,
     pub layout: String,
@@ -48,13 +48,16 @@ pub struct PaneJson {
     pub in_mode: bool,
     pub mode: String,
     pub created_by_us: bool,
-    pub watch: Option<serde_json::Value>,
+    /// The pane's watch job (`@tmuxmate-job`), as `watch show` prints one; `null` when
+    /// none (or its option does not parse: `watch list` says why).
+    pub watch: Option<crate::control::watch::view::JobJson>,
+    /// The pane has an `@tmuxmate-job` option that does not parse (text mode says so).
+    #[serde(skip)]
+    pub watch_unreadable: bool,
     /// The agent address of the pane (where `--notify %N` delivers), if one is known.
     pub agent: Option<String>,
-    /// The agent address that created the pane (its `@tmuxmate-created` mark): only for
-    /// callers that ask (`with_creator`, the MCP listing), so the CLI's shape stays as
-    /// documented.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The agent address that created the pane (its `@tmuxmate-created` mark), when
+    /// `with_creator` (the CLI and the MCP listing both ask); else `null`.
     pub created_by: Option<String>,
 }
 
@@ -115,21 +118,21 @@ pub fn build(rows: &[PaneInfo], remote: bool, with_creator: bool) -> ListJson {
     let mut windows: Vec<WindowJson> = Vec::new();
     let mut panes = Vec::with_capacity(rows.len());
     for (p, (current_command, executable)) in rows.iter().zip(fg) {
-        if !sessions.iter().any(|s| s.id == p.session_id) {
+        if !sessions.iter().any(|s| s.session_id == p.session_id) {
             sessions.push(SessionJson {
-                id: p.session_id.clone(),
+                session_id: p.session_id.clone(),
                 name: p.session_name.clone(),
                 attached: p.session_attached,
             });
         }
         if !windows
             .iter()
-            .any(|w| w.id == p.window_id && w.session_id == p.session_id)
+            .any(|w| w.window_id == p.window_id && w.session_id == p.session_id)
         {
             windows.push(WindowJson {
-                id: p.window_id.clone(),
+                window_id: p.window_id.clone(),
                 session_id: p.session_id.clone(),
-                index: p.window_index.clone(),
+                index: p.window_index.parse().unwrap_or(0),
                 name: p.window_name.clone(),
                 active: p.window_active,
                 // tmux gives the layout on the window's active pane's row only.
@@ -154,10 +157,9 @@ pub fn build(rows: &[PaneInfo], remote: bool, with_creator: bool) -> ListJson {
             in_mode: p.in_mode,
             mode: p.mode.clone(),
             created_by_us: !p.created_by_us.is_empty(),
-            watch: (!p.job.is_empty()).then(|| {
-                serde_json::from_str(&p.job)
-                    .unwrap_or_else(|_| serde_json::json!({"unreadable": p.job}))
-            }),
+            watch: crate::control::watch::view::from_option(&p.job),
+            watch_unreadable: !p.job.is_empty()
+                && crate::control::watch::view::from_option(&p.job).is_none(),
             agent: (!p.agent.is_empty()).then(|| p.agent.clone()),
             created_by: if with_creator && !p.created_by_us.is_empty() {
                 serde_json::from_str::<crate::control::policy::CreatedMark>(&p.created_by_us)

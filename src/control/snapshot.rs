@@ -27,7 +27,7 @@ const PREVIEW_CHARS: usize = 160;
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
-/// One stored snapshot, as it is written to the log (and printed by `--json`).
+/// One stored snapshot, as it is written to the log (storage: `--json` prints `Summary`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Snapshot {
@@ -42,10 +42,12 @@ pub struct Snapshot {
     pub text: String,
 }
 
-/// A listing row: the snapshot without its full text.
+/// A listing row: the snapshot without its full text (what `snapshots --json` prints:
+/// docs/json.md; the id is `snapshotId` there, as jobs are `jobId`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
+    #[serde(rename = "snapshotId")]
     pub id: String,
     pub time: u64,
     pub pane_id: String,

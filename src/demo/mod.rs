@@ -305,8 +305,8 @@ fn bridge_and_side(d: &mut Demo, agent: &str) -> CliResult {
         standin::READY_REGEX,
         "--project",
         &project_s,
-        "--timeout-s",
-        "10",
+        "--timeout",
+        "10s",
         "--json",
     ])?;
     let v: serde_json::Value = serde_json::from_str(&started).map_err(|e| {
@@ -314,11 +314,7 @@ fn bridge_and_side(d: &mut Demo, agent: &str) -> CliResult {
             "demo: agent start printed no JSON ({e}): {started}"
         ))
     })?;
-    let name = v["name"]
-        .as_str()
-        .or_else(|| v["session"].as_str())
-        .unwrap_or("")
-        .to_string();
+    let name = v["name"].as_str().unwrap_or("").to_string();
     println!("    started the stand-in peer in session {name}");
     let reply = d.me(&[
         "agent",
@@ -328,8 +324,8 @@ fn bridge_and_side(d: &mut Demo, agent: &str) -> CliResult {
         &project_s,
         "--message",
         "is the change in src/install safe to ship?",
-        "--timeout-s",
-        "10",
+        "--timeout",
+        "10s",
     ])?;
     println!(
         "    $ tmuxmate agent ask {name} --message 'is the change in src/install safe to ship?'"

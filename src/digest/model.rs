@@ -92,7 +92,8 @@ pub struct Counts {
 pub struct ToolCall {
     pub name: String,
     pub summary: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `null` when the transcript gave none (always present: docs/json.md).
+    #[serde(default)]
     pub id: Option<String>,
     pub at: Option<u64>,
 }
@@ -122,7 +123,8 @@ pub struct Todo {
     pub text: String,
     /// `pending`, `in_progress` or `completed` (other values kept as given, clipped).
     pub status: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `null` when the transcript gave none (always present: docs/json.md).
+    #[serde(default)]
     pub id: Option<String>,
 }
 

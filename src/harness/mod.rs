@@ -10,8 +10,11 @@ pub mod hook;
 /// One agent harness.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Harness {
+    /// Claude Code.
     Claude,
+    /// Codex CLI.
     Codex,
+    /// Gemini CLI.
     Gemini,
 }
 

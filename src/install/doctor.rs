@@ -27,7 +27,6 @@ pub struct Check {
     pub area: String,
     pub status: Status,
     pub detail: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
 }
 

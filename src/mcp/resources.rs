@@ -119,7 +119,7 @@ pub fn read(params: &Value) -> Result<Value, RpcError> {
     let not_found = |why: String| RpcError::new(RESOURCE_NOT_FOUND, why);
     if let Some(id) = uri.strip_prefix(WATCH) {
         let j = view::find(id).map_err(|e| not_found(e.human()))?;
-        let text = serde_json::to_string_pretty(&view::listed(j)).unwrap_or_default();
+        let text = serde_json::to_string_pretty(&view::listed(j).json()).unwrap_or_default();
         return Ok(
             json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}),
         );

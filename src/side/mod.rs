@@ -121,6 +121,8 @@ pub fn main_address(m: &Main) -> String {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Status {
+    /// The main agent's pane id (`paneId`, as everywhere).
+    #[serde(rename = "paneId")]
     pub main_pane: String,
     /// running | idle | unknown
     pub state: String,

@@ -6,35 +6,8 @@ use std::process::Output;
 use std::time::Duration;
 
 use crate::server;
+pub use crate::util::contract::{AgentStartedJson as Started, ReplyJson as Reply};
 use crate::util::*;
-use serde::Deserialize;
-
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)]
-pub struct Started {
-    name: String,
-    session_id: String,
-    pane_id: String,
-    adapter: String,
-    project: String,
-    permission_mode: String,
-    reused: bool,
-    cli_session: Option<String>,
-    attach: String,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)]
-pub struct Reply {
-    name: String,
-    complete: bool,
-    source: String,
-    text: String,
-    truncated: bool,
-    attach: String,
-}
 
 pub fn standin_bin() -> PathBuf {
     let p = Path::new(BIN)
@@ -231,7 +204,7 @@ fn claude_pastes_of_every_size_are_one_verified_prompt_with_the_whole_reply() {
                 "agent",
                 "ask",
                 &st.name,
-                "--message-file",
+                "--file",
                 f.to_str().unwrap(),
                 "--json",
             ],
@@ -282,7 +255,7 @@ fn a_verification_that_times_out_never_hides_the_reply() {
     assert!(e.contains(&format!("agent wait {}", st.name)), "{e}");
     let r: Reply = serde_json::from_str(&b.ok(
         &s,
-        &["agent", "wait", &st.name, "--timeout-s", "20", "--json"],
+        &["agent", "wait", &st.name, "--timeout", "20s", "--json"],
     ))
     .unwrap();
     assert!(r.complete, "{r:?}");
@@ -428,8 +401,9 @@ fn codex_runs_without_its_daemon_and_stop_leaves_no_process_or_socket() {
     assert!(!b.processes().is_empty(), "the TUI runs");
     assert!(!b.sd.join(format!("codex-daemon-{uid}")).exists());
     let out = b.ok(&s, &["agent", "stop", &st.name, "--confirm", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["stopped"], true, "{out}");
+    let v: crate::util::contract::AgentStoppedJson =
+        crate::util::contract::parse("agent stop", out.as_bytes());
+    assert!(v.stopped, "{out}");
     wait_until("no agent process", Duration::from_secs(5), || {
         b.processes().is_empty().then_some(())
     });
@@ -622,7 +596,29 @@ fn refusals_each_name_the_failed_check() {
     });
     // Mid-turn: a turn that does not finish.
     std::fs::write(b.sd.join("busy"), "").unwrap();
-    b.ok(&s, &["agent", "send", &st.name, "--message", "long task"]);
+    let sent: crate::util::contract::AgentSentJson = crate::util::contract::parse(
+        "agent send",
+        b.ok(
+            &s,
+            &[
+                "agent",
+                "send",
+                &st.name,
+                "--message",
+                "long task",
+                "--json",
+            ],
+        )
+        .as_bytes(),
+    );
+    assert_eq!(
+        (sent.name.as_str(), sent.pane_id.as_str()),
+        (st.name.as_str(), st.pane_id.as_str())
+    );
+    assert!(
+        sent.submitted && sent.bytes == "long task".len(),
+        "{sent:?}"
+    );
     b.refused(
         &s,
         &["agent", "send", &st.name, "--message", "again"],
@@ -835,6 +831,16 @@ fn custom_cli_behind_a_symlink_is_itself_and_ready_regex_matches_trimmed_lines()
     .unwrap();
     let list = b.ok(&s, &["agent", "list"]);
     assert!(list.contains("[ready]"), "{list}");
+    let listed: Vec<crate::util::contract::AgentListedJson> = crate::util::contract::parse(
+        "agent list",
+        b.ok(&s, &["agent", "list", "--json"]).as_bytes(),
+    );
+    let me = listed.iter().find(|l| l.name == st.name).unwrap();
+    assert_eq!(
+        (me.pane_id.as_str(), me.state.as_str()),
+        (st.pane_id.as_str(), "ready")
+    );
+    assert!(me.session_id.starts_with('$'), "{me:?}");
     let r = b.ok(
         &s,
         &[
@@ -843,8 +849,8 @@ fn custom_cli_behind_a_symlink_is_itself_and_ready_regex_matches_trimmed_lines()
             &st.name,
             "--message",
             "hello there",
-            "--timeout-s",
-            "20",
+            "--timeout",
+            "20s",
         ],
     );
     assert!(r.contains("stand-in reply to: hello there"), "{r}");

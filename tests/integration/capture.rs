@@ -4,45 +4,8 @@
 use std::time::Duration;
 
 use crate::server;
+use crate::util::contract::{CaptureJson, SnapshotFull, SnapshotRow};
 use crate::util::*;
-use serde::Deserialize;
-
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CaptureJson {
-    target: String,
-    pane_id: String,
-    text: String,
-    line_count: usize,
-    truncated: bool,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)] // every field is deserialized to pin the JSON shape
-struct SnapshotRow {
-    id: String,
-    time: u64,
-    pane_id: String,
-    target: String,
-    line_count: usize,
-    truncated: bool,
-    preview: String,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)]
-struct SnapshotFull {
-    id: String,
-    time: u64,
-    pane_id: String,
-    target: String,
-    line_count: usize,
-    truncated: bool,
-    preview: String,
-    text: String,
-}
 
 /// A new window whose pane runs `script` (from a file, so nothing is parsed twice) and
 /// then stays open; returns once the pane shows `last`.
@@ -268,7 +231,7 @@ fn snapshots_keep_the_text_after_the_pane_is_gone() {
     let rows: Vec<SnapshotRow> =
         serde_json::from_str(&ok(s.run(&["snapshots", "--json", "--limit", "1"]))).unwrap();
     assert_eq!(rows.len(), 1);
-    let id = rows[0].id.clone();
+    let id = rows[0].snapshot_id.clone();
     assert_eq!(rows[0].pane_id, p);
     assert_eq!(rows[0].line_count, 4);
     assert_eq!(rows[0].preview, "kept 2\nkept 3\nkept 4");
@@ -297,7 +260,7 @@ fn snapshots_keep_the_text_after_the_pane_is_gone() {
     let rows: Vec<SnapshotRow> =
         serde_json::from_str(&ok(s.run(&["snapshots", "--json"]))).unwrap();
     assert_eq!(rows.len(), 2);
-    assert_eq!(rows[1].id, id);
+    assert_eq!(rows[1].snapshot_id, id);
 
     let out = s.run(&["snapshots", "show", "s0nosuch"]);
     assert_eq!(out.status.code(), Some(1));

@@ -1,61 +1,8 @@
 //! send / paste / keys / split / new-window / swap / list against a raw-mode recorder.
 
 use crate::server;
+use crate::util::contract::{CreatedJson, ListJson};
 use crate::util::*;
-use serde::Deserialize;
-
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ListJson {
-    sessions: Vec<SessionJson>,
-    windows: Vec<WindowJson>,
-    panes: Vec<PaneJson>,
-}
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)]
-struct SessionJson {
-    id: String,
-    name: String,
-    attached: bool,
-}
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)]
-struct WindowJson {
-    id: String,
-    session_id: String,
-    index: String,
-    name: String,
-    active: bool,
-    layout: String,
-}
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)]
-struct PaneJson {
-    pane_id: String,
-    target: String,
-    session_id: String,
-    window_id: String,
-    width: u32,
-    height: u32,
-    current_command: String,
-    executable: Option<String>,
-    active: bool,
-    dead: bool,
-    in_mode: bool,
-    mode: String,
-    created_by_us: bool,
-    watch: Option<serde_json::Value>,
-    agent: Option<String>,
-}
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CreatedJson {
-    pane_id: String,
-    target: String,
-}
 
 #[test]
 fn send_is_byte_exact_for_hostile_text() {
@@ -359,7 +306,7 @@ fn split_new_window_swap_and_list() {
         .find(|w| {
             l.panes
                 .iter()
-                .any(|p| p.pane_id == c.pane_id && p.window_id == w.id)
+                .any(|p| p.pane_id == c.pane_id && p.window_id == w.window_id)
         })
         .unwrap();
     assert_eq!(win.layout, format!("{{{},{}}}", c.pane_id, d.pane_id));
@@ -379,7 +326,11 @@ fn split_new_window_swap_and_list() {
     // swap is structural
     ok(s.run(&["swap", &c.pane_id, &d.pane_id]));
     let l: ListJson = serde_json::from_str(&ok(s.run(&["list", "--json"]))).unwrap();
-    let win = l.windows.iter().find(|w| w.id == win.id).unwrap();
+    let win = l
+        .windows
+        .iter()
+        .find(|w| w.window_id == win.window_id)
+        .unwrap();
     assert_eq!(win.layout, format!("{{{},{}}}", d.pane_id, c.pane_id));
     let out = s.run(&["swap", &c.pane_id, &c.pane_id]);
     assert_eq!(out.status.code(), Some(2));

@@ -10,120 +10,14 @@ use crate::server;
 use crate::util::*;
 use serde::Deserialize;
 
-// ---- test-side JSON shapes (the documented contract of `digest show --json`) ----
+// ---- test-side JSON shapes: the contract's (tests/util/contract.rs), and the
+// follower's state file (storage, pinned here) ----
 
-#[derive(Deserialize, Debug)]
-#[allow(dead_code)] // every field pins the documented JSON shape
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ShowJson {
-    v: u32,
-    transcript: String,
-    pane_id: Option<String>,
-    format: Option<String>,
-    offset: u64,
-    pending_bytes: u64,
-    digest: DigestJson,
-    text: String,
-    status: String,
-}
-
-#[derive(Deserialize, Debug)]
-#[allow(dead_code)] // every field pins the documented JSON shape
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct DigestJson {
-    goal: Option<String>,
-    goal_source: Option<String>,
-    model: Option<String>,
-    turns: Vec<TurnJson>,
-    open_turn: Option<OpenJson>,
-    todos: Vec<TodoJson>,
-    recent_tools: Vec<ToolJson>,
-    last_error: Option<FailureJson>,
-    counts: CountsJson,
-    last_activity: Option<u64>,
-}
-
-#[derive(Deserialize, Debug)]
-#[allow(dead_code)] // every field pins the documented JSON shape
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct TurnJson {
-    n: u64,
-    prompt: Option<String>,
-    outcome: String,
-    started: Option<u64>,
-    ended: Option<u64>,
-    steps: u64,
-    tools: u64,
-    errors: u64,
-    result: Option<String>,
-}
-
-#[derive(Deserialize, Debug)]
-#[allow(dead_code)] // every field pins the documented JSON shape
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct OpenJson {
-    n: u64,
-    prompt: Option<String>,
-    started: Option<u64>,
-    steps: u64,
-    tool_count: u64,
-    error_count: u64,
-    latest_text: Option<String>,
-    tools: Vec<ToolJson>,
-    failures: Vec<FailureJson>,
-    interrupted: bool,
-}
-
-#[derive(Deserialize, Debug)]
-#[allow(dead_code)] // every field pins the documented JSON shape
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct TodoJson {
-    text: String,
-    status: String,
-    id: Option<String>,
-}
-
-#[derive(Deserialize, Debug)]
-#[allow(dead_code)] // every field pins the documented JSON shape
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ToolJson {
-    name: String,
-    summary: String,
-    id: Option<String>,
-    at: Option<u64>,
-}
-
-#[derive(Deserialize, Debug)]
-#[allow(dead_code)] // every field pins the documented JSON shape
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct FailureJson {
-    tool: Option<String>,
-    text: String,
-    at: Option<u64>,
-}
-
-#[derive(Deserialize, Debug)]
-#[allow(dead_code)] // every field pins the documented JSON shape
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CountsJson {
-    turns: u64,
-    steps: u64,
-    tool_calls: u64,
-    errors: u64,
-    compactions: u64,
-    lines: u64,
-    bad_lines: u64,
-}
-
-#[derive(Deserialize, Debug)]
-#[allow(dead_code)] // every field pins the documented JSON shape
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct AttachJson {
-    pane_id: String,
-    transcript: String,
-    format: Option<String>,
-    started: bool,
-}
+#[allow(unused_imports)]
+use crate::util::contract::{
+    CountsJson, DigestAttachJson as AttachJson, DigestJson, DigestShowJson as ShowJson,
+    DigestTurnJson as TurnJson, FailureJson, OpenTurnJson as OpenJson, TodoJson, ToolJson,
+};
 
 #[derive(Deserialize, Debug, Clone)]
 #[allow(dead_code)] // every field pins the documented JSON shape
@@ -337,7 +231,6 @@ fn fixture(name: &str) -> String {
 fn real_rig_samples_fold_without_error() {
     let s = server!();
     let c = show(&s, &["--transcript", &fixture("claude-transcript.jsonl")]);
-    assert_eq!(c.v, 1);
     assert_eq!(c.format.as_deref(), Some("claude"));
     assert_eq!(c.pending_bytes, 0);
     assert_eq!(c.digest.counts.bad_lines, 0);

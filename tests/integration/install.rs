@@ -361,9 +361,9 @@ fn doctor_reports_a_broken_hook_path_and_a_missing_snippet_with_fixes() {
     );
     assert!(text.contains("All is well"), "{text}");
     assert!(text.contains("MCP server tmuxmate in"), "{text}");
-    let json: serde_json::Value =
-        serde_json::from_slice(&s.run(&["doctor", "--json"]).stdout).unwrap();
-    assert_eq!(json["ok"], true, "{json}");
+    let json: crate::util::contract::DoctorJson =
+        crate::util::contract::parse("doctor --json", &s.run(&["doctor", "--json"]).stdout);
+    assert!(json.ok && json.problems == 0, "{json:?}");
 
     // Doctor asks for the MCP server: without its entry, a problem with the fix.
     let cj = s.home.join(".claude.json");

@@ -1,34 +1,8 @@
 //! Location reading and per-turn injection against a real tmux server.
 
 use crate::server;
+use crate::util::contract::{TurnJson, WhereJson};
 use crate::util::*;
-use serde::Deserialize;
-
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)] // every field is deserialized to pin the JSON shape
-struct WhereJson {
-    session: String,
-    window_index: String,
-    window_name: String,
-    pane_index: String,
-    pane_id: String,
-    window_active: bool,
-    pane_active: bool,
-    layout: String,
-    socket_path: String,
-    agent: String,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct TurnJson {
-    agent: String,
-    turn: u64,
-    items: Vec<String>,
-    text: String,
-    no_location: Option<String>,
-}
 
 #[test]
 fn first_turn_injects_exact_text_and_second_is_silent() {

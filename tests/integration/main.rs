@@ -8,6 +8,7 @@ mod bindings;
 mod bridge;
 mod capture;
 mod cli;
+mod contract;
 mod control;
 mod digest;
 mod hooks;

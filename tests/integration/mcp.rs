@@ -112,6 +112,7 @@ impl Client {
         let r = self.call(tool, args.clone());
         assert_eq!(r["isError"], false, "{tool} {args}: {r}");
         let sc = r["structuredContent"].clone();
+        pin_shape(tool, &sc);
         let text = r["content"][0]["text"].as_str().unwrap();
         if tool == "tmux_capture" {
             assert_eq!(
@@ -371,11 +372,25 @@ fn every_tool_through_mcp() {
     assert_eq!(e, cli_refusal(&s, &["kill", "pane", "-t", &new]));
     let e = c.refused("tmux_kill", json!({"scope": "window", "confirm": true}));
     assert_eq!(e, cli_refusal(&s, &["kill", "window", "--confirm"]));
+    // The killed pane's address as it was at the kill (`target`), its id under `paneId`.
+    let l = c.ok("tmux_list", json!({}));
+    let addr = l["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["paneId"] == json!(new))
+        .unwrap()["target"]
+        .clone();
+    assert!(addr.as_str().unwrap().contains(':'), "{addr}");
     let k = c.ok(
         "tmux_kill",
         json!({"scope": "pane", "target": new, "confirm": true}),
     );
-    assert_eq!(k, json!({"scope": "pane", "target": new, "killed": true}));
+    assert_eq!(
+        k,
+        json!({"scope": "pane", "target": addr, "paneId": new, "windowId": null,
+            "sessionId": null, "killed": true})
+    );
     assert!(
         !s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
             .contains(&new)
@@ -547,4 +562,32 @@ fn the_hostile_corpus_gives_the_cli_results() {
     }
     c.finish();
     assert!(s.tmux_output(&["list-sessions"]).status.success());
+}
+
+/// Every successful structured result has the documented shape (docs/json.md, MCP
+/// table): the CLI's type for the same operation, or the MCP additions' own.
+fn pin_shape(tool: &str, sc: &Value) {
+    use crate::util::contract::*;
+    fn is<T: serde::de::DeserializeOwned>(tool: &str, sc: &Value) {
+        if let Err(e) = serde_json::from_value::<T>(sc.clone()) {
+            panic!("{tool}: not the documented shape ({e}): {sc}");
+        }
+    }
+    match tool {
+        "tmux_list" => is::<ListJson>(tool, sc),
+        "tmux_send_keys" if sc.get("keys").is_some() => is::<PressedJson>(tool, sc),
+        "tmux_send_keys" => is::<SentJson>(tool, sc),
+        "tmux_paste" => is::<PastedJson>(tool, sc),
+        "tmux_capture" => is::<McpCaptureJson>(tool, sc),
+        "tmux_split" => is::<CreatedJson>(tool, sc),
+        "tmux_swap" => is::<SwappedJson>(tool, sc),
+        "tmux_run" => is::<RunJson>(tool, sc),
+        "tmux_watch" => is::<McpWatchJson>(tool, sc),
+        "tmux_kill" => is::<KillJson>(tool, sc),
+        "agent_ask" => is::<McpAskJson>(tool, sc),
+        "side_chat_main_status" => is::<SideStatusJson>(tool, sc),
+        "side_chat_main_history" => is::<McpHistoryJson>(tool, sc),
+        "side_chat_report" => is::<ReportedJson>(tool, sc),
+        other => panic!("{other}: no documented shape to check its result against"),
+    }
 }

@@ -4,21 +4,8 @@
 use std::time::Duration;
 
 use crate::server;
+use crate::util::contract::RunJson;
 use crate::util::*;
-use serde::Deserialize;
-
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RunJson {
-    pane_id: String,
-    exit_status: Option<i32>,
-    text: String,
-    truncated: bool,
-    elapsed_ms: u64,
-    timed_out: bool,
-    stabilized: bool,
-    kept: bool,
-}
 
 fn run_json(s: &Server, args: &[&str]) -> RunJson {
     let mut v = vec!["run", "--json"];

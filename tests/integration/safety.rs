@@ -8,16 +8,8 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use crate::server;
+use crate::util::contract::KillJson;
 use crate::util::*;
-use serde::Deserialize;
-
-#[derive(Deserialize, Debug, PartialEq)]
-#[serde(deny_unknown_fields)]
-struct KillJson {
-    scope: String,
-    target: Option<String>,
-    killed: bool,
-}
 
 const TITLE: &str = "tmuxmate: approve?";
 
@@ -107,6 +99,16 @@ fn kill_pane_with_confirm_kills_exactly_that_pane() {
         ])
         .trim()
         .to_string();
+    let addr = s
+        .tmux(&[
+            "display",
+            "-p",
+            "-t",
+            &p,
+            "#{session_name}:#{window_index}.#{pane_index}",
+        ])
+        .trim()
+        .to_string();
     let (rc, out, err) = text(&s.run(&["kill", "pane", "-t", &p, "--confirm", "--json"]));
     assert_eq!(rc, 0, "{err}");
     let j: KillJson = serde_json::from_str(&out).unwrap();
@@ -114,7 +116,10 @@ fn kill_pane_with_confirm_kills_exactly_that_pane() {
         j,
         KillJson {
             scope: "pane".into(),
-            target: Some(p.clone()),
+            target: Some(addr),
+            pane_id: Some(p.clone()),
+            window_id: None,
+            session_id: None,
             killed: true
         }
     );
@@ -287,11 +292,17 @@ fn approve_command_decides_with_data_only_in_argv_and_env() {
     assert!(windows(&s).contains(&w));
 
     set(&s, "@tmuxmate-approve-command", "test \"$1\" = kill-window");
+    let addr = s
+        .tmux(&["display", "-p", "-t", &w, "#{session_name}:#{window_index}"])
+        .trim()
+        .to_string();
     let (rc, out, err) = text(&s.run(&["kill", "window", "-t", &w, "--confirm", "--json"]));
     assert_eq!(rc, 0, "{err}");
     let j: KillJson = serde_json::from_str(&out).unwrap();
     assert_eq!(j.scope, "window");
-    assert_eq!(j.target.as_deref(), Some(w.as_str()));
+    assert_eq!(j.window_id.as_deref(), Some(w.as_str()));
+    assert_eq!(j.target.as_deref(), Some(addr.as_str()));
+    assert_eq!((j.pane_id, j.session_id), (None, None));
     assert!(j.killed);
     assert!(!windows(&s).contains(&w));
     assert!(!panes(&s).contains(&p));
@@ -309,7 +320,8 @@ fn kill_session_and_server_with_approver() {
     let (rc, out, err) = text(&s.run(&["kill", "session", "-t", "=other", "--confirm", "--json"]));
     assert_eq!(rc, 0, "{err}");
     let j: KillJson = serde_json::from_str(&out).unwrap();
-    assert_eq!(j.target.as_deref(), Some(sid.as_str()));
+    assert_eq!(j.session_id.as_deref(), Some(sid.as_str()));
+    assert_eq!(j.target.as_deref(), Some("other"));
     let sessions = s.tmux(&["list-sessions", "-F", "#{session_name}"]);
     assert_eq!(sessions.trim(), "main");
 
@@ -321,6 +333,9 @@ fn kill_session_and_server_with_approver() {
         KillJson {
             scope: "server".into(),
             target: None,
+            pane_id: None,
+            window_id: None,
+            session_id: None,
             killed: true
         }
     );

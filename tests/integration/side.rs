@@ -73,8 +73,12 @@ fn status_and_history_are_bounded_views_of_the_main_session() {
         .args(["side", "status", "--json"])
         .output()
         .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["state"], "idle");
+    let v: crate::util::contract::SideStatusJson =
+        crate::util::contract::parse("side status", &o.stdout);
+    assert_eq!(
+        (v.state.as_str(), v.pane_id.as_str()),
+        ("idle", main.pane.as_str())
+    );
     // Without either: refused, never "the current pane".
     assert_eq!(s.run(&["side", "status"]).status.code(), Some(2));
     assert!(main.bytes().is_empty(), "nothing may reach the main pane");

@@ -8,6 +8,7 @@
 
 #![allow(dead_code)]
 
+pub mod contract;
 pub mod sshd;
 
 use std::path::{Path, PathBuf};

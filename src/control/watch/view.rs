@@ -1,5 +1,9 @@
 //! Reading watch jobs as the CLI and the MCP resources show them: one job with its
 //! outcome (`listed`), all of them (`all`), lookup by id (`find`) and `stop`.
+//!
+//! Invariant: what is printed is `JobJson` (docs/json.md), never the stored `Job`: the
+//! storage fields (format version, poller, heartbeat, shell baselines, pipe path) stay
+//! out of the contract, and the id is `jobId` as `watch start` prints it.
 
 use crate::control::watch::job::JobStatus;
 use serde::Serialize;
@@ -8,14 +12,84 @@ use crate::control::watch::job::{self, Job, Outcome};
 use crate::control::watch::poller;
 use crate::error::CliError;
 
+/// One job as `watch list`/`watch show --json`, a `list --json` pane's `watch` and the
+/// MCP watch resource show it.
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
+pub struct JobJson {
+    pub job_id: String,
+    pub pane_id: String,
+    pub command: String,
+    /// `--done-regex`, if one was given.
+    pub done_regex: Option<String>,
+    pub status: JobStatus,
+    /// The status for people (`finished (exit 7)`, `unreadable` ...).
+    pub outcome: String,
+    pub exit_status: Option<i32>,
+    /// Why it failed, for `failed`.
+    pub detail: Option<String>,
+    /// Epoch ms: started, ended (null while running), gives up.
+    pub start: u64,
+    pub end: Option<u64>,
+    pub deadline: u64,
+    pub notify: Vec<String>,
+    pub forward: Vec<String>,
+    /// true: tmuxmate launched the command (exact exit status); false: typed into a shell.
+    pub launched: bool,
+    /// The result is queued for (or was delivered to) the notify agents.
+    pub queued: bool,
+    /// The last lines of output, once ended.
+    pub tail: Option<String>,
+    /// The socket path of the job's tmux server.
+    pub socket: String,
+    /// Why the job state could not be read, if it could not.
+    pub unreadable: Option<String>,
+}
+
+impl JobJson {
+    fn of(j: &Job, outcome: String, unreadable: Option<String>) -> JobJson {
+        JobJson {
+            job_id: j.id.clone(),
+            pane_id: j.pane_id.clone(),
+            command: j.command.clone(),
+            done_regex: j.regex.clone(),
+            status: j.status,
+            outcome,
+            exit_status: j.exit_status,
+            detail: j.detail.clone(),
+            start: j.start,
+            end: j.end,
+            deadline: j.deadline,
+            notify: j.notify.clone(),
+            forward: j.forward.clone(),
+            launched: j.launched,
+            queued: j.queued,
+            tail: j.tail.clone(),
+            socket: j.socket.clone(),
+            unreadable,
+        }
+    }
+}
+
+/// A pane's `@tmuxmate-job` option as the job it holds (`None` when it does not parse:
+/// `watch list` says why).
+pub fn from_option(raw: &str) -> Option<JobJson> {
+    let j: Job = serde_json::from_str(raw).ok()?;
+    Some(JobJson::of(&j, j.outcome(), None))
+}
+
+#[derive(Debug)]
 pub struct ListedJob {
-    #[serde(flatten)]
     pub job: Job,
     /// Why the job state could not be read, if it could not.
     pub unreadable: Option<String>,
     pub outcome: String,
+}
+
+impl ListedJob {
+    pub fn json(&self) -> JobJson {
+        JobJson::of(&self.job, self.outcome.clone(), self.unreadable.clone())
+    }
 }
 
 pub fn listed(j: Job) -> ListedJob {
@@ -60,6 +134,16 @@ pub fn find(id: &str) -> Result<Job, CliError> {
     }
     job::load(id)
         .ok_or_else(|| CliError::new(format!("no watch job {id}; see `tmuxmate watch list`")))
+}
+
+/// `watch stop --json`.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct Stopped {
+    pub job_id: String,
+    /// This call ended the watch (false: it ended by itself meanwhile).
+    pub stopped: bool,
+    pub pane_id: String,
 }
 
 /// Stop watching a running job; the pane and its command are left alone.
