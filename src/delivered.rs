@@ -61,21 +61,34 @@ pub fn in_transcript(o: &Offered) -> bool {
     })
 }
 
-/// Whether this transcript has ever recorded a context of ours (a location or a watch
-/// result): then a missing item was not delivered, whatever was printed, and counting it
-/// delivered after some prints would lose it. Only a harness that never records our
-/// context gets the "printed twice counts as delivered" fallback.
+/// Whether this transcript has recorded a context of ours (a location or a watch result):
+/// then a missing item was not delivered, whatever was printed, and it is offered again.
+/// Only the last `MAX_READ` bytes are read (ours are recent; a conversation may predate
+/// tmuxmate), and only lines holding a marker's bytes are parsed: asked every turn while
+/// an item is held (see `crate::turn`), it must stay cheap on a long transcript.
 pub fn records_our_context(path: Option<&str>) -> bool {
+    const MARKS: [&str; 2] = ["tmux location (turn ", "tmux watch "];
     let Some(path) = path else {
         return false;
     };
-    ["tmux location (turn ", "tmux watch "].iter().any(|h| {
-        in_transcript(&Offered {
-            at: 0,
-            transcript: Some(path.to_string()),
-            tpos: 0,
-            head: h.to_string(),
-        })
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if f.seek(SeekFrom::Start(len.saturating_sub(MAX_READ)))
+        .is_err()
+    {
+        return false;
+    }
+    let mut raw = Vec::new();
+    if f.take(MAX_READ).read_to_end(&mut raw).is_err() {
+        return false;
+    }
+    let has = |line: &[u8], m: &str| line.windows(m.len()).any(|w| w == m.as_bytes());
+    raw.split(|b| *b == b'\n').any(|line| {
+        MARKS.iter().any(|m| has(line, m))
+            && serde_json::from_slice::<serde_json::Value>(line)
+                .is_ok_and(|v| has_string(&v, &|s| MARKS.iter().any(|m| s.contains(m))))
     })
 }
 
