@@ -154,6 +154,32 @@ mod tests {
     }
 
     #[test]
+    fn records_our_context_only_from_a_string_value_with_a_marker() {
+        let dir = std::env::temp_dir().join(format!("tmuxmate-records-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("t.jsonl");
+        let ps = p.to_string_lossy().into_owned();
+        std::fs::write(
+            &p,
+            "{\"type\":\"user\",\"message\":\"hi\"}\nnot json tmux watch x\n",
+        )
+        .unwrap();
+        assert!(!records_our_context(Some(&ps)));
+        // A marker as a key is not a context; as a value in any shape (here Gemini's) it is.
+        let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        writeln!(f, "{{\"tmux watch w1\":1}}").unwrap();
+        assert!(!records_our_context(Some(&ps)));
+        let gem = serde_json::json!({"type":"user","content":[{"text":"<hook_context>tmux watch w1 finished</hook_context>"}]});
+        writeln!(f, "{gem}").unwrap();
+        assert!(records_our_context(Some(&ps)));
+        assert!(!records_our_context(None));
+        assert!(!records_our_context(Some(
+            &dir.join("nope").to_string_lossy()
+        )));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn finds_the_real_claude_sample() {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/claude-transcript.jsonl");
