@@ -24,6 +24,8 @@ cleanup() {
 }
 trap cleanup EXIT
 T -f /dev/null new-session -d -s main -x 120 -y 40 sh
+# --notify takes only an address that made a per-turn call.
+"$BIN" -L "$SOCK" turn --agent bench >/dev/null
 # A counting shim for tmux, used by the poller (it inherits the server environment).
 cat > "$W/tmux-shim" <<SHIM
 #!/bin/sh
@@ -74,6 +76,7 @@ idle_window() { # count -> prints "cpu% calls/s"
   export TMUXMATE_STATE_DIR=$W/state$n
   T -f /dev/null new-session -d -s main -x 120 -y 40 sh
   T set-environment -g TMUXMATE_TMUX "$W/tmux-shim"
+  "$BIN" -L "$SOCK" turn --agent bench >/dev/null
   for i in $(seq 1 "$n"); do
     "$BIN" -L "$SOCK" watch start --notify bench -- "sleep 600" >/dev/null
   done

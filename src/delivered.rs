@@ -61,21 +61,34 @@ pub fn in_transcript(o: &Offered) -> bool {
     })
 }
 
-/// Whether this transcript has ever recorded a context of ours (a location or a watch
-/// result): then a missing item was not delivered, whatever was printed, and counting it
-/// delivered after some prints would lose it. Only a harness that never records our
-/// context gets the "printed twice counts as delivered" fallback.
+/// Whether this transcript has recorded a context of ours (a location or a watch result):
+/// then a missing item was not delivered, whatever was printed, and it is offered again.
+/// Only the last `MAX_READ` bytes are read (ours are recent; a conversation may predate
+/// tmuxmate), and only lines holding a marker's bytes are parsed: asked every turn while
+/// an item is held (see `crate::turn`), it must stay cheap on a long transcript.
 pub fn records_our_context(path: Option<&str>) -> bool {
+    const MARKS: [&str; 2] = ["tmux location (turn ", "tmux watch "];
     let Some(path) = path else {
         return false;
     };
-    ["tmux location (turn ", "tmux watch "].iter().any(|h| {
-        in_transcript(&Offered {
-            at: 0,
-            transcript: Some(path.to_string()),
-            tpos: 0,
-            head: h.to_string(),
-        })
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if f.seek(SeekFrom::Start(len.saturating_sub(MAX_READ)))
+        .is_err()
+    {
+        return false;
+    }
+    let mut raw = Vec::new();
+    if f.take(MAX_READ).read_to_end(&mut raw).is_err() {
+        return false;
+    }
+    let has = |line: &[u8], m: &str| line.windows(m.len()).any(|w| w == m.as_bytes());
+    raw.split(|b| *b == b'\n').any(|line| {
+        MARKS.iter().any(|m| has(line, m))
+            && serde_json::from_slice::<serde_json::Value>(line)
+                .is_ok_and(|v| has_string(&v, &|s| MARKS.iter().any(|m| s.contains(m))))
     })
 }
 
@@ -137,6 +150,32 @@ mod tests {
         }));
         assert!(!in_transcript(&offer(&dir.join("nope"), 0, "x")));
         assert!(!in_transcript(&offer(&p, 1 << 40, "x")));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn records_our_context_only_from_a_string_value_with_a_marker() {
+        let dir = std::env::temp_dir().join(format!("tmuxmate-records-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("t.jsonl");
+        let ps = p.to_string_lossy().into_owned();
+        std::fs::write(
+            &p,
+            "{\"type\":\"user\",\"message\":\"hi\"}\nnot json tmux watch x\n",
+        )
+        .unwrap();
+        assert!(!records_our_context(Some(&ps)));
+        // A marker as a key is not a context; as a value in any shape (here Gemini's) it is.
+        let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        writeln!(f, "{{\"tmux watch w1\":1}}").unwrap();
+        assert!(!records_our_context(Some(&ps)));
+        let gem = serde_json::json!({"type":"user","content":[{"text":"<hook_context>tmux watch w1 finished</hook_context>"}]});
+        writeln!(f, "{gem}").unwrap();
+        assert!(records_our_context(Some(&ps)));
+        assert!(!records_our_context(None));
+        assert!(!records_our_context(Some(
+            &dir.join("nope").to_string_lossy()
+        )));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

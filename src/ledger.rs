@@ -8,9 +8,11 @@
 //!   harness keeps a transcript, *printed*: then the next turn confirms it from the
 //!   transcript (see `crate::delivered`). An offered item not confirmed is offered again,
 //!   so a turn killed before printing loses nothing; one killed after printing can double
-//!   an item at most once (never with a transcript), and an item printed twice that the
-//!   transcript still does not show counts as delivered (a harness that records no
-//!   context costs one duplicate, not one per turn);
+//!   an item at most once (never with a transcript); an item printed twice that the
+//!   transcript does not show, where no context of ours was ever recorded, is held (not
+//!   printed, not delivered) until the transcript shows one (then it is offered again):
+//!   a harness that records no context costs one duplicate, one that dropped both prints
+//!   loses nothing (see `crate::turn`);
 //! - a batch of records is appended whole or not at all: a failed write (full disk, file
 //!   size limit) is cut back to the previous length before the error is returned;
 //! - a corrupt or half-written line is skipped and resets the remembered location (so

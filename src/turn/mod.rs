@@ -8,7 +8,7 @@
 //! item is recorded as *offered* before it is printed and *delivered* (no transcript) or
 //! *printed* (a JSONL transcript, which the next turn reads) only after (see `confirm`),
 //! so a turn that dies in between loses nothing: the next turn confirms it from the
-//! harness transcript or offers it again; an item that does not fit waits for the next
+//! harness transcript or offers it again (or holds it: see `hold`); an item that does not fit waits for the next
 //! turn (one that could never fit is truncated visibly).
 
 pub mod hook;
@@ -170,23 +170,43 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
     let by_transcript = tfile.filter(|(t, _)| t.extension().is_some_and(|e| e == "jsonl"));
     let tpos = tfile.map(|(_, n)| n).unwrap_or(0);
     let pending = l.state.pending.clone();
-    for p in pending {
-        // Offered by a turn that ended without confirming (we hold the lock, so it is not
-        // running): delivered if the harness recorded it, else offered again.
+    // Offered by a turn that ended without confirming (we hold the lock, so it is not
+    // running): delivered if the harness recorded it, else offered again.
+    let shown: Vec<bool> = pending
+        .iter()
+        .map(|p| {
+            p.offer
+                .as_ref()
+                .is_some_and(crate::delivered::in_transcript)
+        })
+        .collect();
+    // Whether the harness is known to record our contexts (see `hold`), asked of the
+    // transcripts involved at most once each.
+    let mut records = Records::default();
+    let current = req.transcript.map(|t| t.to_string_lossy().into_owned());
+    let held_total = pending
+        .iter()
+        .zip(&shown)
+        .filter(|(p, s)| !**s && hold(p, &mut records, current.as_deref()))
+        .count();
+    // Beyond `MAX_HELD` the oldest held items count as delivered (see `MAX_HELD`).
+    let mut release = held_total.saturating_sub(MAX_HELD);
+    for (p, shown) in pending.into_iter().zip(shown) {
         if let Some(o) = &p.offer {
-            if crate::delivered::in_transcript(o) {
+            if shown {
                 before.push(Record::Deliver {
                     key: p.key.clone(),
                     at: state::now_ms(),
                 });
                 continue;
             }
-            if p.printed >= 2 && !crate::delivered::records_our_context(o.transcript.as_deref()) {
-                // Printed twice and never recorded, by a harness whose transcript has never
-                // shown a context of ours: a third copy would be noise. (Where contexts do
-                // show, a missing one was dropped, and is offered again.)
+            if hold(&p, &mut records, current.as_deref()) {
+                if release == 0 {
+                    continue;
+                }
+                release -= 1;
                 state::log(&format!(
-                    "turn {}: {} printed twice but not in the transcript; counted as delivered",
+                    "turn {}: {} printed twice, never in a transcript that has never shown a context of ours, and more than {MAX_HELD} such items are held: counted as delivered",
                     req.agent, p.key
                 ));
                 before.push(Record::Deliver {
@@ -199,10 +219,11 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
                 "turn {}: offering {} again: {}",
                 req.agent,
                 p.key,
-                if p.printed == 0 {
-                    "the turn that offered it ended before confirming"
-                } else {
-                    "printed, but the transcript does not show it arrived"
+                match p.printed {
+                    0 => "the turn that offered it ended before confirming",
+                    1 if !records.any(o.transcript.as_deref(), current.as_deref()) =>
+                        "printed, but the transcript does not show it arrived (if this print does not show either, it is held until the transcript shows a context of ours)",
+                    _ => "printed, but the transcript does not show it arrived",
                 }
             ));
         }
@@ -243,6 +264,45 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
     }
     answer.location = reading;
     Ok(answer)
+}
+
+/// Held items kept at most (see `hold`); past it the oldest count as delivered, so a
+/// harness that records no context cannot grow the ledger without bound.
+const MAX_HELD: usize = 16;
+
+/// Whether a transcript has ever shown a context of ours, asked once per path per turn.
+#[derive(Default)]
+struct Records(Vec<(String, bool)>);
+
+impl Records {
+    fn ask(&mut self, path: Option<&str>) -> bool {
+        let Some(path) = path else {
+            return false;
+        };
+        if let Some((_, r)) = self.0.iter().find(|(p, _)| p == path) {
+            return *r;
+        }
+        let r = crate::delivered::records_our_context(Some(path));
+        self.0.push((path.to_string(), r));
+        r
+    }
+
+    /// The offer's transcript or the current turn's shows that the harness records ours.
+    fn any(&mut self, offered: Option<&str>, current: Option<&str>) -> bool {
+        self.ask(offered) || self.ask(current)
+    }
+}
+
+/// An item printed twice that the transcript does not show, by a harness not (yet) known
+/// to record our contexts: it is neither printed a third time nor counted as delivered.
+/// Two readings fit: the harness records no context (then it was shown, twice), or both
+/// prints were dropped (hooks killed) before the harness ever recorded one of ours, as in
+/// a fresh conversation. Counting it delivered lost it in the second case; so it waits,
+/// and is offered again as soon as any transcript involved shows a context of ours.
+fn hold(p: &crate::ledger::Pending, records: &mut Records, current: Option<&str>) -> bool {
+    p.offer
+        .as_ref()
+        .is_some_and(|o| p.printed >= 2 && !records.any(o.transcript.as_deref(), current))
 }
 
 /// The smallest `--max-chars` that leaves room for a truncation marker and some text.

@@ -397,6 +397,141 @@ fn killed_hooks_with_a_transcript_neither_lose_nor_double() {
     assert_eq!(doubled, 0);
 }
 
+/// The interleaving the hook stress test lost items to: in a fresh conversation the first
+/// item is printed twice and the harness drops both prints (each hook killed after
+/// printing) before it has recorded any context of ours. That is no evidence that the
+/// harness records none: the item is neither printed a third time nor counted as
+/// delivered, and it comes again, once, as soon as the transcript shows a context of ours.
+#[test]
+fn item_dropped_twice_before_any_context_was_recorded_is_held_not_lost() {
+    let s = server!();
+    let sid = "5eed0000-0000-4000-8000-0000000000b1";
+    let tr = s.dir.join("transcript.jsonl");
+    std::fs::write(&tr, "{\"type\":\"user\"}\n").unwrap();
+    let p = seed_ledger(
+        &s.state,
+        sid,
+        &[("watch:w1".into(), "tmux watch w1 finished (exit 0)".into())],
+    );
+    let input = s.dir.join("ups.json");
+    std::fs::write(
+        &input,
+        serde_json::json!({"session_id": sid, "transcript_path": tr,
+            "hook_event_name": "UserPromptSubmit", "prompt": "go"})
+        .to_string(),
+    )
+    .unwrap();
+    let hook = || {
+        let out = s
+            .tmuxmate()
+            .args(["hook", "claude"])
+            .stdin(std::fs::File::open(&input).unwrap())
+            .stderr(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let record = |out: &str| {
+        let v: serde_json::Value = serde_json::from_str(out.trim()).expect(out);
+        let line = serde_json::json!({"type":"attachment","attachment":{"type":"hook_additional_context",
+            "content":[v["hookSpecificOutput"]["additionalContext"].clone()],"hookEvent":"UserPromptSubmit"}});
+        let mut f = std::fs::OpenOptions::new().append(true).open(&tr).unwrap();
+        std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
+    };
+    let delivered = |k: &str| {
+        std::fs::read_to_string(&p)
+            .unwrap()
+            .contains(&format!("\"t\":\"deliver\",\"key\":\"{k}\""))
+    };
+    // Two answers print w1; the harness keeps neither.
+    assert!(hook().contains("tmux watch w1 "));
+    assert!(hook().contains("tmux watch w1 "));
+    // Not printed a third time, and not counted as delivered either.
+    let r = hook();
+    assert!(!r.contains("tmux watch w1 "), "{r}");
+    assert!(
+        !delivered("watch:w1"),
+        "w1 counted as delivered, never shown"
+    );
+    // A later item is printed and recorded: this harness records our contexts.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+    std::io::Write::write_all(
+        &mut f,
+        b"{\"t\":\"queue\",\"key\":\"watch:w2\",\"text\":\"tmux watch w2 finished (exit 0)\",\"at\":5}\n",
+    )
+    .unwrap();
+    let r = hook();
+    assert!(
+        r.contains("tmux watch w2 ") && !r.contains("tmux watch w1 "),
+        "{r}"
+    );
+    record(&r);
+    // So both prints of w1 were dropped: it comes again, and once recorded, never more.
+    let r = hook();
+    assert!(r.contains("tmux watch w1 "), "{r}");
+    record(&r);
+    let r = hook();
+    assert!(!r.contains("tmux watch w"), "{r}");
+    let v = std::fs::read_to_string(&tr).unwrap();
+    assert_eq!(v.matches("tmux watch w1 ").count(), 1, "{v}");
+    assert_eq!(v.matches("tmux watch w2 ").count(), 1, "{v}");
+    assert!(delivered("watch:w1") && delivered("watch:w2"));
+}
+
+/// A harness that records no context holds every item printed twice: at most 16 stay
+/// held (the ledger must not grow for ever); past that the oldest count as delivered.
+#[test]
+fn held_items_are_bounded() {
+    let s = server!();
+    let sid = "5eed0000-0000-4000-8000-0000000000b2";
+    let tr = s.dir.join("transcript.jsonl");
+    std::fs::write(&tr, "{\"type\":\"user\"}\n").unwrap();
+    let tpos = std::fs::metadata(&tr).unwrap().len();
+    let items: Vec<(String, String)> = (0..18)
+        .map(|i| {
+            (
+                format!("watch:w{i}"),
+                format!("tmux watch w{i} finished (exit 0)"),
+            )
+        })
+        .collect();
+    let p = seed_ledger(&s.state, sid, &items);
+    let mut body = std::fs::read_to_string(&p).unwrap();
+    for (k, t) in &items {
+        body.push_str(
+            &serde_json::json!({"t":"offer","key":k,"at":3,"transcript":tr,"tpos":tpos,"head":t})
+                .to_string(),
+        );
+        body.push_str(&format!("\n{{\"t\":\"printed\",\"key\":\"{k}\",\"at\":3}}\n").repeat(2));
+    }
+    std::fs::write(&p, body).unwrap();
+    let input = s.dir.join("ups.json");
+    std::fs::write(
+        &input,
+        serde_json::json!({"session_id": sid, "transcript_path": tr,
+            "hook_event_name": "UserPromptSubmit", "prompt": "go"})
+        .to_string(),
+    )
+    .unwrap();
+    let out = s
+        .tmuxmate()
+        .args(["hook", "claude"])
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let r = String::from_utf8_lossy(&out.stdout);
+    assert!(!r.contains("tmux watch w"), "{r}");
+    let l = std::fs::read_to_string(&p).unwrap();
+    let delivered: Vec<&str> = items
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| l.contains(&format!("\"t\":\"deliver\",\"key\":\"{k}\"")))
+        .collect();
+    assert_eq!(delivered, ["watch:w0", "watch:w1"], "{l}");
+}
+
 #[test]
 fn offered_item_is_confirmed_from_the_transcript_or_offered_again() {
     // What a hook killed between printing and confirming leaves behind: the item offered
@@ -480,7 +615,7 @@ fn offered_item_is_confirmed_from_the_transcript_or_offered_again() {
     record(&r3);
     assert!(!hook().contains("tmux watch w4"));
     // A harness whose transcript never shows a context of ours: printed twice and still
-    // absent, it counts as delivered (one duplicate, never more).
+    // absent, it is held, not printed again (one duplicate, never more).
     let sid2 = "5eed0000-0000-4000-8000-00000000c1a2";
     let tr2 = a.dir.join("transcript2.jsonl");
     std::fs::write(&tr2, "{\"type\":\"user\"}\n").unwrap();

@@ -6,8 +6,8 @@
 //! - "running" is the number of this server's jobs whose mirror says `running`
 //!   (a stopped or finished job is never running, whoever ended it);
 //! - "done" is the number of this server's ended jobs (not stopped ones) whose result
-//!   some addressee has not been told yet: not queued yet, or still pending in that
-//!   agent's ledger; a delivery at a turn makes it drop;
+//!   some addressee has not been told yet: not queued yet, or pending in that agent's
+//!   ledger and never printed in full; a delivery at a turn makes it drop;
 //! - reading is cheap enough for the poller's rescan: the `done` directory is read again
 //!   only when its mtime changes, a ledger only when its size or mtime does.
 
@@ -55,7 +55,15 @@ impl Counter {
         let st = stamp(&l.path().to_path_buf());
         let fresh = self.ledgers.get(agent).is_some_and(|(s, _)| *s == st);
         if !fresh {
-            let keys = l.peek().pending.into_iter().map(|p| p.key).collect();
+            // A printed item was told (with a transcript it stays pending until the next
+            // turn confirms it, or held: see `crate::turn`); only unprinted ones count.
+            let keys = l
+                .peek()
+                .pending
+                .into_iter()
+                .filter(|p| p.printed == 0)
+                .map(|p| p.key)
+                .collect();
             self.ledgers.insert(agent.to_string(), (st, keys));
         }
     }
