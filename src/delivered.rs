@@ -13,8 +13,6 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
-use crate::ledger::Offered;
-
 /// Characters of an item kept to recognise it (items start with their unique subject,
 /// e.g. "tmux watch <job id> finished").
 const HEAD_CHARS: usize = 200;
@@ -24,6 +22,16 @@ const MAX_READ: u64 = 32 << 20;
 /// What the offer records of the printed item.
 pub fn head(item: &str) -> String {
     item.chars().take(HEAD_CHARS).collect()
+}
+
+/// Where an item was offered to a turn that did not confirm it (it died, or has not
+/// finished): the transcript and its length then, and the item's first line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Offered {
+    pub at: u64,
+    pub transcript: Option<String>,
+    pub tpos: u64,
+    pub head: String,
 }
 
 /// True if the transcript named in the offer shows its item after the offer was made.

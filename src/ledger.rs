@@ -22,6 +22,7 @@
 //!   file's first record (checked on every open);
 //! - the file is rewritten compactly past `COMPACT_BYTES`, keeping what the state needs.
 
+use crate::delivered::Offered;
 use std::collections::{HashSet, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -90,15 +91,6 @@ pub enum Record {
         keys: Vec<String>,
         at: u64,
     },
-}
-
-/// An item offered to a turn that did not confirm it (it died, or has not finished).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Offered {
-    pub at: u64,
-    pub transcript: Option<String>,
-    pub tpos: u64,
-    pub head: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]

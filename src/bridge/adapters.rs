@@ -230,7 +230,7 @@ pub fn gemini() -> Adapter {
 pub fn custom(cli: &str, ready: &str) -> Adapter {
     let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
     let mut exes = vec![base(cli)];
-    if let Some(real) = super::launch::which(cli)
+    if let Some(real) = crate::sys::which::which(cli)
         .and_then(|p| std::fs::canonicalize(p).ok())
         .map(|p| base(&p.to_string_lossy()))
         && !exes.contains(&real)

@@ -13,13 +13,13 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::adapters::{self, Adapter, ReplySource};
+use super::adapters::{Adapter, ReplySource};
 use super::contract::{self, Contract, SendMark};
-use super::launch::{attach_line, tm_hint};
+use super::hints::{attach_line, tm_hint};
+use super::session::{check_pane, pin_record, reply_file, resolve};
 use super::transcript;
 use crate::error::CliError;
 use crate::tmux::Tmux;
-use crate::tmux::panes;
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -30,187 +30,6 @@ pub struct Sent {
     pub submitted: bool,
     /// How submission was verified: `transcript` or `screen`.
     pub verified_by: String,
-}
-
-/// The adapter of a managed session (custom sessions carry their CLI path).
-pub fn adapter_of(c: &Contract) -> Result<Adapter, CliError> {
-    if c.adapter == "custom" {
-        return Ok(adapters::custom(&c.cli, ".")); // ready pattern is only used at start
-    }
-    adapters::by_name(&c.adapter).ok_or_else(|| {
-        CliError::new(format!(
-            "refused: session {} is not managed by a known adapter ({:?})",
-            c.name, c.adapter
-        ))
-    })
-}
-
-/// Resolve a managed session by exact name.
-pub fn resolve(tmux: &Tmux, name: &str) -> Result<(Contract, Adapter), CliError> {
-    let Some(sid) = contract::find(tmux, name)? else {
-        return Err(CliError::new(format!(
-            "refused: no tmux session is named exactly {name:?} (see `{}`)",
-            tm_hint(tmux, &["agent", "list"])
-        )));
-    };
-    let c = contract::read(tmux, &sid)?;
-    if !c.managed {
-        return Err(CliError::new(format!(
-            "refused: session {name} is not managed by tmuxmate; it was not started with `tmuxmate agent start`"
-        )));
-    }
-    let a = adapter_of(&c)?;
-    if !c.name.starts_with(&format!("{}-", a.prefix)) {
-        return Err(CliError::new(format!(
-            "refused: session {name} is outside the {} adapter's namespace ({}-*)",
-            a.name, a.prefix
-        )));
-    }
-    Ok((c, a))
-}
-
-/// The pinned pane exists, is alive, belongs to the session, and runs the CLI; returns
-/// the pane's process id.
-pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<i32, CliError> {
-    let rows = panes::query(
-        tmux,
-        &targs!["list-panes", "-s", "-t", Arg::id(&c.session_id)],
-    )?;
-    let Some(p) = rows.iter().find(|p| p.pane_id == c.pane) else {
-        return Err(CliError::new(format!(
-            "refused: the pinned pane {} of session {} is gone (was it closed by hand?); stop the session with `{}` and start again",
-            c.pane,
-            c.name,
-            tm_hint(tmux, &["agent", "stop", &c.name, "--confirm"])
-        )));
-    };
-    if p.dead {
-        return Err(CliError::new(format!(
-            "refused: the {} CLI in pane {} of session {} has exited; inspect it ({}) and stop the session with `{}`",
-            a.name,
-            c.pane,
-            c.name,
-            attach_line(tmux, &c.name),
-            tm_hint(tmux, &["agent", "stop", &c.name, "--confirm"])
-        )));
-    }
-    let pid: i32 = p.pane_pid.parse().unwrap_or(0);
-    let fg = crate::sys::procfs::stat(pid).map(|s| if s.tpgid > 0 { s.tpgid } else { pid });
-    let exes = fg.map(crate::sys::procfs::group_exes).unwrap_or_default();
-    if !exes.iter().any(|e| a.exes.contains(e)) {
-        return Err(CliError::new(format!(
-            "refused: the foreground of pane {} is {:?}, not the {} CLI ({}); was the CLI restarted by hand? inspect: {}",
-            c.pane,
-            exes,
-            a.name,
-            a.exes.join("/"),
-            attach_line(tmux, &c.name)
-        )));
-    }
-    Ok(pid)
-}
-
-/// The session id a running Claude uses now. Claude 2.1.332 keeps
-/// `~/.claude/sessions/<pid>.json` with the live `sessionId`, rewritten when `/clear`
-/// starts a new session in the same process (the transcript moves to the new id's file).
-pub fn claude_live_session(pid: i32) -> Option<String> {
-    let p = transcript::claude_dir()
-        .join("sessions")
-        .join(format!("{pid}.json"));
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).ok()?).ok()?;
-    if v["pid"].as_i64() != Some(pid as i64) {
-        return None;
-    }
-    v["sessionId"]
-        .as_str()
-        .filter(|s| !s.is_empty() && !s.contains(['/', '\0']))
-        .map(str::to_string)
-}
-
-fn pane_pid(tmux: &Tmux, pane: &str) -> Option<i32> {
-    tmux.run(&targs![
-        "display-message",
-        "-p",
-        "-t",
-        Arg::id(pane),
-        "#{pane_pid}"
-    ])
-    .ok()?
-    .trim()
-    .parse()
-    .ok()
-}
-
-/// Pin the record the reply is read from: Codex's rollout once it appears; Claude's
-/// live session after a `/clear`. With `mark`, Claude's new session is taken only when
-/// it holds that message's prompt (and the mark then reads it from the start).
-pub fn pin_record(
-    tmux: &Tmux,
-    c: &mut Contract,
-    a: &Adapter,
-    mark: Option<&SendMark>,
-) -> Result<(), CliError> {
-    match a.reply {
-        ReplySource::CodexRollout if c.rollout.is_empty() => {
-            let since = mark.map(|m| m.at).unwrap_or(0);
-            if let Some(p) = transcript::find_rollout(&c.project, since) {
-                c.rollout = p.to_string_lossy().into_owned();
-                contract::set(
-                    tmux,
-                    &c.session_id,
-                    crate::tmux::options::ROLLOUT.name,
-                    &c.rollout,
-                )?;
-            }
-        }
-        ReplySource::ClaudeTranscript => {
-            let Some(live) = pane_pid(tmux, &c.pane).and_then(claude_live_session) else {
-                return Ok(());
-            };
-            if live == c.cli_session {
-                return Ok(());
-            }
-            if let Some(m) = mark {
-                let Some(f) = transcript::claude_transcript(&c.project, &live) else {
-                    return Ok(());
-                };
-                if !transcript::claude_turn(&f, 0, &m.head).submitted {
-                    return Ok(());
-                }
-                let m2 = SendMark {
-                    offset: 0,
-                    ..m.clone()
-                };
-                contract::set(
-                    tmux,
-                    &c.session_id,
-                    crate::tmux::options::LAST_SEND.name,
-                    &serde_json::to_string(&m2).unwrap_or_default(),
-                )?;
-                c.last_send = Some(m2);
-            }
-            c.cli_session = live;
-            contract::set(
-                tmux,
-                &c.session_id,
-                crate::tmux::options::CLI_SESSION.name,
-                &c.cli_session,
-            )?;
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-/// The file the reply is read from, if known now.
-pub fn reply_file(c: &Contract, a: &Adapter) -> Option<std::path::PathBuf> {
-    match a.reply {
-        ReplySource::ClaudeTranscript if !c.cli_session.is_empty() => {
-            transcript::claude_transcript(&c.project, &c.cli_session)
-        }
-        ReplySource::CodexRollout if !c.rollout.is_empty() => Some(c.rollout.clone().into()),
-        _ => None,
-    }
 }
 
 /// Pane fallback: how long after a send its prompt may take to show before the turn is
@@ -312,7 +131,7 @@ fn type_prompt(
         ));
     }
     let (mut c, a) = resolve(tmux, name)?;
-    super::launch::check_contract(tmux, &c, &a, caller_project, mode)?;
+    super::session::check_contract(tmux, &c, &a, caller_project, mode)?;
     check_pane(tmux, &c, &a)?;
     // After a `/clear` typed in the pane, the prompt goes into Claude's new session.
     pin_record(tmux, &mut c, &a, None)?;

@@ -17,8 +17,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::adapters::Adapter;
-use super::contract::{self, Contract};
+use super::contract;
+use super::hints::attach_line;
 use super::naming;
+use super::session::check_contract;
 use crate::control::policy::Caller;
 use crate::error::CliError;
 use crate::sys::state;
@@ -66,80 +68,6 @@ pub fn uuid_v4() -> std::io::Result<String> {
 // The one PATH lookup lives in `sys::which`; this name stays until the handlers move.
 pub use crate::sys::which::which;
 
-/// The socket flags that reach this server from any shell: `-L NAME` only when it is read
-/// against tmux's default socket directory (no `TMUX_TMPDIR`), else `-S PATH`.
-fn socket_words(tmux: &Tmux) -> Vec<String> {
-    let tmpdir_set = std::env::var_os("TMUX_TMPDIR").is_some_and(|d| !d.is_empty());
-    match (&tmux.socket, tmux.socket_file()) {
-        (crate::tmux::Socket::Name(n), _) if !tmpdir_set => vec!["-L".into(), n.clone()],
-        (crate::tmux::Socket::Default, _) if !tmpdir_set => vec![],
-        (_, Some(p)) => vec!["-S".into(), p.to_string_lossy().into_owned()],
-        (_, None) => vec![],
-    }
-}
-
-/// The command a person runs to look at session `name`, with the socket of the server
-/// it lives on (a bare `tmux attach` would find the default server, or none).
-pub fn attach_line(tmux: &Tmux, name: &str) -> String {
-    let mut w = vec!["tmux".to_string()];
-    w.extend(socket_words(tmux));
-    w.extend(["attach".into(), "-t".into(), format!("={name}")]);
-    crate::sys::shell::join_readable(&w)
-}
-
-/// A tmuxmate command as a person or model should type it: with the socket this run
-/// used, so that it reaches the same server from anywhere.
-pub fn tm_hint(tmux: &Tmux, words: &[&str]) -> String {
-    let mut w = vec!["tmuxmate".to_string()];
-    w.extend(socket_words(tmux));
-    w.extend(words.iter().map(|s| s.to_string()));
-    crate::sys::shell::join_readable(&w)
-}
-
-/// Check an existing session's contract against what the caller asks for.
-pub fn check_contract(
-    tmux: &Tmux,
-    c: &Contract,
-    adapter: &Adapter,
-    project: &str,
-    mode: Option<&str>,
-) -> Result<(), CliError> {
-    let name = &c.name;
-    if !c.managed {
-        return Err(CliError::new(format!(
-            "refused: a tmux session named {name} exists but tmuxmate does not manage it; rename or remove it yourself, or work from another project"
-        )));
-    }
-    if c.adapter != adapter.name {
-        return Err(CliError::new(format!(
-            "refused: session {name} is managed for the {} adapter, not {}",
-            c.adapter, adapter.name
-        )));
-    }
-    if !name.starts_with(&format!("{}-", adapter.prefix)) {
-        return Err(CliError::new(format!(
-            "refused: session {name} is outside the {} namespace ({}-*)",
-            adapter.name, adapter.prefix
-        )));
-    }
-    if c.project != project {
-        return Err(CliError::new(format!(
-            "refused: session {name} works on project {}, but you are in {project}",
-            c.project
-        )));
-    }
-    if let Some(m) = mode
-        && c.mode != m
-    {
-        return Err(CliError::new(format!(
-            "refused: session {name} runs with permission mode {}, you asked for {m}; stop it (`{}`) to change the mode",
-            c.mode,
-            tm_hint(tmux, &["agent", "stop", name, "--confirm"])
-        )));
-    }
-    Ok(())
-}
-
 /// Start the agent for `project_dir`, or reuse a matching running one.
 pub fn start(
     tmux: &Tmux,
@@ -172,7 +100,7 @@ pub fn start(
     if let Some(sid) = contract::find(tmux, &name)? {
         let c = contract::read(tmux, &sid)?;
         check_contract(tmux, &c, adapter, &root, mode)?;
-        super::deliver::check_pane(tmux, &c, adapter)?;
+        super::session::check_pane(tmux, &c, adapter)?;
         return Ok(Started {
             attach: attach_line(tmux, &name),
             name,

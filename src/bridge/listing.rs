@@ -11,7 +11,7 @@ use crate::error::CliError;
 use crate::targs;
 use crate::tmux::{Arg, Tmux};
 
-use super::{contract, deliver};
+use super::{contract, session};
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -42,8 +42,8 @@ pub fn list(tmux: &Tmux) -> Result<Vec<Listed>, CliError> {
             continue;
         }
         let c = contract::read(tmux, &r[0]).unwrap_or_default();
-        let state = match deliver::adapter_of(&c) {
-            Ok(a) => match deliver::check_pane(tmux, &c, &a) {
+        let state = match session::adapter_of(&c) {
+            Ok(a) => match session::check_pane(tmux, &c, &a) {
                 Err(_) => "broken",
                 Ok(_) => {
                     let scr = super::screen(tmux, &c.pane);

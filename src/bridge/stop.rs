@@ -157,7 +157,7 @@ pub fn stop_agent(tmux: &Tmux, name: &str, confirm: bool) -> Result<Stopped, Cli
             "refused: stopping {name} kills its tmux session and the agent in it; add --confirm"
         )));
     }
-    let (c, a) = super::deliver::resolve(tmux, name)?;
+    let (c, a) = super::session::resolve(tmux, name)?;
     let caller = crate::control::policy::caller(tmux);
     if let Some(p) = &caller.pane_id
         && crate::tmux::panes::query(
@@ -179,6 +179,6 @@ pub fn stop_agent(tmux: &Tmux, name: &str, confirm: bool) -> Result<Stopped, Cli
     )?;
     // Only a pane that still runs the CLI is the agent's; a pane restarted by hand keeps
     // its processes out of this.
-    let pid = super::deliver::check_pane(tmux, &c, &a).ok();
+    let pid = super::session::check_pane(tmux, &c, &a).ok();
     stop(tmux, name, &c.session_id, pid)
 }

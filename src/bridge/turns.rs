@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::adapters::{Adapter, ReplySource};
 use super::contract::{Contract, SendMark};
-use super::launch::{attach_line, tm_hint};
+use super::hints::{attach_line, tm_hint};
 use super::transcript::{self, Turn};
 use crate::error::CliError;
 use crate::tmux::Tmux;
@@ -146,17 +146,17 @@ fn current(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(Turn, String), Cli
     };
     let mut c = c.clone();
     let mut turn = None;
-    if let Some(f) = super::deliver::reply_file(&c, a) {
+    if let Some(f) = super::session::reply_file(&c, a) {
         turn = Some(read_turn(a, &f, m));
     }
     // Not in the pinned record (yet): Codex's rollout may have appeared, or a `/clear`
     // moved Claude to a new session that holds our prompt.
     if !turn.as_ref().is_some_and(|t| t.submitted) {
-        super::deliver::pin_record(tmux, &mut c, a, Some(m))?;
+        super::session::pin_record(tmux, &mut c, a, Some(m))?;
         turn = None;
     }
     let m = c.last_send.clone().unwrap_or_else(|| m.clone());
-    match super::deliver::reply_file(&c, a) {
+    match super::session::reply_file(&c, a) {
         Some(f) if f.exists() => Ok((
             turn.unwrap_or_else(|| read_turn(a, &f, &m)),
             if a.reply == ReplySource::CodexRollout {
@@ -182,7 +182,7 @@ pub fn wait_with(
     timeout: Duration,
     on_progress: Option<&(dyn Fn(Duration) + Sync)>,
 ) -> Result<Reply, CliError> {
-    let (c, a) = super::deliver::resolve(tmux, name)?;
+    let (c, a) = super::session::resolve(tmux, name)?;
     let start = Instant::now();
     let progress = std::io::stderr().is_terminal();
     // The pane fallback has no end marker: the prompt must be back, nothing busy shown,
@@ -259,7 +259,7 @@ pub fn wait_with(
 }
 
 pub fn reply(tmux: &Tmux, name: &str) -> Result<Reply, CliError> {
-    let (c, a) = super::deliver::resolve(tmux, name)?;
+    let (c, a) = super::session::resolve(tmux, name)?;
     let (t, source) = current(tmux, &c, &a)?;
     Ok(reply_of(tmux, name, t, source))
 }

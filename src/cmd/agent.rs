@@ -4,7 +4,7 @@ use crate::targs;
 use crate::tmux::Arg;
 use std::time::Duration;
 
-use crate::bridge::{adapters, ask, deliver, launch, listing, message, naming, turns};
+use crate::bridge::{adapters, ask, deliver, launch, listing, message, naming, session, turns};
 use crate::cli::{AgentAction, AgentStartArgs, MessageArgs};
 use crate::control::policy;
 use crate::error::{CliError, CliResult};
@@ -148,7 +148,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
         }
         AgentAction::List { json } => list(tmux, json),
         AgentAction::Attach { name } => {
-            let (c, _) = deliver::resolve(tmux, &name)?;
+            let (c, _) = session::resolve(tmux, &name)?;
             if std::env::var_os("TMUX").is_some() {
                 tmux.run(&targs!["switch-client", "-t", Arg::id(&c.session_id)])?;
                 Ok(())
