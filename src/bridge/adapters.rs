@@ -8,6 +8,33 @@
 
 use crate::error::CliError;
 
+/// Which agent CLI an adapter drives. Stored in a session's contract and shown as its
+/// lower-case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdapterName {
+    Claude,
+    Codex,
+    Gemini,
+    Custom,
+}
+
+impl AdapterName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdapterName::Claude => "claude",
+            AdapterName::Codex => "codex",
+            AdapterName::Gemini => "gemini",
+            AdapterName::Custom => "custom",
+        }
+    }
+}
+
+impl std::fmt::Display for AdapterName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Where a finished turn's reply is read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReplySource {
@@ -21,7 +48,7 @@ pub enum ReplySource {
 
 #[derive(Debug, Clone)]
 pub struct Adapter {
-    pub name: &'static str,
+    pub name: AdapterName,
     pub cli: String,
     pub prefix: &'static str,
     /// Permission modes and their launch arguments; the first is the default.
@@ -89,7 +116,7 @@ fn v(x: &[&str]) -> Vec<String> {
 
 pub fn claude() -> Adapter {
     Adapter {
-        name: "claude",
+        name: AdapterName::Claude,
         cli: "claude".into(),
         prefix: "tc",
         modes: vec![
@@ -122,7 +149,7 @@ pub fn claude() -> Adapter {
 
 pub fn codex() -> Adapter {
     Adapter {
-        name: "codex",
+        name: AdapterName::Codex,
         cli: "codex".into(),
         prefix: "ta-codex",
         modes: vec![
@@ -179,7 +206,7 @@ pub fn codex() -> Adapter {
 
 pub fn gemini() -> Adapter {
     Adapter {
-        name: "gemini",
+        name: AdapterName::Gemini,
         cli: "gemini".into(),
         prefix: "tg",
         modes: vec![
@@ -238,7 +265,7 @@ pub fn custom(cli: &str, ready: &str) -> Adapter {
         exes.push(real);
     }
     Adapter {
-        name: "custom",
+        name: AdapterName::Custom,
         cli: cli.to_string(),
         prefix: "tx",
         modes: vec![("default", vec![])],
@@ -292,7 +319,7 @@ impl Adapter {
 /// The adapter `agent start` asked for: a known name, or `custom` with its CLI and ready
 /// pattern (which must compile).
 pub fn choose(name: &str, cli: Option<&str>, ready: Option<&str>) -> Result<Adapter, CliError> {
-    if name == "custom" {
+    if name == AdapterName::Custom.as_str() {
         let (Some(cli), Some(re)) = (cli, ready) else {
             return Err(CliError::usage(
                 "the custom adapter needs --cli PATH and --ready-regex RE",

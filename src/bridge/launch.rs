@@ -106,7 +106,7 @@ pub fn start(
             name,
             session_id: sid,
             pane_id: c.pane,
-            adapter: adapter.name.into(),
+            adapter: adapter.name.as_str().into(),
             project: root,
             permission_mode: c.mode,
             reused: true,
@@ -166,7 +166,7 @@ pub fn start(
         tmux,
         caller,
         &sid,
-        Some(&Text::lossy(adapter.name)),
+        Some(&Text::lossy(adapter.name.as_str())),
         Some(&root_text),
         // `exec`: tmux runs the command through `sh -c`, and the pane's process must be
         // the CLI itself (its pid, its process group, its title).
@@ -213,7 +213,7 @@ pub fn start(
         name,
         session_id: sid,
         pane_id: created.pane_id,
-        adapter: adapter.name.into(),
+        adapter: adapter.name.as_str().into(),
         project: root,
         permission_mode: mode,
         reused: false,
@@ -237,7 +237,7 @@ fn finish_start(
 ) -> Result<(), CliError> {
     for (k, v) in [
         (crate::tmux::options::MANAGED.name, "1"),
-        (crate::tmux::options::ADAPTER.name, adapter.name),
+        (crate::tmux::options::ADAPTER.name, adapter.name.as_str()),
         (crate::tmux::options::PROJECT.name, root),
         (crate::tmux::options::PERMISSION_MODE.name, mode),
         (crate::tmux::options::PANE.name, pane),

@@ -43,7 +43,7 @@ pub fn any(patterns: &[String], text: &str) -> Option<String> {
 /// `>>> ` prompt and `❯ ` still matches a drawn blank); the built-in adapters' patterns
 /// against the whole screen.
 pub fn ready(a: &adapters::Adapter, screen: &str) -> bool {
-    if a.name != "custom" {
+    if a.name != adapters::AdapterName::Custom {
         return all(&a.ready, screen);
     }
     !a.ready.is_empty()

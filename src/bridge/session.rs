@@ -19,7 +19,7 @@ use crate::tmux::panes;
 
 /// The adapter of a managed session (custom sessions carry their CLI path).
 pub fn adapter_of(c: &Contract) -> Result<Adapter, CliError> {
-    if c.adapter == "custom" {
+    if c.adapter == adapters::AdapterName::Custom.as_str() {
         return Ok(adapters::custom(&c.cli, ".")); // ready pattern is only used at start
     }
     adapters::by_name(&c.adapter).ok_or_else(|| {
@@ -212,7 +212,7 @@ pub fn check_contract(
             "refused: a tmux session named {name} exists but tmuxmate does not manage it; rename or remove it yourself, or work from another project"
         )));
     }
-    if c.adapter != adapter.name {
+    if c.adapter != adapter.name.as_str() {
         return Err(CliError::new(format!(
             "refused: session {name} is managed for the {} adapter, not {}",
             c.adapter, adapter.name
