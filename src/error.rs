@@ -1,7 +1,9 @@
-//! The error a command hands back to `main`: a message for the user and an exit code.
+//! The refusal or failure a command hands back: what went wrong, for people and for
+//! `--json`.
 //!
-//! Invariant: every message names what went wrong and what to do; exit 1 is a runtime
-//! failure or refusal, exit 2 a usage error. `msg` is for people; the mechanics (a tmux
+//! Invariant: every message names what went wrong and what to do; the domain says what
+//! kind of failure it is (`kind`), and only `cmd::entry` turns a kind into an exit code
+//! (2 for `usage`, 1 for everything else). `msg` is for people; the mechanics (a tmux
 //! argv, its raw stderr) travel in `detail`, which goes to the log and to `--verbose`,
 //! never into the main message. `kind` and `hint` are what `--json` reports.
 
@@ -9,7 +11,6 @@ use crate::tmux::TmuxError;
 
 #[derive(Debug)]
 pub struct CliError {
-    pub code: i32,
     pub msg: String,
     /// A short machine-readable class: `usage`, `refused`, `no-server`, `tmux`...
     pub kind: &'static str,
@@ -26,7 +27,6 @@ impl CliError {
     pub fn new(msg: impl Into<String>) -> CliError {
         let msg = msg.into();
         CliError {
-            code: 1,
             kind: if msg.starts_with("refused") {
                 "refused"
             } else {
@@ -40,7 +40,6 @@ impl CliError {
     }
     pub fn usage(msg: impl Into<String>) -> CliError {
         CliError {
-            code: 2,
             msg: msg.into(),
             kind: "usage",
             hint: None,
@@ -79,7 +78,6 @@ impl From<TmuxError> for CliError {
     fn from(e: TmuxError) -> CliError {
         let (msg, hint) = e.parts();
         CliError {
-            code: 1,
             kind: e.kind(),
             msg,
             hint,

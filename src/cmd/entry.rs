@@ -29,7 +29,6 @@ fn usage_error(e: &clap::Error) -> crate::error::CliError {
         .filter(|l| !l.starts_with("For more information"))
         .collect();
     let mut c = crate::error::CliError::usage(msg);
-    c.code = e.exit_code();
     if !rest.is_empty() {
         c = c.with_hint(rest.join("; "));
     }
@@ -50,7 +49,12 @@ fn report(e: &crate::error::CliError, json: bool, verbose: bool) -> ! {
     if verbose && let Some(d) = &e.detail {
         eprintln!("tmuxmate: {d}");
     }
-    std::process::exit(e.code);
+    std::process::exit(exit_code(e));
+}
+
+/// The exit code of a failure: 2 for a usage error (as clap's own), 1 for any other.
+pub fn exit_code(e: &crate::error::CliError) -> i32 {
+    if e.kind == "usage" { 2 } else { 1 }
 }
 
 pub fn main() {
