@@ -5,13 +5,21 @@
 //! text a side turn is given (the main's live digest behind a "partial, verify" header),
 //! `history` (the main session's real transcript lines, summarised one per line and
 //! bounded), `report` (a note queued in the main agent's ledger, delivered at its next turn
-//! and never typed into its pane), launching the side agent and deleting its session files
-//! when it ends. Invariants: the side agent gets no copy of the main history; nothing here
-//! sends a byte to the main pane; every output is bounded.
+//! and never typed into its pane), and which session files a side agent leaves and
+//! deleting them. Its lifecycle lives in `open` (popup or split), `supervise` (the side
+//! agent child, then the cleanup), `close`, with their shared files in `handoff` and the
+//! per-CLI flags in `agent`. Invariants: the side agent gets no copy of the main
+//! history; nothing here sends a byte to the main pane; every output is bounded.
 
+pub mod agent;
 pub mod claude_history;
+pub mod close;
+pub mod handoff;
+pub mod open;
 pub mod relay;
+pub mod sandboxed;
 pub mod split;
+pub mod supervise;
 
 use crate::targs;
 use crate::tmux::Arg;
