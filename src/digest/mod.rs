@@ -28,6 +28,7 @@ pub mod json;
 pub mod model;
 pub mod pane;
 pub mod render;
+pub mod show;
 pub mod time;
 pub mod tools;
 
