@@ -16,6 +16,28 @@ fn argv_has(args: &[std::ffi::OsString], flags: &[&str]) -> bool {
         .any(|a| flags.iter().any(|f| a == f))
 }
 
+/// `tmuxmate --version` / `-V`: our version and the tmux found (clap's own flag would
+/// print only ours). Only the bare forms, so every other parse stays clap's.
+fn intercept_version() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    // Socket flags may come first (`tmuxmate -L work --version`); `-V` needs no server.
+    let mut i = 0;
+    while i + 1 < args.len()
+        && ["-L", "-S", "--socket", "--socket-path"]
+            .iter()
+            .any(|f| args[i] == *f)
+    {
+        i += 2;
+    }
+    if args.len() != i + 1 || !(args[i] == "--version" || args[i] == "-V") {
+        return;
+    }
+    let tmux = crate::tmux::Tmux::new(crate::tmux::Socket::Default);
+    let t = crate::tmux::version::described(&tmux);
+    super::out(&format!("tmuxmate {}\n{t}\n", env!("CARGO_PKG_VERSION")));
+    std::process::exit(0);
+}
+
 /// A clap usage error as our error: its first line is the message, the rest the hint.
 fn usage_error(e: &clap::Error) -> crate::error::CliError {
     let text = e.render().to_string();
@@ -67,7 +89,7 @@ pub fn main() {
             nix::sys::signal::SigHandler::SigIgn,
         )
     };
-    super::install::intercept_version();
+    intercept_version();
     crate::demo::standin::intercept();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let json = argv_has(&args, &["--json"]);

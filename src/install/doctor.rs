@@ -154,7 +154,7 @@ fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
         let runs_us = fsio::read_text(&snippet)
             .ok()
             .flatten()
-            .is_some_and(|t| t.contains(&crate::cmd::init::tmux_quote_inner(&ctx.bin)));
+            .is_some_and(|t| t.contains(&crate::install::snippet::tmux_quote_inner(&ctx.bin)));
         if runs_us {
             r.ok(
                 "tmux config",

@@ -20,6 +20,8 @@ pub mod jsonedit;
 pub mod manifest;
 pub mod marker;
 pub mod paths;
+pub mod run;
+pub mod snippet;
 pub mod tmux;
 pub mod tmuxconf;
 pub mod tomledit;

@@ -19,7 +19,7 @@ pub fn targets(ctx: &Ctx) -> Vec<Target> {
             path: snippet.clone(),
             what: "tmux snippet",
             kind: Kind::Whole {
-                content: crate::cmd::init::render_snippet_for(&ctx.bin),
+                content: crate::install::snippet::render_snippet_for(&ctx.bin),
                 marker: SNIPPET_MARKER,
             },
         },

@@ -17,7 +17,7 @@ pub fn loaded_by_tpm(text: &str) -> bool {
 pub fn source_line(snippet: &std::path::Path) -> String {
     format!(
         "source-file \"{}\"",
-        crate::cmd::init::tmux_quote_inner(&snippet.to_string_lossy())
+        crate::install::snippet::tmux_quote_inner(&snippet.to_string_lossy())
     )
 }
 

@@ -57,6 +57,14 @@ pub fn check(tmux: &Tmux) -> Result<(), TmuxError> {
     found(tmux).and_then(|(_, text)| gate(&text))
 }
 
+/// What `tmuxmate --version` says of tmux: its `-V` text and path, or why none was found.
+pub fn described(tmux: &Tmux) -> String {
+    match found(tmux) {
+        Ok((path, text)) => format!("{text} ({})", path.display()),
+        Err(e) => format!("tmux: {e}"),
+    }
+}
+
 /// The tmux binary and its `tmux -V` text (cached like [`check`]), for `--version` and doctor.
 pub fn found(tmux: &Tmux) -> Result<(PathBuf, String), TmuxError> {
     let Some(bin) = crate::sys::which::which(&tmux.program) else {
