@@ -435,17 +435,7 @@ pub struct RunArgs {
     pub cmd: Vec<String>,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KillScope {
-    /// The pane -t names.
-    Pane,
-    /// The window holding the pane -t names.
-    Window,
-    /// The session holding the pane -t names.
-    Session,
-    /// The whole tmux server -L/-S select (takes no -t).
-    Server,
-}
+pub use crate::control::kill_scope::KillScope;
 
 #[derive(Args, Debug)]
 pub struct KillArgs {

@@ -96,9 +96,9 @@ pub fn main() {
     let verbose = argv_has(&args, &["--verbose", "-v"]);
     let cli = match crate::cli::Cli::try_parse_from(&args) {
         Ok(c) => c,
-        Err(e) if super::hook::is_hook_invocation() => {
+        Err(e) if crate::harness::invocation::is_hook_invocation() => {
             // A harness must never break because of us: log, print nothing, exit 0.
-            crate::sys::state::log(&super::hook::bad_arguments(&e));
+            crate::sys::state::log(&crate::harness::invocation::bad_arguments(&e));
             std::process::exit(0);
         }
         // Help and version are answers, not errors.

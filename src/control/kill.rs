@@ -17,8 +17,8 @@ use crate::targs;
 use crate::tmux::Arg;
 use serde::Serialize;
 
-use crate::cli::KillScope;
 use crate::control::approval;
+use crate::control::kill_scope::KillScope;
 use crate::control::policy;
 use crate::error::CliError;
 use crate::tmux::Tmux;

@@ -14,6 +14,7 @@ pub mod capture;
 pub mod create;
 pub mod input;
 pub mod kill;
+pub mod kill_scope;
 pub mod list;
 pub mod pane_input;
 pub mod policy;

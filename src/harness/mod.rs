@@ -2,10 +2,12 @@
 //! Harness through its Claude Code hook bridge) and what differs between them.
 //!
 //! Owns: the [`Harness`] enum and per-harness facts the per-turn path needs (its turn
-//! event, whether its transcript can be digested); the hook wire format is [`hook`].
+//! event, whether its transcript can be digested); the hook wire format is [`hook`], its
+//! command line before parsing [`invocation`].
 //! Invariant: nothing here talks to tmux or prints.
 
 pub mod hook;
+pub mod invocation;
 
 /// One agent harness.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

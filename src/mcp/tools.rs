@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 
 use super::{INVALID_PARAMS, RpcError, Session};
 use crate::bridge::ask;
-use crate::cli::KillScope;
 use crate::control::budget::Range;
+use crate::control::kill_scope::KillScope;
 use crate::control::watch::start;
 use crate::control::{capture, input, kill, list, run, split, swap};
 use crate::error::CliError;
