@@ -47,6 +47,20 @@ pub struct Started {
     pub attach: String,
 }
 
+impl Started {
+    /// The line `agent start` prints.
+    pub fn line(&self) -> String {
+        format!(
+            "{} {} in {} ({}); attach: {}",
+            if self.reused { "reusing" } else { "started" },
+            self.adapter,
+            self.name,
+            self.pane_id,
+            self.attach
+        )
+    }
+}
+
 /// A random RFC 4122 version 4 UUID from the kernel's generator.
 pub fn uuid_v4() -> std::io::Result<String> {
     use std::io::Read;

@@ -2,10 +2,12 @@
 //!
 //! `adapters` is the table of CLIs, `naming` the session names, `contract` the session
 //! options that make a session ours, `transcript` reply reading, `launch` starting a CLI,
-//! `deliver` the checked send, `stop` ending a session and its processes, and `turns` waiting for and reading replies.
+//! `deliver` the checked send, `attach` attaching to one and naming it, `stop` ending a
+//! session and its processes, and `turns` waiting for and reading replies.
 
 pub mod adapters;
 pub mod ask;
+pub mod attach;
 pub mod contract;
 pub mod deliver;
 pub mod hints;

@@ -110,6 +110,21 @@ pub struct Stopped {
     pub ended_by_pid: Vec<i32>,
 }
 
+impl Stopped {
+    /// The line `agent stop NAME` prints (`asked`: the name as given).
+    pub fn line(&self, asked: &str) -> String {
+        if self.ended_by_pid.is_empty() {
+            format!("stopped {asked}")
+        } else {
+            format!(
+                "stopped {asked}; ended {} process(es) that outlived the session by pid: {:?}",
+                self.ended_by_pid.len(),
+                self.ended_by_pid
+            )
+        }
+    }
+}
+
 /// Kill session `session_id` (whose agent runs in a pane with process `pane_pid`) and
 /// make sure none of the agent's processes outlive it.
 pub fn stop(

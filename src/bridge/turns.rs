@@ -25,6 +25,8 @@ const PANE_STABLE: Duration = Duration::from_millis(500);
 
 /// Bound on a reply handed back to a model.
 pub const MAX_REPLY_BYTES: usize = 200_000;
+/// `agent wait`'s and `agent ask`'s default `--timeout`: ten minutes.
+pub const DEFAULT_WAIT_MS: u64 = 600_000;
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,17 +1,12 @@
 //! `tmuxmate agent ...`: the bridge to other agent CLIs in their own managed sessions.
 
-use crate::targs;
-use crate::tmux::Arg;
 use std::time::Duration;
 
-use crate::bridge::{adapters, ask, deliver, launch, listing, message, naming, session, turns};
+use crate::bridge::{adapters, ask, deliver, launch, listing, message, turns};
 use crate::cli::{AgentAction, AgentStartArgs, MessageArgs};
 use crate::control::policy;
 use crate::error::{CliError, CliResult};
 use crate::tmux::{Tmux, version};
-
-/// `agent wait`'s and `agent ask`'s default `--timeout`: ten minutes.
-const DEFAULT_WAIT_MS: u64 = 600_000;
 
 fn read_message(m: &MessageArgs) -> Result<String, CliError> {
     message::read(
@@ -72,18 +67,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
                 a.permission_mode.as_deref(),
                 Duration::from_millis(crate::cli::timeout_or(a.timeout, a.timeout_s, 1000, 60_000)),
             )?;
-            if a.json {
-                super::out_json(&s);
-            } else {
-                super::out_line(&format!(
-                    "{} {} in {} ({}); attach: {}",
-                    if s.reused { "reusing" } else { "started" },
-                    s.adapter,
-                    s.name,
-                    s.pane_id,
-                    s.attach
-                ));
-            }
+            super::out_json_or_line(a.json, &s, launch::Started::line);
             Ok(())
         }
         AgentAction::Send {
@@ -100,14 +84,9 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
                 &ask::caller_project(None)?,
                 permission_mode.as_deref(),
             )?;
-            if json {
-                super::out_json(&sent);
-            } else {
-                super::out_line(&format!(
-                    "sent to {} ({} bytes), submitted",
-                    sent.name, sent.bytes
-                ));
-            }
+            super::out_json_or_line(json, &sent, |s| {
+                format!("sent to {} ({} bytes), submitted", s.name, s.bytes)
+            });
             Ok(())
         }
         AgentAction::Wait {
@@ -116,7 +95,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
             timeout_s,
             json,
         } => {
-            let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, DEFAULT_WAIT_MS);
+            let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, turns::DEFAULT_WAIT_MS);
             let r = turns::wait(tmux, &name, Duration::from_millis(wait))?;
             print_reply(&r, json)
         }
@@ -131,7 +110,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
             json,
         } => {
             let text = read_message(&msg)?;
-            let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, DEFAULT_WAIT_MS);
+            let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, turns::DEFAULT_WAIT_MS);
             let r = ask::ask(
                 tmux,
                 &ask::Request {
@@ -147,47 +126,19 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
             print_reply(&r, json)
         }
         AgentAction::List { json } => list(tmux, json),
-        AgentAction::Attach { name } => {
-            let (c, _) = session::resolve(tmux, &name)?;
-            if std::env::var_os("TMUX").is_some() {
-                tmux.run(&targs!["switch-client", "-t", Arg::id(&c.session_id)])?;
-                Ok(())
-            } else {
-                Err(CliError::new(format!(
-                    "could not attach: {}",
-                    tmux.exec_interactive(&targs!["attach-session", "-t", Arg::id(&c.session_id)])
-                )))
-            }
-        }
+        AgentAction::Attach { name } => crate::bridge::attach::attach(tmux, &name),
         AgentAction::Stop {
             name,
             confirm,
             json,
         } => {
             let st = crate::bridge::stop::stop_agent(tmux, &name, confirm)?;
-            if json {
-                super::out_json(&st);
-            } else if st.ended_by_pid.is_empty() {
-                super::out_line(&format!("stopped {name}"));
-            } else {
-                super::out_line(&format!(
-                    "stopped {name}; ended {} process(es) that outlived the session by pid: {:?}",
-                    st.ended_by_pid.len(),
-                    st.ended_by_pid
-                ));
-            }
+            super::out_json_or_line(json, &st, |st| st.line(&name));
             Ok(())
         }
         AgentAction::Name { adapter, project } => {
-            let ad = adapters::by_name(&adapter).ok_or_else(|| {
-                CliError::usage(format!(
-                    "unknown adapter {adapter:?}: use one of claude, codex, gemini"
-                ))
-            })?;
-            let d = project_dir(&project)?;
-            let p = naming::project(&d)
-                .map_err(|e| CliError::new(format!("cannot read {}: {e}", d.display())))?;
-            super::out_line(&naming::name(ad.prefix, &p));
+            let name = crate::bridge::attach::name_for(&adapter, &project_dir(&project)?)?;
+            super::out_line(&name);
             Ok(())
         }
         AgentAction::Exec { .. } => Ok(()),

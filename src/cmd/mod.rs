@@ -68,6 +68,15 @@ pub fn out_json<T: serde::Serialize>(v: &T) {
     out_line(&serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into()));
 }
 
+/// `--json`: `v` as one document; else the line `text` makes of it.
+pub fn out_json_or_line<T: serde::Serialize>(json: bool, v: &T, text: impl FnOnce(&T) -> String) {
+    if json {
+        out_json(v);
+    } else {
+        out_line(&text(v));
+    }
+}
+
 pub fn dispatch(cli: Cli) -> CliResult {
     if matches!(cli.command, Command::Hook { .. })
         && cli.host.as_deref().is_some_and(|h| !h.is_empty())

@@ -9,8 +9,7 @@ use crate::control::watch::poller;
 use crate::control::watch::{gate, start, view};
 use crate::error::{CliError, CliResult};
 use crate::sys::state;
-use crate::targs;
-use crate::tmux::{Arg, Socket, Tmux};
+use crate::tmux::{Socket, Tmux};
 
 fn list(json: bool) -> CliResult {
     let all = view::all();
@@ -103,21 +102,7 @@ pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
             job: id,
             starter,
             started,
-        } => {
-            // Unattended (the wrapper): a gate that is never opened closes its window.
-            if job::valid_id(&id) && gate::wait(&id, starter, started) {
-                return Ok(());
-            }
-            state::log(&format!(
-                "watch {id}: its `watch start` ended before the job was recorded; closing its window"
-            ));
-            if let Ok(pane) = std::env::var("TMUX_PANE") {
-                let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(&pane)]);
-            }
-            Err(CliError::new(format!(
-                "watch {id}: `watch start` ended before the job was recorded; nothing runs here"
-            )))
-        }
+        } => gate::hold(tmux, &id, starter, started),
         WatchAction::Reattach => {
             poller::reattach_all(false);
             Ok(())

@@ -1,7 +1,8 @@
 //! The start gate of a launched watch job: its window waits here before the command runs.
 //!
 //! Owns: `<state>/jobs/gates/<id>`, the "go" file `watch start` creates once the job's
-//! state exists (pane option and mirror), and the wrapper's wait for it.
+//! state exists (pane option and mirror), the wrapper's wait for it (`hold`: a gate that
+//! never opens closes its window).
 //! Invariants:
 //! - the command runs only after its job state exists, so even a 5 ms command finds its
 //!   job when it reports its exit;
@@ -14,7 +15,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::error::CliError;
 use crate::sys::procfs;
+use crate::targs;
+use crate::tmux::{Arg, Tmux};
 
 /// Even with its starter alive, a gate never waits longer than this.
 const MAX_WAIT: Duration = Duration::from_secs(600);
@@ -69,4 +73,21 @@ fn alive(pid: i32, started: u64) -> bool {
         return nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
     }
     procfs::start_time(pid) == Some(started) && procfs::state(pid).is_some_and(|s| s != 'Z')
+}
+
+/// `watch gate` (the wrapper, unattended): wait for job `id`'s go; a gate that is never
+/// opened logs why and closes its window (`TMUX_PANE`), and nothing runs there.
+pub fn hold(tmux: &Tmux, id: &str, starter: i32, started: u64) -> Result<(), CliError> {
+    if super::job::valid_id(id) && wait(id, starter, started) {
+        return Ok(());
+    }
+    crate::sys::state::log(&format!(
+        "watch {id}: its `watch start` ended before the job was recorded; closing its window"
+    ));
+    if let Ok(pane) = std::env::var("TMUX_PANE") {
+        let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(&pane)]);
+    }
+    Err(CliError::new(format!(
+        "watch {id}: `watch start` ended before the job was recorded; nothing runs here"
+    )))
 }
