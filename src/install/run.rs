@@ -171,3 +171,49 @@ pub fn diagnose(tmux: &Tmux) -> Result<Diagnosis, CliError> {
         .count();
     Ok(Diagnosis { checks, problems })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(area: &str, status: doctor::Status, fix: Option<&str>) -> doctor::Check {
+        doctor::Check {
+            area: area.into(),
+            status,
+            detail: format!("{area} detail"),
+            fix: fix.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn doctor_text_tags_each_check_and_puts_its_fix_under_it() {
+        let d = Diagnosis {
+            checks: vec![
+                check("tmux", doctor::Status::Ok, None),
+                check(
+                    "claude",
+                    doctor::Status::Problem,
+                    Some("tmuxmate install claude"),
+                ),
+                check("gemini", doctor::Status::Skipped, None),
+            ],
+            problems: 1,
+        };
+        let fix_line = format!("{}fix: tmuxmate install claude\n", " ".repeat(18));
+        assert_eq!(
+            d.text(),
+            format!(
+                "ok   tmux         tmux detail\n\
+                 FAIL claude       claude detail\n\
+                 {fix_line}\
+                 skip gemini       gemini detail\n\
+                 1 problem(s); each has its fix above.\n"
+            )
+        );
+        let well = Diagnosis {
+            checks: vec![],
+            problems: 0,
+        };
+        assert_eq!(well.text(), "All is well.\n");
+    }
+}

@@ -82,3 +82,47 @@ pub fn argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<S
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_side_agent_is_refused_naming_the_option() {
+        let e = argv("aider", "s", "r", "/bin/tmuxmate").unwrap_err();
+        assert_eq!(e.code, 2);
+        assert!(
+            e.msg.contains(SIDE_AGENT.name) && e.msg.contains("\"aider\""),
+            "{}",
+            e.msg
+        );
+    }
+
+    #[test]
+    fn every_side_agent_is_launched_read_only() {
+        let claude = argv("claude", "sid", "role", "/bin/tmuxmate").unwrap();
+        let at = |v: &[String], f: &str| v.iter().position(|a| a == f).map(|i| v[i + 1].clone());
+        assert_eq!(at(&claude, "--permission-mode").as_deref(), Some("plan"));
+        assert_eq!(at(&claude, "--session-id").as_deref(), Some("sid"));
+        let codex = argv("codex", "sid", "role", "/bin/tmuxmate").unwrap();
+        assert_eq!(at(&codex, "--sandbox").as_deref(), Some("read-only"));
+        let gemini = argv("gemini", "sid", "role", "/bin/tmuxmate").unwrap();
+        assert_eq!(at(&gemini, "--approval-mode").as_deref(), Some("default"));
+    }
+
+    #[test]
+    fn codex_is_told_the_binary_by_its_path() {
+        let r = role("codex", "%3", "/opt/my bin/tmuxmate");
+        assert!(r.contains("in tmux pane %3)"), "{r}");
+        assert!(!r.contains("`tmuxmate side"), "{r}");
+        assert!(
+            r.contains(&format!(
+                "`{} side status`",
+                sh_quote("/opt/my bin/tmuxmate")
+            )),
+            "{r}"
+        );
+        let c = role("claude", "%3", "/opt/my bin/tmuxmate");
+        assert!(c.contains("`tmuxmate side status`"), "{c}");
+    }
+}
