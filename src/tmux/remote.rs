@@ -665,6 +665,15 @@ mod tests {
             classify("@@@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @@@"),
             SshFailure::HostKeyChanged
         );
+        // A call that may not connect by itself: ssh tried its fallback (our proxy).
+        let hello = "muxclient: master hello exchange failed\r\nbanner exchange: Connection to UNKNOWN port 65535: Broken pipe";
+        assert_eq!(classify_call(hello, false), SshFailure::MasterLost);
+        let sent = "mux_client_request_session: read from master failed: Broken pipe\r\nConnection closed by UNKNOWN port 65535";
+        assert_eq!(classify_call(sent, false), SshFailure::Dropped);
+        assert_eq!(fell_back(sent), Some(false), "the command may have run");
+        // The connecting call may have a proxy of the user's own: read as before.
+        assert_eq!(classify_call(hello, true), classify(hello));
+        assert_eq!(fell_back("Connection refused"), None);
         assert!(no_tmux(Some(127), "bash: line 1: tmux: command not found"));
         assert!(!no_tmux(Some(1), "no server running on /tmp/x"));
     }
