@@ -158,6 +158,12 @@ impl Tmux {
     }
 
     fn argv_of(&self, args: &[&str]) -> Vec<String> {
+        self.argv_connecting(args, true)
+    }
+
+    /// The argv; for a remote server `connects` says whether this ssh may open the
+    /// connection itself (see `remote::NO_OWN_CONNECTION`).
+    fn argv_connecting(&self, args: &[&str], connects: bool) -> Vec<String> {
         // -u: without a UTF-8 locale tmux prints non-ASCII as '_' while #{n:} still counts
         // the original bytes, which would break the record framing.
         let mut v = vec![self.program.clone(), "-u".to_string()];
@@ -166,7 +172,7 @@ impl Tmux {
         match &self.remote {
             // `exec`: the remote shell becomes tmux (one process less, and tmux's exit
             // status is the session's).
-            Some(r) => r.ssh_argv(format!("exec {}", crate::sys::shell::join(&v))),
+            Some(r) => r.ssh_argv(format!("exec {}", crate::sys::shell::join(&v)), connects),
             None => v,
         }
     }
@@ -236,11 +242,43 @@ impl Tmux {
             ));
         }
         let argv = self.argv_of(args);
-        // A remote call holds a session slot (and, cold, the right to connect) while ssh runs.
-        let _held = match &self.remote {
-            Some(r) => Some(r.prepare(self.timeout)?),
-            None => None,
+        let Some(r) = &self.remote else {
+            return self.finish(&argv, self.spawn(args, &argv, input, self.timeout)?, true);
         };
+        // A remote call holds a session slot (and, cold, the right to connect) while ssh
+        // runs. A call that found the master gone before its command started is made once
+        // more: its second `prepare` finds no master and reconnects (`remote::fell_back`).
+        let mut again = true;
+        loop {
+            let held = r.prepare(self.timeout)?;
+            let connects = held.connects();
+            let timeout = if connects {
+                self.timeout.max(remote::CONNECT_BUDGET)
+            } else {
+                self.timeout
+            };
+            let out = self.spawn(args, &self.argv_connecting(args, connects), input, timeout)?;
+            drop(held);
+            if again
+                && !connects
+                && out.status.code() == Some(255)
+                && remote::fell_back(&String::from_utf8_lossy(&out.stderr)) == Some(true)
+            {
+                again = false;
+                continue;
+            }
+            return self.finish(&argv, out, connects);
+        }
+    }
+
+    /// Run `argv` (the call `args`) once under `timeout`.
+    fn spawn(
+        &self,
+        args: &[&str],
+        argv: &[String],
+        input: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<process::Finished, TmuxError> {
         // The absolute path, found once: the child then makes one execve, not one per PATH
         // entry (this is on the per-turn hot path).
         let program = resolve_program(&argv[0]);
@@ -254,26 +292,32 @@ impl Tmux {
         if self.isolate_env {
             cmd.env_remove("TMUX").env_remove("TMUX_PANE");
         }
-        let out = match process::run(cmd, input, self.timeout) {
-            Ok(out) => out,
-            Err(process::Failure::NotFound) => {
-                return Err(TmuxError::NotInstalled {
-                    program: argv[0].clone(),
-                });
-            }
-            Err(process::Failure::TimedOut) => {
-                return Err(TmuxError::Timeout {
-                    argv,
-                    after: self.timeout,
-                });
-            }
+        match process::run(cmd, input, timeout) {
+            Ok(out) => Ok(out),
+            Err(process::Failure::NotFound) => Err(TmuxError::NotInstalled {
+                program: argv[0].clone(),
+            }),
+            Err(process::Failure::TimedOut) => Err(TmuxError::Timeout {
+                argv: argv.to_vec(),
+                after: timeout,
+            }),
             Err(e @ (process::Failure::Spawn(_) | process::Failure::Wait(_))) => {
-                return Err(TmuxError::Spawn {
-                    argv,
+                Err(TmuxError::Spawn {
+                    argv: argv.to_vec(),
                     reason: e.to_string(),
-                });
+                })
             }
-        };
+        }
+    }
+
+    /// The answer of a finished call, or its typed error (`argv` for messages; `connects`:
+    /// a remote call that was allowed to open the connection).
+    fn finish(
+        &self,
+        argv: &[String],
+        out: process::Finished,
+        connects: bool,
+    ) -> Result<Vec<u8>, TmuxError> {
         if out.status.success() {
             return Ok(out.stdout);
         }
@@ -282,7 +326,7 @@ impl Tmux {
             let host = r.host.to_string();
             if out.status.code() == Some(255) && !stderr.starts_with("no server running") {
                 return Err(TmuxError::Ssh {
-                    kind: remote::classify(&stderr),
+                    kind: remote::classify_call(&stderr, connects),
                     ssh: r.host.ssh_hint(),
                     host,
                     stderr,
@@ -293,7 +337,7 @@ impl Tmux {
             }
         }
         Err(TmuxError::classify_on(
-            argv,
+            argv.to_vec(),
             out.status.code(),
             stderr,
             self.describe_server(),

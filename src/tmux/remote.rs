@@ -20,6 +20,19 @@
 //!   and ssh then silently opens a connection of its own (measured: 20 calls over a warm
 //!   master, 10 extra connections). Every call holds one of `SLOTS` lock files
 //!   (`<key>.sN`) while it runs, so at most that many sessions share the master.
+//! - Only the caller holding `<key>.master` ever opens a connection. ssh's own fallback
+//!   would open others: a client whose master dies (or refuses it) between `connect()`
+//!   and the session's start silently connects by itself, and since the dead master's
+//!   socket file is still there it cannot become the new master, so that connection
+//!   serves one call and the next call opens yet another (seen: a master killed during
+//!   a remote run's polling, three connections instead of two). Every other call gets a
+//!   `ProxyCommand` that cannot connect ([`NO_OWN_CONNECTION`]): the fallback fails
+//!   instead, and the call is made once more through [`Remote::prepare`] (which then
+//!   finds no master and takes the lock) when ssh's stderr shows the command never
+//!   reached the master ([`fell_back`]).
+//! - The call that makes the connection gets at least [`CONNECT_BUDGET`], not the short
+//!   timeout of the call it carries (a poll's): killed while connecting, it would leave a
+//!   half-made master behind and the next call would connect again.
 //! - `BatchMode=yes`: ssh never prompts (a hook or key binding has no one to answer).
 //! - The remote command is tmux's argv, each word quoted by [`crate::sys::shell`]; bulk
 //!   text goes on stdin. Nothing else is run on the remote host.
@@ -41,6 +54,16 @@ const SLOTS: usize = 8;
 
 /// The least time a call waits for the first connection or a free slot.
 const QUEUE_WAIT: Duration = Duration::from_secs(60);
+
+/// The least time the call that makes the connection may take: ssh's TCP connect alone
+/// may take `ConnectTimeout` (10 s), then key exchange and login on a loaded host.
+pub const CONNECT_BUDGET: Duration = Duration::from_secs(30);
+
+/// The `ProxyCommand` of a call that must not open a connection of its own (see the
+/// module docs): a program that cannot exist, so it fails in every login shell ssh may
+/// run it with. (Its complaint does not reach us: with ControlPersist ssh sends a proxy's
+/// stderr to /dev/null; ssh's own words name the peer `UNKNOWN port 65535`.)
+pub const NO_OWN_CONNECTION: &str = "/nonexistent/tmuxmate-makes-no-second-ssh-connection";
 
 /// A validated `[user@]host[:port]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -213,8 +236,10 @@ impl Remote {
         self.dir.join(&self.key)
     }
 
-    /// ssh's argv for one remote command line (already quoted words).
-    pub fn ssh_argv(&self, line: String) -> Vec<String> {
+    /// ssh's argv for one remote command line (already quoted words). `connects`: this
+    /// call may open the connection (it holds the cold-master lock, or it is `attach`);
+    /// otherwise it can only use the running master (see [`NO_OWN_CONNECTION`]).
+    pub fn ssh_argv(&self, line: String, connects: bool) -> Vec<String> {
         let mut v: Vec<String> = vec!["ssh".into()];
         if let Some(c) = &self.config {
             v.push("-F".into());
@@ -231,6 +256,10 @@ impl Remote {
         ] {
             v.push("-o".into());
             v.push(o.into());
+        }
+        if !connects {
+            v.push("-o".into());
+            v.push(format!("ProxyCommand={NO_OWN_CONNECTION}"));
         }
         v.push("-o".into());
         // The directory holds only plain characters (control_dir); `%` cannot occur.
@@ -273,6 +302,7 @@ impl Remote {
                     Ok(Some(l)) => {
                         if !self.master_alive() {
                             held.locks.push(l);
+                            held.connects = true;
                         }
                         break;
                     }
@@ -357,6 +387,30 @@ impl Remote {
 #[derive(Default)]
 pub struct Held {
     locks: Vec<Flock<File>>,
+    connects: bool,
+}
+
+impl Held {
+    /// This call holds the cold-master lock: it is the one that opens the connection.
+    pub fn connects(&self) -> bool {
+        self.connects
+    }
+}
+
+/// After an ssh exit 255 of a call that could not connect by itself: `None` when ssh did
+/// not try to (the master was there), else whether the command certainly never ran: the
+/// master was gone at `connect()`, failed the hello or the alive check, or refused the
+/// session. A master lost after the session request was sent may have started the
+/// command (`read from master failed`), so that call is not made again.
+pub fn fell_back(stderr: &str) -> Option<bool> {
+    // ssh names a ProxyCommand's peer "UNKNOWN port 65535" (`banner exchange: Connection
+    // to UNKNOWN port 65535: Broken pipe`, `Connection closed by UNKNOWN port 65535`); a
+    // call of ours has no other proxy (the command line's ProxyCommand wins over the
+    // config's ProxyCommand and ProxyJump).
+    if !stderr.contains("UNKNOWN port 65535") && !stderr.contains(NO_OWN_CONNECTION) {
+        return None;
+    }
+    Some(!stderr.contains("read from master failed"))
 }
 
 fn try_lock(path: &Path) -> std::io::Result<Option<Flock<File>>> {
@@ -470,6 +524,17 @@ impl Fnv {
             self.0 ^= u64::from(*b);
             self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
         }
+    }
+}
+
+/// Read ssh's stderr after exit 255 of a call made with (`connects`) or without the right
+/// to open the connection (only the latter can have been stopped by [`NO_OWN_CONNECTION`];
+/// the former may have a proxy of the user's own).
+pub fn classify_call(stderr: &str, connects: bool) -> SshFailure {
+    match (connects, fell_back(stderr)) {
+        (false, Some(true)) => SshFailure::MasterLost,
+        (false, Some(false)) => SshFailure::Dropped,
+        _ => classify(stderr),
     }
 }
 
@@ -600,6 +665,15 @@ mod tests {
             classify("@@@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @@@"),
             SshFailure::HostKeyChanged
         );
+        // A call that may not connect by itself: ssh tried its fallback (our proxy).
+        let hello = "muxclient: master hello exchange failed\r\nbanner exchange: Connection to UNKNOWN port 65535: Broken pipe";
+        assert_eq!(classify_call(hello, false), SshFailure::MasterLost);
+        let sent = "mux_client_request_session: read from master failed: Broken pipe\r\nConnection closed by UNKNOWN port 65535";
+        assert_eq!(classify_call(sent, false), SshFailure::Dropped);
+        assert_eq!(fell_back(sent), Some(false), "the command may have run");
+        // The connecting call may have a proxy of the user's own: read as before.
+        assert_eq!(classify_call(hello, true), classify(hello));
+        assert_eq!(fell_back("Connection refused"), None);
         assert!(no_tmux(Some(127), "bash: line 1: tmux: command not found"));
         assert!(!no_tmux(Some(1), "no server running on /tmp/x"));
     }

@@ -523,6 +523,99 @@ fn a_dropped_connection_is_reestablished_and_an_inflight_run_still_finishes() {
     // The next call works, over one new connection.
     ok(r.run(&["list"]));
     ok(r.run(&["list"]));
-    assert_eq!(r.d.connections() - before, 1, "one reconnection");
+    assert_eq!(
+        r.d.connections() - before,
+        1,
+        "one reconnection; sshd's log:\n{}",
+        std::fs::read_to_string(&r.d.log).unwrap_or_default()
+    );
     assert!(r.d.master_pid(&masters[0]).is_some_and(|p| p != pid));
+}
+
+/// A stand-in for a master on `sock` that drops what ssh sends (its mux hello) until it
+/// has dropped `hellos` of them or `stop` is set, then closes and leaves its socket file
+/// behind, stale: a master that dies between a call's `connect()` and its session.
+/// `connect()`-only probes (tmuxmate's own master check) are let go unharmed.
+fn fake_master(
+    sock: &std::path::Path,
+    hellos: usize,
+) -> (
+    std::thread::JoinHandle<usize>,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+) {
+    use std::io::Read;
+    use std::sync::atomic::Ordering;
+    let _ = std::fs::remove_file(sock);
+    let l = std::os::unix::net::UnixListener::bind(sock).expect("bind the stand-in");
+    l.set_nonblocking(true).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let h = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        let mut dropped = 0;
+        while dropped < hellos
+            && !stop2.load(Ordering::SeqCst)
+            && std::time::Instant::now() < deadline
+        {
+            match l.accept() {
+                Ok((mut c, _)) => {
+                    c.set_nonblocking(false).unwrap();
+                    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                    let mut b = [0u8; 1];
+                    if matches!(c.read(&mut b), Ok(1)) {
+                        dropped += 1; // ssh's hello: hang up on it
+                    }
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        dropped // the listener closes here; UnixListener leaves the file
+    });
+    (h, stop)
+}
+
+#[test]
+fn a_master_lost_before_the_session_starts_opens_no_second_connection() {
+    let r = rig!();
+    ok(r.run(&["list"]));
+    let masters = r.d.masters();
+    assert_eq!(masters.len(), 1, "{masters:?}");
+    let sock = masters[0].clone();
+    // The real master goes (and takes its socket file with it).
+    let _ = Command::new("ssh")
+        .arg("-o")
+        .arg(format!("ControlPath={}", sock.display()))
+        .args(["-O", "exit", "unused"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    wait_until("the master to exit", Duration::from_secs(20), || {
+        r.d.master_pid(&sock).is_none().then_some(())
+    });
+    let before = r.d.connections();
+    let log = || std::fs::read_to_string(&r.d.log).unwrap_or_default();
+
+    // A master that answers connect() but never a session, for a whole call: the call
+    // fails saying nothing ran, and ssh opened no connection of its own meanwhile.
+    let (h, stop) = fake_master(&sock, usize::MAX);
+    let e = err(&r.run(&["list"]));
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let n = h.join().unwrap();
+    assert!(
+        n >= 2,
+        "the call was made again once: {n} hellos dropped; {e}"
+    );
+    assert!(
+        e.contains("127.0.0.1") && e.contains("nothing ran") && e.contains("run it again"),
+        "{e}"
+    );
+    assert_eq!(r.d.connections(), before, "no second connection: {}", log());
+
+    // A master that dies during one call's handshake and leaves its socket file: that
+    // call is made again over the one new connection, and the next call shares it.
+    let (h, _stop) = fake_master(&sock, 1);
+    ok(r.run(&["list"]));
+    assert_eq!(h.join().unwrap(), 1);
+    ok(r.run(&["list"]));
+    assert_eq!(r.d.connections() - before, 1, "one reconnection: {}", log());
 }
