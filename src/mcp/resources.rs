@@ -142,7 +142,7 @@ pub fn subscribe(session: &Session, params: &Value, on: bool) -> Result<Value, R
         // Snapshots never change: subscribing is allowed and never notifies.
         return Ok(json!({}));
     };
-    if !job::valid_id(id) {
+    if !crate::control::watch::valid_id(id) {
         return Err(RpcError::new(
             RESOURCE_NOT_FOUND,
             format!("{id:?} is not a watch job id"),

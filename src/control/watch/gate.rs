@@ -78,7 +78,7 @@ fn alive(pid: i32, started: u64) -> bool {
 /// `watch gate` (the wrapper, unattended): wait for job `id`'s go; a gate that is never
 /// opened logs why and closes its window (`TMUX_PANE`), and nothing runs there.
 pub fn hold(tmux: &Tmux, id: &str, starter: i32, started: u64) -> Result<(), CliError> {
-    if super::job::valid_id(id) && wait(id, starter, started) {
+    if super::valid_id(id) && wait(id, starter, started) {
         return Ok(());
     }
     crate::sys::state::log(&format!(

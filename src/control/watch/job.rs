@@ -127,7 +127,7 @@ pub struct Job {
     pub read_target: Option<u64>,
 }
 
-use super::jobs_dir;
+use super::{jobs_dir, valid_id};
 
 pub fn active_path(id: &str) -> PathBuf {
     jobs_dir().join("active").join(format!("{id}.json"))
@@ -176,15 +176,6 @@ pub fn new_id() -> String {
         b36(state::now_ms()),
         b36(std::process::id() as u64)
     )
-}
-
-pub fn valid_id(id: &str) -> bool {
-    id.len() > 1
-        && id.len() < 40
-        && id.starts_with('w')
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
 }
 
 impl Job {

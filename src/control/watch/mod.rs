@@ -19,3 +19,14 @@ pub mod view;
 pub fn jobs_dir() -> std::path::PathBuf {
     crate::sys::state::state_dir().join("jobs")
 }
+
+/// A job id as tmuxmate makes them (`w` and lower-case letters and digits, short): the only
+/// ids that may become file names under [`jobs_dir`] or reach a tmux argument.
+pub fn valid_id(id: &str) -> bool {
+    id.len() > 1
+        && id.len() < 40
+        && id.starts_with('w')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+}

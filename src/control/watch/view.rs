@@ -127,7 +127,7 @@ pub fn all() -> Vec<ListedJob> {
 }
 
 pub fn find(id: &str) -> Result<Job, CliError> {
-    if !job::valid_id(id) {
+    if !crate::control::watch::valid_id(id) {
         return Err(CliError::usage(format!(
             "{id:?} is not a watch job id (they look like w1a2b3c; see `tmuxmate watch list`)"
         )));
