@@ -1,9 +1,11 @@
 //! The agent bridge: another agent CLI in its own managed tmux session.
 //!
-//! `adapters` is the table of CLIs, `naming` the session names, `contract` the session
-//! options that make a session ours, `transcript` reply reading, `launch` starting a CLI,
-//! `deliver` the checked send, `attach` attaching to one and naming it, `stop` ending a
-//! session and its processes, and `turns` waiting for and reading replies.
+//! In layers, each using only those before it: `adapters` (the table of CLIs), `naming`
+//! (session names), `contract` (the session options that make a session ours), `hints`
+//! (printed commands that name their server), `transcript` (reply reading), `session`
+//! (resolving a name, checking the contract and the pinned pane), `turns` (waiting for
+//! and reading replies), `deliver` (the checked send), `launch` (starting a CLI), then
+//! `ask`, `listing`, `message`, `attach` and `stop` for the commands.
 
 pub mod adapters;
 pub mod ask;
