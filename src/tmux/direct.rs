@@ -66,7 +66,8 @@ fn is_server_write(cmd: &str) -> bool {
 /// The first word of each command of a list (`;` elements separate; a `;` inside an
 /// argument of ours is always written `\;`, see `super::arg`).
 fn commands<'a>(args: &'a [&'a str]) -> impl Iterator<Item = &'a str> + 'a {
-    args.split(|a| *a == ";").map(|c| c.first().copied().unwrap_or(""))
+    args.split(|a| *a == ";")
+        .map(|c| c.first().copied().unwrap_or(""))
 }
 
 /// How a call may use the socket: not at all, as a query (any surprise re-runs it with
@@ -281,5 +282,45 @@ fn exchange(path: &Path, args: &[&str], timeout: Duration, sent: &mut bool) -> O
             return None;
         }
         buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_uses_the_socket_only_when_every_command_may() {
+        assert_eq!(eligible(&["list-panes", "-a"]), Use::Query);
+        assert_eq!(
+            eligible(&[
+                "show-options",
+                "-gv",
+                "x",
+                ";",
+                "display-message",
+                "-p",
+                "y"
+            ]),
+            Use::Query
+        );
+        assert_eq!(eligible(&["kill-pane", "-t", "%1"]), Use::Write);
+        assert_eq!(
+            eligible(&["wait-for", "c", ";", "kill-pane", "-t", "%1"]),
+            Use::Write
+        );
+        // Commands that need the client (stdin, environment, a new server) never do.
+        assert_eq!(eligible(&["load-buffer", "-"]), Use::No);
+        assert_eq!(
+            eligible(&["set-option", "x", "y", ";", "new-window"]),
+            Use::No
+        );
+        assert_eq!(eligible(&["new-session", "-d"]), Use::No);
+        // A `;` inside an argument is written `\;` and separates nothing.
+        assert_eq!(
+            eligible(&["set-option", "x", "a\\;", "send-keys"]),
+            Use::Write
+        );
+        assert_eq!(eligible(&[]), Use::No);
     }
 }
