@@ -308,7 +308,9 @@ fn finish(tmux: &Tmux, out: &str, caller: &Caller, marked: bool) -> Result<Creat
                  nothing is left. Check the command (run it in a shell to see its error)"
             )));
         }
-        return Err(e);
+        // The pane is there: the mark failed on the way (a remote connection that dropped
+        // and was just re-established by the look above). Once more, then give up.
+        mark(tmux, &pane_id, caller).map_err(|_| e)?;
     }
     Ok(Created { pane_id, target })
 }
