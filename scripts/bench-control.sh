@@ -6,6 +6,8 @@
 #            against bare `tmux capture-pane -p -S -` (target: within 1.3x, medians)
 #   run      `tmuxmate run -- true` end to end: new window, wrapper, wait-for,
 #            result, snapshot (target: median under 100 ms)
+#   send     `tmuxmate send --enter` of one line into a pane reading it, against raw
+#            `tmux send-keys -l TEXT` + `tmux send-keys Enter` (target: within 1.5x)
 #   list     `tmuxmate list --json` on a server with 500 panes against
 #            `tmux list-panes -a -F` with the same fields (target: within 1.5x)
 #
@@ -120,6 +122,18 @@ hf run-true -n "tmuxmate run -- true" "$BIN -L $SOCK run -- true"
 rt=$(median_ms "$W/run-true.json")
 printf '\nrun: a new window per run in session "tmuxmate"\n'
 verdict "tmuxmate run -- true (median)" "$rt" "<=" 100 " ms"
+
+# --- send: one line + Enter into a pane that reads it ----------------------------------
+SINK=$(T new-window -d -P -F '#{pane_id}' "cat >/dev/null")
+TMUXP=$(command -v tmux)
+hf send-tmux -n "tmux send-keys -l TEXT; send-keys Enter" \
+    "sh -c '\"\$0\" -L $SOCK send-keys -t $SINK -l \"echo hello\" && \"\$0\" -L $SOCK send-keys -t $SINK Enter' $TMUXP"
+hf send-tmuxmate -n "tmuxmate send --enter" "$BIN -L $SOCK send -t $SINK --enter 'echo hello'"
+st=$(median_ms "$W/send-tmux.json")
+sm=$(median_ms "$W/send-tmuxmate.json")
+printf '\nsend: one line + Enter\n'
+printf '  %-46s %s ms\n' "tmux send-keys -l + send-keys Enter (median)" "$st" "tmuxmate send --enter (median)" "$sm"
+verdict "ratio tmuxmate / tmux" "$(awk -v a="$sm" -v b="$st" 'BEGIN { printf "%.2f", a / b }')" "<=" 1.5 "x"
 
 # --- list: 500 panes ---------------------------------------------------------------------
 SOCK="bl"

@@ -45,21 +45,52 @@ const SAVED_WINDOW_SIZE: &str = crate::tmux::options::SAVED_WINDOW_SIZE.name;
 /// whatever the config set, and restores exactly that. A failed creation (tmux skips the
 /// rest of the list) is followed by the restore on its own.
 fn create_guarded(tmux: &Tmux, args: &[Arg]) -> Result<String, CliError> {
+    create_listed(tmux, &[], args, &[], &[])
+}
+
+/// `parts` joined into one command list (empty parts left out).
+fn list_of<'a>(parts: &[&[Arg<'a>]]) -> Vec<Arg<'a>> {
+    let mut list: Vec<Arg<'a>> = Vec::new();
+    for p in parts.iter().filter(|p| !p.is_empty()) {
+        if !list.is_empty() {
+            list.push(Arg::SEP);
+        }
+        list.extend(p.iter().cloned());
+    }
+    list
+}
+
+/// [`create_guarded`] with commands of ours around the creation in the same command list
+/// (one tmux round trip): `before` runs first, `after` once the creation succeeded; when
+/// the list fails (tmux skips the rest of it), `undo` runs on its own to put back what
+/// `before` changed.
+fn create_listed(
+    tmux: &Tmux,
+    before: &[Arg],
+    args: &[Arg],
+    after: &[Arg],
+    undo: &[Arg],
+) -> Result<String, CliError> {
     let fresh = match tmux.run(&["show-options", "-gv", "window-size"]) {
         Ok(v) if v.trim() == "manual" => false,
         Err(e) if e.is_no_server() => true,
-        _ => return Ok(tmux.run(args)?),
+        _ => {
+            let r = tmux.run(&list_of(&[before, args, after]));
+            if r.is_err() && !undo.is_empty() {
+                let _ = tmux.run(undo);
+            }
+            return Ok(r?);
+        }
     };
-    let mut list: Vec<Arg> = Vec::new();
+    let mut head: Vec<Arg> = Vec::new();
     let restore: Vec<Arg> = if fresh {
-        list.extend(targs![
+        head.extend(targs![
             "start-server",
             Arg::SEP,
             "set-option",
             "-gF",
             SAVED_WINDOW_SIZE,
-            "#{window-size}",
-            Arg::SEP
+            "#{window-size}"
         ]);
         targs![
             "set-option",
@@ -75,19 +106,11 @@ fn create_guarded(tmux: &Tmux, args: &[Arg]) -> Result<String, CliError> {
     } else {
         targs!["set-option", "-g", "window-size", "manual"].into()
     };
-    list.extend(targs![
-        "set-option",
-        "-g",
-        "window-size",
-        "latest",
-        Arg::SEP
-    ]);
-    list.extend(args.iter().cloned());
-    list.push(Arg::SEP);
-    list.extend(restore.iter().cloned());
+    let latest: Vec<Arg> = targs!["set-option", "-g", "window-size", "latest"].into();
+    let list = list_of(&[&head, &latest, before, args, &restore, after]);
     let r = tmux.run(&list);
     if r.is_err() {
-        let _ = tmux.run(&restore);
+        let _ = tmux.run(&list_of(&[&restore, undo]));
     }
     Ok(r?)
 }
@@ -195,41 +218,70 @@ pub fn new_work_window(
     r
 }
 
-/// Run `f` with the session's `history-limit` raised to ours, then put the old one back.
-fn with_history_limit<T>(
-    tmux: &Tmux,
-    session_id: &str,
-    f: impl FnOnce() -> Result<T, CliError>,
-) -> Result<T, CliError> {
-    let sid = Arg::id(session_id);
+/// The commands that raise the session's `history-limit` to ours and put the old value
+/// back, to run in the same command list as a creation: `(set, restore)`.
+fn history_limit_cmds(tmux: &Tmux, session_id: &str) -> (Vec<Arg<'static>>, Vec<Arg<'static>>) {
+    let sid = Arg::id(session_id).into_owned();
     let old = tmux
         .run(&targs!["show-options", "-qv", "-t", &sid, "history-limit"])
         .unwrap_or_default();
     let limit = history_limit(tmux).to_string();
-    tmux.run(&targs![
-        "set-option",
-        "-t",
-        &sid,
-        "history-limit",
-        Arg::id(&limit)
-    ])?;
-    let r = f();
+    let set = vec![
+        Arg::from("set-option"),
+        Arg::from("-t"),
+        sid.clone(),
+        Arg::from("history-limit"),
+        Arg::id(&limit).into_owned(),
+    ];
     let old = old.trim();
-    let _ = if old.is_empty() {
-        tmux.run(&targs!["set-option", "-u", "-t", &sid, "history-limit"])
+    let restore = if old.is_empty() {
+        vec![
+            Arg::from("set-option"),
+            Arg::from("-u"),
+            Arg::from("-t"),
+            sid,
+            Arg::from("history-limit"),
+        ]
     } else {
-        tmux.run(&targs![
-            "set-option",
-            "-t",
-            &sid,
-            "history-limit",
-            Arg::id(old)
-        ])
+        vec![
+            Arg::from("set-option"),
+            Arg::from("-t"),
+            sid,
+            Arg::from("history-limit"),
+            Arg::id(old).into_owned(),
+        ]
     };
-    r
+    (set, restore)
 }
 
-fn finish(tmux: &Tmux, out: &str, caller: &Caller) -> Result<Created, CliError> {
+/// The first free window index of the session (tmux's own choice for `new-window -t $N:`),
+/// so the creation and the commands after it can name the new window in one list. `None`
+/// when it cannot be read.
+fn free_window_index(tmux: &Tmux, session_id: &str) -> Option<u32> {
+    let out = tmux
+        .run(&targs![
+            "list-windows",
+            "-t",
+            Arg::id(session_id),
+            "-F",
+            "#{base-index} #{window_index}"
+        ])
+        .ok()?;
+    let mut base = None;
+    let mut used = Vec::new();
+    for l in out.lines() {
+        let (b, i) = l.split_once(' ')?;
+        base = Some(b.parse::<u32>().ok()?);
+        used.push(i.parse::<u32>().ok()?);
+    }
+    let mut i = base?;
+    while used.contains(&i) {
+        i = i.checked_add(1)?;
+    }
+    Some(i)
+}
+
+fn finish(tmux: &Tmux, out: &str, caller: &Caller, marked: bool) -> Result<Created, CliError> {
     let mut it = out.trim_end_matches('\n').splitn(2, ' ');
     let pane_id = it.next().unwrap_or("").to_string();
     let target = it.next().unwrap_or("").to_string();
@@ -238,7 +290,7 @@ fn finish(tmux: &Tmux, out: &str, caller: &Caller) -> Result<Created, CliError> 
             "tmux created a pane but did not report its id (got {out:?})"
         )));
     }
-    if let Err(e) = mark(tmux, &pane_id, caller) {
+    if !marked && let Err(e) = mark(tmux, &pane_id, caller) {
         // A command that exits at once takes its pane with it before we can mark it.
         let gone = tmux
             .run(&targs![
@@ -256,24 +308,32 @@ fn finish(tmux: &Tmux, out: &str, caller: &Caller) -> Result<Created, CliError> 
                  nothing is left. Check the command (run it in a shell to see its error)"
             )));
         }
-        return Err(e);
+        // The pane is there: the mark failed on the way (a remote connection that dropped
+        // and was just re-established by the look above). Once more, then give up.
+        mark(tmux, &pane_id, caller).map_err(|_| e)?;
     }
     Ok(Created { pane_id, target })
 }
 
 /// Mark a pane as ours (survives every tmuxmate and agent restart: it lives in tmux).
 pub fn mark(tmux: &Tmux, pane_id: &str, caller: &Caller) -> Result<(), CliError> {
-    let v = Text::lossy(&CreatedMark::new(&caller.agent).to_json());
-    tmux.run(&targs![
-        "set-option",
-        "-p",
-        "-t",
-        Arg::id(pane_id),
-        "--",
-        crate::tmux::options::CREATED.name,
-        v.literal(),
-    ])?;
+    tmux.run(&mark_cmd(pane_id, caller))?;
     Ok(())
+}
+
+/// The command that marks the pane `target` names (an id, or `$N:I` for a new window's
+/// only pane) as ours.
+fn mark_cmd(target: &str, caller: &Caller) -> Vec<Arg<'static>> {
+    let v = Text::lossy(&CreatedMark::new(&caller.agent).to_json());
+    vec![
+        Arg::from("set-option"),
+        Arg::from("-p"),
+        Arg::from("-t"),
+        Arg::id(target).into_owned(),
+        Arg::from("--"),
+        Arg::from(crate::tmux::options::CREATED.name),
+        v.literal().into_owned(),
+    ]
 }
 
 const PRINT: &str = "#{pane_id} #{session_name}:#{window_index}.#{pane_index}";
@@ -287,11 +347,52 @@ pub fn new_window(
     cwd: Option<&Text>,
     cmd: &[String],
 ) -> Result<Created, CliError> {
+    new_window_with(tmux, caller, session_id, name, cwd, cmd, false)
+}
+
+/// [`new_work_window`] for a command of ours that never exits at once (the run wrapper):
+/// the `@tmuxmate-created` mark is set in the creation's own command list, so creating,
+/// `history-limit` in force and marking are one tmux round trip. (A user's command that
+/// exits at once must be reported as such, which needs the mark as a second call:
+/// [`new_work_window`].)
+pub fn new_work_window_of_ours(
+    tmux: &Tmux,
+    caller: &Caller,
+    name: Option<&Text>,
+    cmd: &[String],
+) -> Result<Created, CliError> {
+    let (session, placeholder) = work_session(tmux, caller)?;
+    let r = new_window_with(tmux, caller, &session, name, None, cmd, true);
+    if let Some(w) = placeholder {
+        let _ = tmux.run(&targs!["kill-window", "-t", Arg::id(&w)]);
+    }
+    r
+}
+
+fn new_window_with(
+    tmux: &Tmux,
+    caller: &Caller,
+    session_id: &str,
+    name: Option<&Text>,
+    cwd: Option<&Text>,
+    cmd: &[String],
+    mark_in_list: bool,
+) -> Result<Created, CliError> {
     // The command line goes to `sh -c`, which tmux does not format-expand; only its
     // trailing `;` needs the parser's escape.
     let shell_cmd = sh_join(cmd);
-    let out = with_history_limit(tmux, session_id, || {
-        let target = format!("{session_id}:");
+    let (set, restore) = history_limit_cmds(tmux, session_id);
+    // The mark names the new window by its index: the first free one, as tmux would pick.
+    let index = if mark_in_list {
+        free_window_index(tmux, session_id)
+    } else {
+        None
+    };
+    let create = |index: Option<u32>| {
+        let target = match index {
+            Some(i) => format!("{session_id}:{i}"),
+            None => format!("{session_id}:"),
+        };
         let mut args: Vec<Arg> = targs![
             "new-window",
             "-d",
@@ -311,9 +412,26 @@ pub fn new_window(
         if !cmd.is_empty() {
             args.push(Arg::literal(&shell_cmd));
         }
-        create_guarded(tmux, &args)
-    })?;
-    finish(tmux, &out, caller)
+        let mut after = match index {
+            Some(_) => {
+                let mut m = mark_cmd(&target, caller);
+                m.push(Arg::SEP);
+                m
+            }
+            None => Vec::new(),
+        };
+        after.extend(restore.iter().cloned());
+        create_listed(tmux, &set, &args, &after, &restore)
+    };
+    let (out, marked) = match index {
+        Some(i) => match create(Some(i)) {
+            Ok(out) => (out, true),
+            // Another client took the index meanwhile: tmux's own choice, marked after.
+            Err(_) => (create(None)?, false),
+        },
+        None => (create(None)?, false),
+    };
+    finish(tmux, &out, caller, marked)
 }
 
 /// How a split is laid out.
@@ -334,7 +452,8 @@ pub fn split(
 ) -> Result<Created, CliError> {
     let (horizontal, size, cwd) = (place.horizontal, place.size, place.cwd);
     let shell_cmd = sh_join(cmd);
-    let out = with_history_limit(tmux, session_id, || {
+    let (set, restore) = history_limit_cmds(tmux, session_id);
+    let out = {
         let mut args: Vec<Arg> = targs![
             "split-window",
             "-d",
@@ -356,9 +475,9 @@ pub fn split(
         if !cmd.is_empty() {
             args.push(Arg::literal(&shell_cmd));
         }
-        create_guarded(tmux, &args)
-    })?;
-    finish(tmux, &out, caller)
+        create_listed(tmux, &set, &args, &restore, &restore)?
+    };
+    finish(tmux, &out, caller, false)
 }
 
 #[cfg(test)]

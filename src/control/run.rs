@@ -348,11 +348,12 @@ fn new_pane(tmux: &Tmux, rd: &RunDir, body: &str) -> Result<create::Created, Cli
         "trap : INT; . {}; trap - INT; exec \"${{SHELL:-/bin/sh}}\"",
         rd.q("cmd.sh")
     );
-    create::new_work_window(
+    // The wrapper never exits at once (it ends in an interactive shell), so the mark can
+    // go in the creation's own command list: one tmux round trip.
+    create::new_work_window_of_ours(
         tmux,
         &caller,
         Some(&Text::lossy("run")),
-        None,
         &["/bin/sh".to_string(), "-c".to_string(), boot],
     )
 }

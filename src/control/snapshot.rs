@@ -1,9 +1,17 @@
 //! The global snapshot log: every capture and every run result, kept durably.
 //!
 //! Owns: `<state_dir>/snapshots.jsonl` (one JSON object per line), its lock file, ids,
-//! previews and the size bound. Invariants:
-//! - appends happen under an exclusive `flock` and are fsynced, so concurrent writers
-//!   never interleave and a printed capture has a stored copy;
+//! previews, the size bound, and `<state_dir>/snapshots/` (one file per entry too big to
+//! share the log). Invariants:
+//! - appends happen under an exclusive `flock`, so concurrent writers never interleave;
+//!   a printed capture has a stored copy (written before the result is returned; not
+//!   fsynced per append: that cost ~20 ms per store here, and the privacy invariant is
+//!   "stored privately", not "durable across a power loss"; compaction's rewrite is
+//!   fsynced before its rename, so a crash never leaves a torn log behind);
+//! - an entry whose line alone exceeds `KEEP_BYTES` (a whole-history capture) could never
+//!   survive a compaction next to anything, and appending it would make the next store
+//!   rewrite the whole log: it goes to its own file, the log keeps a stub line
+//!   (`inFile`, empty text), and only the newest `KEEP_FILES` such files are kept;
 //! - `show` reads the stored payload, never the pane (the pane may be long gone);
 //! - the file stays bounded: past `COMPACT_BYTES` it is rewritten atomically with at
 //!   most `KEEP_ENTRIES` of the newest entries totalling at most `KEEP_BYTES` (the newest
@@ -22,6 +30,8 @@ use crate::sys::state;
 const COMPACT_BYTES: u64 = 8 << 20;
 const KEEP_BYTES: usize = 4 << 20;
 const KEEP_ENTRIES: usize = 200;
+/// Entries stored in their own file that are kept (the newest ones).
+const KEEP_FILES: usize = 2;
 const PREVIEW_LINES: usize = 3;
 const PREVIEW_CHARS: usize = 160;
 
@@ -40,6 +50,9 @@ pub struct Snapshot {
     pub truncated: bool,
     pub preview: String,
     pub text: String,
+    /// The text is in `snapshots/<id>.json` (a stub line of the log; see the module docs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_file: bool,
 }
 
 /// A listing row: the snapshot without its full text (what `snapshots --json` prints:
@@ -73,6 +86,11 @@ impl From<Snapshot> for Summary {
 
 pub fn log_path() -> PathBuf {
     state::state_dir().join("snapshots.jsonl")
+}
+
+/// Where entries too big for the log are stored, one file each.
+fn files_dir(log: &std::path::Path) -> PathBuf {
+    log.with_file_name("snapshots")
 }
 
 fn base36(mut n: u64) -> String {
@@ -169,8 +187,11 @@ impl Log {
     }
 
     fn append(&self, snap: &Snapshot) -> std::io::Result<()> {
-        let line = serde_json::to_string(snap).map_err(std::io::Error::other)? + "\n";
+        let mut line = serde_json::to_string(snap).map_err(std::io::Error::other)? + "\n";
         let _lock = self.lock()?;
+        if line.len() > self.keep_bytes {
+            line = self.store_file(snap, &line)?;
+        }
         let size = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
         if size + line.len() as u64 > self.compact_bytes {
             return self.compact_with(&line);
@@ -183,8 +204,35 @@ impl Log {
         }
         buf.push_str(&line);
         f.seek(SeekFrom::End(0))?;
-        f.write_all(buf.as_bytes())?;
-        f.sync_data()
+        f.write_all(buf.as_bytes())
+    }
+
+    /// Store `line` (the whole entry) in its own file, drop all but the newest
+    /// `KEEP_FILES`, and return the stub line for the log. Called under the lock.
+    fn store_file(&self, snap: &Snapshot, line: &str) -> std::io::Result<String> {
+        let dir = files_dir(&self.path);
+        state::private_dir(&dir)?;
+        state::write_private(&dir.join(format!("{}.json", snap.id)), line.as_bytes())?;
+        // Oldest first: by modification time, then id (ids start with the fixed-width time).
+        let mut files: Vec<(std::time::SystemTime, std::ffi::OsString)> = std::fs::read_dir(&dir)?
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+            .map(|e| {
+                let t = e.metadata().and_then(|m| m.modified());
+                (t.unwrap_or(std::time::UNIX_EPOCH), e.file_name())
+            })
+            .collect();
+        files.sort();
+        let old = files.len().saturating_sub(KEEP_FILES);
+        for (_, n) in &files[..old] {
+            let _ = std::fs::remove_file(dir.join(n));
+        }
+        let stub = Snapshot {
+            text: String::new(),
+            in_file: true,
+            ..snap.clone()
+        };
+        Ok(serde_json::to_string(&stub).map_err(std::io::Error::other)? + "\n")
     }
 
     /// Rewrite the log as the newest readable entries that fit the bounds, then `line`.
@@ -283,6 +331,7 @@ fn new_snapshot(pane_id: &str, target: &str, text: &str, truncated: bool) -> Sna
         truncated,
         preview: preview(text),
         text: text.to_string(),
+        in_file: false,
     }
 }
 
@@ -310,6 +359,10 @@ pub fn clear() -> Result<usize, String> {
         .lines()
         .filter(|l| serde_json::from_str::<Snapshot>(l).is_ok())
         .count();
+    match std::fs::remove_dir_all(files_dir(&log.path)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail(e)),
+        _ => {}
+    }
     match std::fs::remove_file(&log.path) {
         Ok(()) => Ok(n),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
@@ -328,15 +381,36 @@ pub fn list(limit: usize) -> Result<Vec<Snapshot>, String> {
         .collect())
 }
 
-/// The snapshot with this id, if stored.
+/// The snapshot with this id, if stored (an entry in its own file read from there; one
+/// whose file was dropped is no longer stored).
 pub fn find(id: &str) -> Result<Option<Snapshot>, String> {
-    let text = Log::global().read_all()?;
-    Ok(text
-        .lines()
-        .rev()
-        .filter(|l| l.contains(id))
-        .filter_map(|l| serde_json::from_str::<Snapshot>(l).ok())
-        .find(|s| s.id == id))
+    Log::global().find(id)
+}
+
+impl Log {
+    fn find(&self, id: &str) -> Result<Option<Snapshot>, String> {
+        let text = self.read_all()?;
+        let Some(s) = text
+            .lines()
+            .rev()
+            .filter(|l| l.contains(id))
+            .filter_map(|l| serde_json::from_str::<Snapshot>(l).ok())
+            .find(|s| s.id == id)
+        else {
+            return Ok(None);
+        };
+        if !s.in_file {
+            return Ok(Some(s));
+        }
+        let f = files_dir(&self.path).join(format!("{}.json", s.id));
+        match std::fs::read_to_string(&f) {
+            Ok(t) => Ok(serde_json::from_str::<Snapshot>(t.trim_end())
+                .ok()
+                .filter(|full| full.id == s.id)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("could not read the snapshot {}: {e}", f.display())),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -387,6 +461,38 @@ mod tests {
         assert!(got.len() >= 2 && got.len() < 61, "{}", got.len());
         assert_eq!(got.last().unwrap().text, "after");
         assert_eq!(got[got.len() - 2].id, ids[59]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_entry_too_big_for_the_log_gets_its_own_file() {
+        let dir = std::env::temp_dir().join(format!("tmuxmate-snapbig-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let log = Log {
+            path: dir.join("snapshots.jsonl"),
+            compact_bytes: 20_000,
+            keep_bytes: 10_000,
+            keep_entries: 50,
+        };
+        std::fs::create_dir_all(&dir).unwrap();
+        let small = new_snapshot("%1", "m:0.0", "small", false);
+        log.append(&small).unwrap();
+        let mut big_ids = Vec::new();
+        for i in 0..4 {
+            let s = new_snapshot("%1", "m:0.0", &format!("{i}{}", "y".repeat(15_000)), false);
+            big_ids.push(s.id.clone());
+            log.append(&s).unwrap();
+            // The log holds stubs only: it never reaches the compaction size.
+            let size = std::fs::metadata(&log.path).unwrap().len();
+            assert!(size < 10_000, "{i}: {size}");
+            assert_eq!(log.find(&s.id).unwrap().unwrap().text, s.text);
+        }
+        // The small entry stayed; of the big ones only the newest KEEP_FILES remain.
+        assert_eq!(log.find(&small.id).unwrap().unwrap().text, "small");
+        assert!(log.find(&big_ids[0]).unwrap().is_none());
+        assert!(log.find(&big_ids[3]).unwrap().is_some());
+        let files = std::fs::read_dir(files_dir(&log.path)).unwrap().count();
+        assert_eq!(files, KEEP_FILES);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -63,6 +63,11 @@ impl<'a> Arg<'a> {
         Arg(escape_semicolon(Cow::Borrowed(s)))
     }
 
+    /// The same argument, owning its text (to keep it in a command list built in parts).
+    pub fn into_owned(self) -> Arg<'static> {
+        Arg(Cow::Owned(self.0.into_owned()))
+    }
+
     /// `literal`, named for what tmux generated (`%N`, `@N`, `$N`, `$N:`, numbers).
     pub fn id(s: &'a str) -> Arg<'a> {
         Arg::literal(s)

@@ -215,14 +215,16 @@ impl Tmux {
     }
 
     fn run_argv(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
-        // Read-only queries go straight to the server's socket when they can (no client
-        // process); any surprise falls through to the real tmux client below.
+        // Queries and our server-only writes go straight to the server's socket when they
+        // can (no client process); a surprise before a write is sent, or any surprise in
+        // a query, falls through to the real tmux client below.
+        let how = super::direct::eligible(args);
         if input.is_none()
             && !self.explicit_program
             && self.remote.is_none()
-            && super::direct::eligible(args)
+            && how != super::direct::Use::No
             && let Some(sock) = self.socket_file()
-            && let Some(r) = super::direct::run(&sock, args, self.timeout)
+            && let Some(r) = super::direct::run(&sock, args, self.timeout, how)
         {
             if r.timed_out {
                 return Err(TmuxError::Timeout {

@@ -7,8 +7,11 @@
 //! most of that cost. Invariants: it is only an accelerator - any surprise (no socket, a
 //! protocol version or message it does not know, EOF, a timeout) returns `None` and the
 //! caller runs the real tmux client instead, which also produces every error message;
-//! only commands that read state use it (they need no client environment); model text is
-//! never part of these commands.
+//! only commands that need no client environment, stdin or terminal use it: queries, and
+//! a few writes of ours (removing a pane, wait-for, setting an option); model text is
+//! never part of these commands. A command list (`a ; b`) qualifies when each of its
+//! commands does. A write is never sent twice: once its command message is on the socket,
+//! a surprise is reported as a failed call instead of falling back to the client.
 
 use std::io::{IoSlice, Read, Write};
 use std::os::fd::AsRawFd;
@@ -42,19 +45,53 @@ const MSG_WRITE_CLOSE: u32 = 306;
 const IDENTIFY_FLAGS: u32 = 0x0801_0000;
 
 /// Commands that only read state and need nothing from the client's environment.
-pub fn eligible(args: &[&str]) -> bool {
+fn is_query(cmd: &str) -> bool {
     matches!(
-        args.first().copied(),
-        Some(
-            "display-message"
-                | "capture-pane"
-                | "list-panes"
-                | "list-sessions"
-                | "list-windows"
-                | "show-options"
-                | "list-clients"
-        )
+        cmd,
+        "display-message"
+            | "capture-pane"
+            | "list-panes"
+            | "list-sessions"
+            | "list-windows"
+            | "show-options"
+            | "list-clients"
     )
+}
+
+/// Writes that act on the server only (no client environment, stdin, cwd or terminal).
+fn is_server_write(cmd: &str) -> bool {
+    matches!(cmd, "kill-pane" | "kill-window" | "wait-for" | "set-option")
+}
+
+/// The first word of each command of a list (`;` elements separate; a `;` inside an
+/// argument of ours is always written `\;`, see `super::arg`).
+fn commands<'a>(args: &'a [&'a str]) -> impl Iterator<Item = &'a str> + 'a {
+    args.split(|a| *a == ";")
+        .map(|c| c.first().copied().unwrap_or(""))
+}
+
+/// How a call may use the socket: not at all, as a query (any surprise re-runs it with
+/// the client), or as a write (sent at most once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Use {
+    No,
+    Query,
+    Write,
+}
+
+pub fn eligible(args: &[&str]) -> Use {
+    if args.is_empty() {
+        return Use::No;
+    }
+    let mut any_write = false;
+    for c in commands(args) {
+        if is_server_write(c) {
+            any_write = true;
+        } else if !is_query(c) {
+            return Use::No;
+        }
+    }
+    if any_write { Use::Write } else { Use::Query }
 }
 
 pub struct Reply {
@@ -92,8 +129,23 @@ fn send_fd(sock: &UnixStream, m: &[u8], fd: i32) -> Option<()> {
     (n == m.len()).then_some(())
 }
 
-/// Run one eligible command over the socket at `path`; `None` means "use the tmux client".
-pub fn run(path: &Path, args: &[&str], timeout: Duration) -> Option<Reply> {
+/// Run one eligible command (list) over the socket at `path`; `None` means "use the tmux
+/// client" (for a write: only when the command was certainly not sent).
+pub fn run(path: &Path, args: &[&str], timeout: Duration, how: Use) -> Option<Reply> {
+    let mut sent = false;
+    let r = exchange(path, args, timeout, &mut sent);
+    if r.is_none() && sent && how == Use::Write {
+        return Some(Reply {
+            timed_out: false,
+            status: 1,
+            stdout: Vec::new(),
+            stderr: b"lost the tmux server's answer (the command may have run)".to_vec(),
+        });
+    }
+    r
+}
+
+fn exchange(path: &Path, args: &[&str], timeout: Duration, sent: &mut bool) -> Option<Reply> {
     if args.iter().any(|a| a.contains('\0')) {
         return None;
     }
@@ -149,6 +201,8 @@ pub fn run(path: &Path, args: &[&str], timeout: Duration) -> Option<Reply> {
         return None; // the client's message size limit; let tmux say so
     }
     tail.extend(msg(MSG_COMMAND, &cmd, false));
+    // From here on the server may have the command (a partial write counts as sent).
+    *sent = true;
     sock.write_all(&tail).ok()?;
 
     let mut buf: Vec<u8> = Vec::new();
@@ -201,8 +255,11 @@ pub fn run(path: &Path, args: &[&str], timeout: Duration) -> Option<Reply> {
                     out.status = int(0).unwrap_or(0);
                     return Some(out);
                 }
-                // A protocol version or a message we do not know: the real client knows.
-                MSG_VERSION => return None,
+                // Another protocol version: the server ran nothing, the real client knows.
+                MSG_VERSION => {
+                    *sent = false;
+                    return None;
+                }
                 _ => return None,
             }
         }
@@ -225,5 +282,45 @@ pub fn run(path: &Path, args: &[&str], timeout: Duration) -> Option<Reply> {
             return None;
         }
         buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_uses_the_socket_only_when_every_command_may() {
+        assert_eq!(eligible(&["list-panes", "-a"]), Use::Query);
+        assert_eq!(
+            eligible(&[
+                "show-options",
+                "-gv",
+                "x",
+                ";",
+                "display-message",
+                "-p",
+                "y"
+            ]),
+            Use::Query
+        );
+        assert_eq!(eligible(&["kill-pane", "-t", "%1"]), Use::Write);
+        assert_eq!(
+            eligible(&["wait-for", "c", ";", "kill-pane", "-t", "%1"]),
+            Use::Write
+        );
+        // Commands that need the client (stdin, environment, a new server) never do.
+        assert_eq!(eligible(&["load-buffer", "-"]), Use::No);
+        assert_eq!(
+            eligible(&["set-option", "x", "y", ";", "new-window"]),
+            Use::No
+        );
+        assert_eq!(eligible(&["new-session", "-d"]), Use::No);
+        // A `;` inside an argument is written `\;` and separates nothing.
+        assert_eq!(
+            eligible(&["set-option", "x", "a\\;", "send-keys"]),
+            Use::Write
+        );
+        assert_eq!(eligible(&[]), Use::No);
     }
 }
