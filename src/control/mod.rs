@@ -20,6 +20,7 @@ pub mod pane_input;
 pub mod policy;
 pub mod run;
 pub mod run_remote;
+pub mod settle;
 pub mod snapshot;
 pub mod split;
 pub mod swap;

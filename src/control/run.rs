@@ -66,6 +66,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+pub use super::settle::Progress;
+use super::settle::{Outcome, so_far, wait_stable};
 use crate::control::budget::{self, Bounded, Range};
 use crate::control::create;
 use crate::control::pane_input;
@@ -107,15 +109,6 @@ const POSIX_SHELLS: &[&str] = &[
     "sh", "dash", "bash", "zsh", "ksh", "ksh93", "mksh", "oksh", "loksh", "pdksh", "ash", "yash",
     "posh", "busybox",
 ];
-
-pub(super) struct Outcome {
-    pub(super) pane_id: String,
-    pub(super) target: String,
-    pub(super) exit_status: Option<i32>,
-    pub(super) text: Bounded,
-    pub(super) timed_out: bool,
-    pub(super) stabilized: bool,
-}
 
 /// The per-run files and names.
 struct RunDir {
@@ -193,8 +186,6 @@ pub struct Request<'a> {
     /// Called while waiting (about every 20 ms) with the time waited so far.
     pub progress: Progress<'a>,
 }
-
-pub type Progress<'a> = Option<&'a (dyn Fn(Duration) + Sync)>;
 
 /// Run the command and wait for its result (see the module docs).
 pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, CliError> {
@@ -577,28 +568,6 @@ fn finish(
     })
 }
 
-/// The pane's history after the line we typed (`marker` = the run id in it), or all of
-/// it for a pane of our own.
-pub(super) fn so_far(
-    tmux: &Tmux,
-    pane_id: &str,
-    marker: Option<&str>,
-    budget: usize,
-) -> Result<Bounded, CliError> {
-    let raw = budget::capture_pane(tmux, pane_id, Range::All, false, true)?;
-    let start = marker
-        .and_then(|m| {
-            let m = m.as_bytes();
-            raw.windows(m.len()).rposition(|w| w == m)
-        })
-        .and_then(|i| raw[i..].iter().position(|&c| c == b'\n').map(|j| i + j + 1))
-        .unwrap_or(0);
-    Ok(budget::bound(
-        budget::trim_trailing_blank(&raw[start..]),
-        budget,
-    ))
-}
-
 fn stable_new_pane(
     tmux: &Tmux,
     cmd: &[String],
@@ -663,42 +632,4 @@ fn stable_typed(
         timed_out,
         stabilized,
     })
-}
-
-/// Poll the screen until it is unchanged for `stable_ms` (→ stabilized), `finished()`
-/// says the command ended, or the deadline passes (→ timed out).
-pub(super) fn wait_stable(
-    tmux: &Tmux,
-    pane_id: &str,
-    stable_ms: u64,
-    deadline: Instant,
-    mut last: Vec<u8>,
-    finished: impl Fn() -> bool,
-    progress: Progress,
-) -> Result<(bool, bool), CliError> {
-    let began = Instant::now();
-    let stable = Duration::from_millis(stable_ms);
-    let poll = Duration::from_millis((stable_ms / 5).clamp(20, 200));
-    let mut since = Instant::now();
-    loop {
-        if finished() {
-            return Ok((false, false));
-        }
-        let now = Instant::now();
-        if now.duration_since(since) >= stable {
-            return Ok((true, false));
-        }
-        if now >= deadline {
-            return Ok((false, true));
-        }
-        if let Some(p) = progress {
-            p(now.duration_since(began));
-        }
-        std::thread::sleep(poll.min(deadline - now));
-        let cur = budget::capture_pane(tmux, pane_id, Range::Screen, false, false)?;
-        if cur != last {
-            last = cur;
-            since = Instant::now();
-        }
-    }
 }

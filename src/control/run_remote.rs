@@ -32,7 +32,7 @@ use crate::error::CliError;
 use crate::targs;
 use crate::tmux::{Arg, Text, Tmux};
 
-use super::run::{Outcome, so_far, wait_stable};
+use super::settle::{Outcome, so_far, wait_stable};
 use crate::sys::shell::join as quote_words;
 
 /// How often the status buffer is looked for (each look is one call over the connection).

@@ -1,0 +1,83 @@
+//! Waiting on a command in a pane: what it printed so far, and when its screen settles.
+//!
+//! Owns: the outcome a run reports (local or over ssh), the pane history after the typed
+//! line, and polling a screen until it stays unchanged. Invariants: a cut text is always
+//! marked (`Bounded`); a poll never outlives its deadline.
+
+use std::time::{Duration, Instant};
+
+use crate::control::budget::{self, Bounded, Range};
+use crate::error::CliError;
+use crate::tmux::Tmux;
+
+/// Called while waiting (about every 20 ms) with the time waited so far.
+pub type Progress<'a> = Option<&'a (dyn Fn(Duration) + Sync)>;
+
+pub(super) struct Outcome {
+    pub(super) pane_id: String,
+    pub(super) target: String,
+    pub(super) exit_status: Option<i32>,
+    pub(super) text: Bounded,
+    pub(super) timed_out: bool,
+    pub(super) stabilized: bool,
+}
+
+/// The pane's history after the line we typed (`marker` = the run id in it), or all of
+/// it for a pane of our own.
+pub(super) fn so_far(
+    tmux: &Tmux,
+    pane_id: &str,
+    marker: Option<&str>,
+    budget: usize,
+) -> Result<Bounded, CliError> {
+    let raw = budget::capture_pane(tmux, pane_id, Range::All, false, true)?;
+    let start = marker
+        .and_then(|m| {
+            let m = m.as_bytes();
+            raw.windows(m.len()).rposition(|w| w == m)
+        })
+        .and_then(|i| raw[i..].iter().position(|&c| c == b'\n').map(|j| i + j + 1))
+        .unwrap_or(0);
+    Ok(budget::bound(
+        budget::trim_trailing_blank(&raw[start..]),
+        budget,
+    ))
+}
+
+/// Poll the screen until it is unchanged for `stable_ms` (→ stabilized), `finished()`
+/// says the command ended, or the deadline passes (→ timed out).
+pub(super) fn wait_stable(
+    tmux: &Tmux,
+    pane_id: &str,
+    stable_ms: u64,
+    deadline: Instant,
+    mut last: Vec<u8>,
+    finished: impl Fn() -> bool,
+    progress: Progress,
+) -> Result<(bool, bool), CliError> {
+    let began = Instant::now();
+    let stable = Duration::from_millis(stable_ms);
+    let poll = Duration::from_millis((stable_ms / 5).clamp(20, 200));
+    let mut since = Instant::now();
+    loop {
+        if finished() {
+            return Ok((false, false));
+        }
+        let now = Instant::now();
+        if now.duration_since(since) >= stable {
+            return Ok((true, false));
+        }
+        if now >= deadline {
+            return Ok((false, true));
+        }
+        if let Some(p) = progress {
+            p(now.duration_since(began));
+        }
+        std::thread::sleep(poll.min(deadline - now));
+        let cur = budget::capture_pane(tmux, pane_id, Range::Screen, false, false)?;
+        if cur != last {
+            last = cur;
+            since = Instant::now();
+        }
+    }
+}
