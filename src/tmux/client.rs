@@ -267,6 +267,9 @@ impl Tmux {
                 && remote::fell_back(&String::from_utf8_lossy(&out.stderr)) == Some(true)
             {
                 again = false;
+                // A master that failed a hello is going away: give its socket a moment to
+                // stop answering, so the second `prepare` sees it cold and reconnects.
+                r.wait_master_gone(remote::DYING_MASTER);
                 continue;
             }
             return self.finish(&argv, out, connects);

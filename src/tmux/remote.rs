@@ -55,6 +55,8 @@ const SLOTS: usize = 8;
 /// The least time a call waits for the first connection or a free slot.
 const QUEUE_WAIT: Duration = Duration::from_secs(60);
 
+/// How long a master that failed a call's hello may take to stop answering on its socket.
+pub const DYING_MASTER: Duration = Duration::from_secs(1);
 /// The least time the call that makes the connection may take: ssh's TCP connect alone
 /// may take `ConnectTimeout` (10 s), then key exchange and login on a loaded host.
 pub const CONNECT_BUDGET: Duration = Duration::from_secs(30);
@@ -281,6 +283,14 @@ impl Remote {
     /// Whether a master answers on the control socket (one connect, no ssh process).
     pub fn master_alive(&self) -> bool {
         UnixStream::connect(self.control_path()).is_ok()
+    }
+
+    /// Wait up to `limit` for the master's socket to stop answering.
+    pub fn wait_master_gone(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while self.master_alive() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Take what one call needs before ssh runs: a session slot and, when no master is

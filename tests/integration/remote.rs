@@ -548,6 +548,7 @@ fn fake_master(
     let _ = std::fs::remove_file(sock);
     let l = std::os::unix::net::UnixListener::bind(sock).expect("bind the stand-in");
     l.set_nonblocking(true).unwrap();
+    let mut l = Some(l);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let stop2 = stop.clone();
     let h = std::thread::spawn(move || {
@@ -557,14 +558,21 @@ fn fake_master(
             && !stop2.load(Ordering::SeqCst)
             && std::time::Instant::now() < deadline
         {
-            match l.accept() {
+            let Some(listener) = l.as_ref() else { break };
+            match listener.accept() {
                 Ok((mut c, _)) => {
                     c.set_nonblocking(false).unwrap();
                     c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
                     let mut b = [0u8; 1];
                     if matches!(c.read(&mut b), Ok(1)) {
                         dropped += 1; // ssh's hello: hang up on it
+                        if dropped == hellos {
+                            // A dying master stops listening as it hangs up (its process
+                            // ends): close the listener first, leaving the file.
+                            l = None;
+                        }
                     }
+                    drop(c);
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(5)),
             }
