@@ -169,6 +169,8 @@ def run_cli(cli):
     ]
     if os.environ.get("QUICK") == "1":  # iterating on the later cases: one ask first
         cases = cases[:1]
+    if os.environ.get("ONLY_CASE"):  # iterating on one size: only that ask
+        cases = [c for c in cases if c[0] == os.environ["ONLY_CASE"]]
     first = None
     for name, msg in cases:
         want = f"Reply for case {name}.\nSecond paragraph of the reply, complete."
@@ -177,7 +179,7 @@ def run_cli(cli):
         ok, text = reply_ok(j, want)
         got = last_prompt(cli, info["MOCK_LOG"])[0][0]
         same = norm(unwrap(got) if cli == "claude" else got).find(norm(msg)) >= 0
-        detail = "" if ok and same and r.returncode == 0 else f"rc {r.returncode}; reply {text[-80:]!r}; model got it byte for byte: {same}; {r.stderr.strip()[-300:]}"
+        detail = "" if ok and same and r.returncode == 0 else f"rc {r.returncode}; reply {text[-80:]!r}; model got it byte for byte: {same}; {r.stderr.strip()[-300:]} {r.stdout.strip()[-300:] if r.returncode else ''}"
         row(f"ask {name}", cli, ok and same and r.returncode == 0, secs, detail)
         first = first or msg
         if os.path.exists("/tmp/NEVER"):
