@@ -34,32 +34,7 @@ pub fn paste_bytes(
     data: &[u8],
     bracketed: bool,
 ) -> Result<(), CliError> {
-    let name = unique_buffer();
-    let flags = if bracketed { "-dpr" } else { "-dr" };
-    // One invocation (one round trip over ssh for a remote server): tmux's queue runs the
-    // paste only after `load-buffer -` has read all of stdin, and stops at a failed load.
-    let r = tmux
-        .run_bytes(
-            &targs![
-                "load-buffer",
-                "-b",
-                Arg::id(&name),
-                "-",
-                Arg::SEP,
-                "paste-buffer",
-                flags,
-                "-b",
-                Arg::id(&name),
-                "-t",
-                Arg::id(pane_id)
-            ],
-            Some(data),
-        )
-        .map(|_| ());
-    if r.is_err() {
-        let _ = tmux.run(&targs!["delete-buffer", "-b", Arg::id(&name)]);
-    }
-    Ok(r?)
+    paste_list(tmux, pane_id, data, bracketed, false)
 }
 
 /// `paste_bytes` then Enter as its own key, in ONE tmux invocation (a command list:
@@ -73,33 +48,47 @@ pub fn paste_then_enter(
     data: &[u8],
     bracketed: bool,
 ) -> Result<(), CliError> {
+    paste_list(tmux, pane_id, data, bracketed, true)
+}
+
+/// One invocation (one round trip over ssh for a remote server): tmux's queue runs the
+/// paste only after `load-buffer -` has read all of stdin, and stops at a failed load.
+fn paste_list(
+    tmux: &Tmux,
+    pane_id: &str,
+    data: &[u8],
+    bracketed: bool,
+    enter: bool,
+) -> Result<(), CliError> {
     let name = unique_buffer();
     let flags = if bracketed { "-dpr" } else { "-dr" };
-    let r = tmux.run_bytes(
-        &targs![
-            "load-buffer",
-            "-b",
-            Arg::id(&name),
-            "-",
-            Arg::SEP,
-            "paste-buffer",
-            flags,
-            "-b",
-            Arg::id(&name),
-            "-t",
-            Arg::id(pane_id),
+    let mut args = Vec::from(targs![
+        "load-buffer",
+        "-b",
+        Arg::id(&name),
+        "-",
+        Arg::SEP,
+        "paste-buffer",
+        flags,
+        "-b",
+        Arg::id(&name),
+        "-t",
+        Arg::id(pane_id)
+    ]);
+    if enter {
+        args.extend(targs![
             Arg::SEP,
             "send-keys",
             "-t",
             Arg::id(pane_id),
             "Enter"
-        ],
-        Some(data),
-    );
+        ]);
+    }
+    let r = tmux.run_bytes(&args, Some(data)).map(|_| ());
     if r.is_err() {
         let _ = tmux.run(&targs!["delete-buffer", "-b", Arg::id(&name)]);
     }
-    r.map(|_| ()).map_err(CliError::from)
+    Ok(r?)
 }
 
 /// A single line of literal text: no newline, no control characters.
