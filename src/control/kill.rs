@@ -211,7 +211,7 @@ fn pick(
                     p.pane_pid
                         .parse()
                         .ok()
-                        .and_then(crate::sys::procfs::foreground_of)
+                        .and_then(crate::sys::foreground::of)
                         .map(|f| f.0)
                         .unwrap_or_default()
                 },

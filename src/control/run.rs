@@ -104,12 +104,6 @@ const TAIL_SLACK: usize = 4096;
 /// Run directories older than this are leftovers of killed invocations.
 const STALE_RUN_DIR: Duration = Duration::from_secs(24 * 3600);
 
-/// Foreground programs `run -t` will type a command line into.
-const POSIX_SHELLS: &[&str] = &[
-    "sh", "dash", "bash", "zsh", "ksh", "ksh93", "mksh", "oksh", "loksh", "pdksh", "ash", "yash",
-    "posh", "busybox",
-];
-
 /// The per-run files and names.
 struct RunDir {
     dir: PathBuf,
@@ -383,11 +377,15 @@ fn typed(
 ) -> Result<Outcome, CliError> {
     let pane = policy::resolve(tmux, Some(target), "")?;
     check_typeable(&pane)?;
-    let fg = foreground(&pane.pane_pid);
+    let fg = pane
+        .pane_pid
+        .parse()
+        .ok()
+        .and_then(crate::sys::foreground::leader);
     let exe = fg
         .and_then(crate::sys::procfs::exe_name)
         .unwrap_or_default();
-    if !POSIX_SHELLS.contains(&exe.as_str()) {
+    if !crate::sys::foreground::is_posix_shell(&exe) {
         return Err(CliError::new(format!(
             "refused: pane {} is running {} in the foreground, not a POSIX shell at its prompt; \
              `run -t` types a command line into an idle sh/bash/zsh/ksh. For a REPL or TUI pass \
@@ -404,7 +402,8 @@ fn typed(
         && busy(fg)
     {
         return Err(CliError::new(format!(
-            "refused: the shell in pane {} is busy running something (its foreground process group has children);              wait for it to finish, or leave out -t to run in a fresh pane",
+            "refused: the shell in pane {} is busy running something (its foreground process group has children); \
+             wait for it to finish, or leave out -t to run in a fresh pane",
             pane.pane_id
         )));
     }
@@ -427,13 +426,6 @@ fn typed(
         keep,
         Some(&rd.id),
     )
-}
-
-/// The foreground process group (its leader's pid) of the pane's terminal.
-fn foreground(pane_pid: &str) -> Option<i32> {
-    let pid: i32 = pane_pid.parse().ok()?;
-    let st = crate::sys::procfs::stat(pid)?;
-    Some(if st.tpgid > 0 { st.tpgid } else { pid })
 }
 
 /// Whether the foreground leader has children in its own process group: a shell at its

@@ -206,15 +206,14 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
             }
             let pid: i32 = p.pane_pid.parse().unwrap_or(0);
             let shells = poller::shells(tmux);
-            match poller::foreground(pid, &shells) {
+            match crate::sys::foreground::shell_at(pid, &shells) {
                 Some((fg, true)) => (p.pane_id.clone(), false, fg, p.in_mode),
                 _ => {
                     return Err(CliError::new(format!(
                         "refused: pane {} is not at a shell prompt (its foreground program is {}); \
                          watch -t types the command into an idle shell. Use `watch start` without -t for a new window",
                         p.pane_id,
-                        crate::control::list::foreground_exe(&p.pane_pid)
-                            .unwrap_or_else(|| "unknown".into())
+                        crate::sys::foreground::exe(pid).unwrap_or_else(|| "unknown".into())
                     )));
                 }
             }
