@@ -56,7 +56,7 @@ pub fn run(tmux: &Tmux, json_out: bool) -> CliResult {
         }
         Err(e) => {
             let mut c = CliError::new(e.to_string());
-            c.kind = "not-in-pane";
+            c.kind = crate::error::Kind::NotInPane;
             Err(c)
         }
     }

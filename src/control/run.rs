@@ -211,7 +211,7 @@ pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, CliError> {
         }
         (Some(_), None) if remote => {
             return Err(CliError::usage(
-                "refused: `run -t` with --host: typing into an existing pane needs to check that                  its shell is idle, which tmuxmate reads from /proc and cannot on another host.                  Leave out -t to run in a fresh pane on the host, or add --until-stable MS",
+                "refused: `run -t` with --host: typing into an existing pane needs to check that its shell is idle, which tmuxmate reads from /proc and cannot on another host. Leave out -t to run in a fresh pane on the host, or add --until-stable MS",
             ));
         }
         (None, None) => in_new_pane(tmux, r.cmd, budget, timeout, pr)?,
@@ -386,7 +386,7 @@ fn typed(
         .and_then(crate::sys::procfs::exe_name)
         .unwrap_or_default();
     if !crate::sys::foreground::is_posix_shell(&exe) {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: pane {} is running {} in the foreground, not a POSIX shell at its prompt; \
              `run -t` types a command line into an idle sh/bash/zsh/ksh. For a REPL or TUI pass \
              --until-stable MS; to run in a fresh pane leave out -t",
@@ -401,7 +401,7 @@ fn typed(
     if let Some(fg) = fg
         && busy(fg)
     {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: the shell in pane {} is busy running something (its foreground process group has children); \
              wait for it to finish, or leave out -t to run in a fresh pane",
             pane.pane_id
@@ -446,13 +446,13 @@ fn busy(leader: i32) -> bool {
 
 fn check_typeable(pane: &PaneInfo) -> CliResult {
     if pane.dead {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: pane {} is dead (its program exited); run without -t for a fresh pane",
             pane.pane_id
         )));
     }
     if pane.in_mode {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: pane {} is in {} and would eat the typed command; leave the mode first (press q in it, or `tmux send-keys -t {} -X cancel`)",
             pane.pane_id,
             if pane.mode.is_empty() {

@@ -185,19 +185,19 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
         Some(t) => {
             let p = policy::resolve(tmux, Some(t), &caller.agent)?;
             if p.dead {
-                return Err(CliError::new(format!(
+                return Err(CliError::refused(format!(
                     "refused: pane {} is dead; watch -t types into a live shell",
                     p.pane_id
                 )));
             }
             if serde_json::from_str::<Job>(&p.job).is_ok_and(|j| j.status == JobStatus::Running) {
-                return Err(CliError::new(format!(
+                return Err(CliError::refused(format!(
                     "refused: pane {} is already watched by a running job; wait for it, or `tmuxmate watch stop` it first",
                     p.pane_id
                 )));
             }
             if p.in_mode && !a.cancel_mode {
-                return Err(CliError::new(format!(
+                return Err(CliError::refused(format!(
                     "refused: pane {} is in {} (the typed command would be eaten by the mode); \
                      pass --cancel-mode to leave the mode first",
                     p.pane_id,
@@ -209,7 +209,7 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
             match crate::sys::foreground::shell_at(pid, &shells) {
                 Some((fg, true)) => (p.pane_id.clone(), false, fg, p.in_mode),
                 _ => {
-                    return Err(CliError::new(format!(
+                    return Err(CliError::refused(format!(
                         "refused: pane {} is not at a shell prompt (its foreground program is {}); \
                          watch -t types the command into an idle shell. Use `watch start` without -t for a new window",
                         p.pane_id,
