@@ -10,7 +10,7 @@
 use crate::cli::{AgentAction, Command, SideAction, WatchAction};
 use crate::error::CliError;
 use crate::tmux::remote::Remote;
-use crate::tmux::{Socket, Tmux, version};
+use crate::tmux::{Socket, Tmux};
 
 /// Why a command cannot run against a remote server (None: it can).
 fn local_only(cmd: &Command) -> Option<&'static str> {
@@ -94,6 +94,5 @@ pub fn client(
 ) -> Result<Tmux, CliError> {
     let r = Remote::new(host).map_err(CliError::usage)?;
     let tmux = Tmux::remote(Socket::resolve_remote(socket, path), r);
-    version::check_remote(&tmux)?;
     Ok(tmux)
 }

@@ -17,7 +17,7 @@ use crate::control::watch::{gate, poller, prompt};
 use crate::error::CliError;
 use crate::sys::state;
 use crate::targs;
-use crate::tmux::{Arg, Text, Tmux, version};
+use crate::tmux::{Arg, Text, Tmux};
 
 const DEFAULT_TIMEOUT_MIN: u64 = crate::tmux::options::WATCH_TIMEOUT_MIN.default_number();
 const MAX_TIMEOUT_MIN: u64 = 7 * 24 * 60;
@@ -121,7 +121,6 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
             ))
         })?;
     }
-    version::check(tmux)?;
     let timeout_ms = timeout_min(tmux, a.timeout_min)?;
     let caller = policy::caller(tmux);
     // Only addresses someone reads (see address.rs); by default the agent of this pane.
