@@ -150,9 +150,9 @@ def run_cli(cli):
         return r, secs, j
 
     def reply_ok(j, want):
-        text = j.get("text", "").strip()
-        if cli == "gemini":  # the pane's reply: `✦ ` first, continuation lines indented
-            text = "\n".join(l[2:] if l.startswith("  ") else l for l in text.removeprefix("✦ ").split("\n")).strip()
+        # The reply exactly: read from the CLI's own record (Gemini's chat file too), so
+        # no UI, no hook lines, no reflowed or indented lines.
+        text = j.get("text", "")
         return j.get("complete") is True and text == want, text
 
     daemons_before = daemon_sockets()

@@ -42,6 +42,9 @@ pub enum ReplySource {
     ClaudeTranscript,
     /// `$CODEX_HOME/sessions/Y/M/D/rollout-*.jsonl`, pinned after the first prompt.
     CodexRollout,
+    /// `~/.gemini/tmp/<project>/chats/session-<time>-<sid8>.jsonl`, found by the session
+    /// id we chose; it has no end-of-turn record (the idle screen concludes a turn).
+    GeminiChat,
     /// The pane's own output since the send.
     Pane,
 }
@@ -215,7 +218,8 @@ pub fn gemini() -> Adapter {
             ("yolo", vec!["--approval-mode", "yolo"]),
         ],
         base_args: vec![],
-        session_id_flag: None,
+        // Gemini CLI 0.61 takes `--session-id <uuid>` and names its chat file after it.
+        session_id_flag: Some("--session-id"),
         exes: v(&["gemini", "node"]),
         ready: v(&[r"Type your message"]),
         start_ready: v(&[r"Gemini CLI v\d"]),
@@ -230,8 +234,9 @@ pub fn gemini() -> Adapter {
         // newline, timed on its own event loop: on a loaded machine 150 ms was not enough.
         settle_ms: 400,
         late_dialog_ms: 500,
-        reply: ReplySource::Pane,
-        // Gemini CLI 0.61's inline screen below a reply (rig sample): a leftover
+        reply: ReplySource::GeminiChat,
+        // The pane fallback (no chat file found). Gemini CLI 0.61's inline screen below
+        // a reply (rig sample): a leftover
         // `Executing Hook: …` line or `? for shortcuts`, a rule, `Shift+Tab to accept
         // edits` / `YOLO Ctrl+Y`, the composer, the footer.
         reply_end: v(&[

@@ -41,7 +41,8 @@ const PANE_ECHO_GRACE_MS: u64 = 10_000;
 /// look idle for a moment between Enter and its first busy frame.)
 fn mid_turn(tmux: &Tmux, c: &Contract, a: &Adapter) -> bool {
     let Some(m) = &c.last_send else { return false };
-    if a.reply == ReplySource::Pane {
+    let file = reply_file(c, a);
+    if a.reply == ReplySource::Pane || (a.reply == ReplySource::GeminiChat && file.is_none()) {
         let t = super::turns::pane_turn(tmux, c, a, m);
         // A CLI may clear its composer (and look ready) a moment before it draws the
         // prompt it took and its busy line: our send verified, the next check saw neither
@@ -50,11 +51,15 @@ fn mid_turn(tmux: &Tmux, c: &Contract, a: &Adapter) -> bool {
         let recent = crate::sys::state::now_ms().saturating_sub(m.at) < PANE_ECHO_GRACE_MS;
         return !t.complete && (t.submitted || recent);
     }
-    let Some(f) = reply_file(c, a) else {
+    let Some(f) = file else {
         return false;
     };
-    let t = super::turns::read_turn(a, &f, m);
-    t.submitted && !t.complete
+    let t = super::turns::read_turn(tmux, &c.pane, a, &f, m);
+    // Gemini: as on the pane, a send whose prompt is not recorded yet is a turn in
+    // progress for a while (it records the prompt only after its BeforeAgent hooks).
+    let recent = a.reply == ReplySource::GeminiChat
+        && crate::sys::state::now_ms().saturating_sub(m.at) < PANE_ECHO_GRACE_MS;
+    !t.complete && (t.submitted || recent)
 }
 
 /// How far a failed send got: the three outcomes a caller must tell apart (never
@@ -180,7 +185,7 @@ fn type_prompt(
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(0);
-    let prior_matches = if a.reply == ReplySource::Pane {
+    let prior_matches = if matches!(a.reply, ReplySource::Pane | ReplySource::GeminiChat) {
         super::turns::pane_matches(tmux, &c.pane, history, &pane_key(&clean))
     } else {
         0
@@ -189,6 +194,7 @@ fn type_prompt(
         bytes: clean.len() as u64,
         at: crate::sys::state::now_ms(),
         offset: file.as_deref().map(transcript::size).unwrap_or(0),
+        ino: file.as_deref().map(super::gemini_chat::inode).unwrap_or(0),
         head,
         pane_key: pane_key(&clean),
         history,
@@ -272,11 +278,13 @@ fn verify(
         pin_record(tmux, &mut c2, a, Some(mark))?;
         let m = c2.last_send.clone().unwrap_or_else(|| mark.clone());
         if let Some(f) = reply_file(&c2, a) {
-            let t = super::turns::read_turn(a, &f, &m);
+            let t = super::turns::read_turn(tmux, &c.pane, a, &f, &m);
             if t.submitted {
                 return Ok("transcript".into());
             }
-        } else if a.reply == ReplySource::Pane {
+        } else if matches!(a.reply, ReplySource::Pane | ReplySource::GeminiChat) {
+            // No record file (Gemini's chat file not found): the screen, as the pane
+            // fallback reads the reply.
             let scr = super::screen(tmux, &c.pane);
             if super::any(&a.busy, &scr).is_some() || (scr != pasted && super::ready(a, &scr)) {
                 return Ok("screen".into());

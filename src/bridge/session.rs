@@ -194,6 +194,9 @@ pub fn reply_file(c: &Contract, a: &Adapter) -> Option<std::path::PathBuf> {
             transcript::claude_transcript(&c.project, &c.cli_session)
         }
         ReplySource::CodexRollout if !c.rollout.is_empty() => Some(c.rollout.clone().into()),
+        ReplySource::GeminiChat if !c.cli_session.is_empty() => {
+            super::gemini_chat::chat_file(&c.cli_session)
+        }
         _ => None,
     }
 }
