@@ -15,6 +15,7 @@
 //! | Gemini: the chat file `~/.gemini/tmp/<cwd basename>/chats/session-<YYYY-MM-DDTHH-MM>-<sid8>.jsonl` (`$GEMINI_CLI_HOME` for `~`; the project in `projects.json`) is created at start-up: a header with the full `sessionId`, then `{"$set":{"messages":[<session context>]}}` | Gemini CLI 0.61.0 (rig) | `gemini_chat_start` |
 //! | Gemini: each prompt is a `user` record `{id, timestamp, type, content:[{text: trimmed}], displayContent:[{text: as given}]}` (displayContent only when it differs), each answer a `gemini` record `{id, timestamp, type, content: "text", thoughts, tokens, model}`, each followed by `{"$set":{"lastUpdated"}}`; no end-of-turn record: the screen goes idle a moment after the last reply record | Gemini CLI 0.61.0 (rig) | `gemini_record`, `idle-ms` |
 //! | Gemini: a reply that calls a tool is written first without, then again under the same `id` with its `toolCalls`; the tool's result is a `user` record of `functionResponse` parts; the final text is a new `gemini` record | Gemini CLI 0.61.0 (rig sample) | `tools` (control file) |
+//! | Gemini: `/clear` starts a new session id, so a new chat file beside the old one | Gemini CLI 0.61.0 (`clearCommand`: `resetNewSessionState(randomUUID())`) | `submit_gemini` |
 //! | Gemini: on resume the chat file is rewritten (temp file + rename: a new inode), one record per message | Gemini CLI 0.61.0 (`rewriteConversationFile`) | `rewrite-chat` (control file) |
 //! | the process title is the version number | Claude Code 2.1.332 | re-exec with argv[0] `2.1.332` |
 //! | without `--no-daemon`, a detached `codex app-server --listen unix://… --managed-daemon` that outlives the TUI and its tmux session, sockets in `codex-daemon-<uid>/` | Codex 0.171.0 | `start_daemon` (under `$STANDIN_DIR`; it exits when that directory is removed) |
@@ -513,6 +514,14 @@ fn submit_gemini(state: &Arc<Mutex<St>>, text: String) {
         let mut s = state.lock().unwrap();
         if !banner_shown(&s) {
             let _ = std::fs::write(s.dir.join("lost"), &text);
+            draw(&s);
+            return;
+        }
+        if text.trim() == "/clear" {
+            // Gemini CLI 0.61: a new session id, a new chat file beside the old one.
+            s.sid = record_id();
+            s.log.clear();
+            gemini_chat_start(&mut s);
             draw(&s);
             return;
         }

@@ -14,8 +14,9 @@
 #
 # Knobs: RIG_SRC (default: ../shared/rig beside the repository), RIG_NODE_MODULES (an
 # installed node_modules to link instead of npm install), TMUXMATE_BIN (default: a
-# release build of this checkout), KEEP=1 (keep the temp dir), QUICK=1 (of the sizes,
-# only the 1-line ask).
+# release build of this checkout), KEEP=1 (keep the temp dir and the rig's run dirs:
+# mock request logs, chat files), QUICK=1 (of the sizes, only the 1-line ask),
+# ONLY_CASE="100 KB,1 MiB" (only these sizes).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RIG_SRC=${RIG_SRC:-$HERE/../shared/rig}
@@ -169,8 +170,8 @@ def run_cli(cli):
     ]
     if os.environ.get("QUICK") == "1":  # iterating on the later cases: one ask first
         cases = cases[:1]
-    if os.environ.get("ONLY_CASE"):  # iterating on one size: only that ask
-        cases = [c for c in cases if c[0] == os.environ["ONLY_CASE"]]
+    if os.environ.get("ONLY_CASE"):  # iterating on sizes: only these asks ("100 KB,1 MiB")
+        cases = [c for c in cases if c[0] in os.environ["ONLY_CASE"].split(",")]
     first = None
     for name, msg in cases:
         want = f"Reply for case {name}.\nSecond paragraph of the reply, complete."
@@ -258,7 +259,7 @@ def run_cli(cli):
             pass
     if cli == "claude":
         clear_then_queued(cli, info, rig, tm)
-    rig.stop(purge=True)
+    rig.stop(purge=os.environ.get("KEEP") != "1")
 
 def only_clear(cli):
     sock = f"ra{cli[:2]}{os.getpid()}"

@@ -89,6 +89,29 @@ fn chat_file_in(gemini: &Path, sid: &str) -> Option<PathBuf> {
     found.map(|(_, p)| p)
 }
 
+/// After a `/clear` typed in the pane (Gemini CLI 0.61 then starts a new session id and a
+/// new chat file in the same folder): the chat file beside `current`, written to since
+/// `at_ms`, that holds the prompt `head` recorded at or after `at_ms`, with its session id.
+pub fn moved_to(current: &Path, at_ms: u64, head: &str) -> Option<(String, PathBuf)> {
+    let dir = current.parent()?;
+    let since = std::time::UNIX_EPOCH + std::time::Duration::from_millis(at_ms);
+    std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let fresh = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|m| m >= since);
+        if p == current || !fresh || !name.starts_with("session-") || !name.ends_with(".jsonl") {
+            return None;
+        }
+        let sid = first_session_id(&p)?;
+        chat_turn(&p, 0, 0, at_ms, head)
+            .submitted
+            .then_some((sid, p))
+    })
+}
+
 /// The inode of a file (0 if none): a replaced chat file is read from the start.
 pub fn inode(p: &Path) -> u64 {
     std::fs::metadata(p).map(|m| m.ino()).unwrap_or(0)

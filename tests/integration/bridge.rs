@@ -1097,3 +1097,37 @@ fn gemini_a_verification_that_times_out_never_hides_the_reply() {
     assert_eq!(r.text, "late but whole");
     assert_eq!(b.prompts().len(), 1, "the message arrived once");
 }
+
+/// `/clear` typed in a Gemini pane starts a new session id and chat file (Gemini CLI
+/// 0.61): the next ask's reply is read from the new file, and the contract follows it.
+#[test]
+fn clear_gives_gemini_a_new_chat_file_and_the_bridge_follows_it() {
+    let s = server!();
+    let b = Bridge::new(&s, "gchat", "main");
+    let st = b.start(&s, "gemini");
+    let old = st.cli_session.clone().unwrap();
+    assert_eq!(
+        gemini_ask(&b, &s, &st.name, "before clear").text,
+        "stand-in reply to: before clear"
+    );
+    s.tmux(&["send-keys", "-t", &st.pane_id, "-l", "/clear"]);
+    s.tmux(&["send-keys", "-t", &st.pane_id, "Enter"]);
+    let chats = s.home.join(".gemini/tmp/gchat/chats");
+    let new: String = wait_until("the new chat file", Duration::from_secs(10), || {
+        std::fs::read_dir(&chats).ok()?.flatten().find_map(|e| {
+            let t = std::fs::read_to_string(e.path()).ok()?;
+            let v: serde_json::Value = serde_json::from_str(t.lines().next()?).ok()?;
+            let sid = v["sessionId"].as_str()?.to_string();
+            (sid != old).then_some(sid)
+        })
+    });
+    let r = gemini_ask(&b, &s, &st.name, "after clear");
+    assert!(r.complete, "{r:?}");
+    assert_eq!(r.text, "stand-in reply to: after clear");
+    assert_eq!(
+        s.tmux(&["show", "-v", "-t", &st.session_id, "@tmuxmate-cli-session"])
+            .trim(),
+        new
+    );
+    gemini_chat(&s, &new);
+}
