@@ -117,6 +117,7 @@ def run_cli(cli):
     bindir = f"{rig.run}/bin"
     os.makedirs(bindir, exist_ok=True)
     os.symlink(os.path.realpath(f"{RIG}/node_modules/.bin/{cli}"), f"{bindir}/{cli}")
+    os.symlink(TM, f"{bindir}/tmuxmate")  # a side agent runs `tmuxmate side ...` by name
     marker = f"REAL_AGENTS_MARKER={cli}-{os.getpid()}"
     env = ["env", "-i", f"PATH={bindir}:/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "SHELL=/bin/bash",
            f"USER={os.environ.get('USER', 'root')}", "TERM=xterm-256color", marker]

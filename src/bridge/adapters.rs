@@ -77,6 +77,9 @@ pub struct Adapter {
     /// and both Claude 2.1.332 and Codex 0.171 submitted it even with Enter at 0 ms (rig).
     /// Submission is verified afterwards either way.
     pub settle_ms: u64,
+    /// The settle grows by this many times the time the CLI took to draw the paste (its
+    /// event loop's lag), up to `MAX_LAG_SETTLE_MS` more (0: a fixed settle).
+    pub settle_lag_factor: u32,
     /// After the ready screen, wait this long and look again (late start-up dialogs).
     pub late_dialog_ms: u64,
     pub reply: ReplySource,
@@ -141,6 +144,7 @@ pub fn claude() -> Adapter {
         busy: v(&[r"(?m)^[✻✽✶✳✢·*] \S.*…", r"esc to interrupt\)"]),
         dialogs: v(CLAUDE_DIALOGS),
         settle_ms: 30,
+        settle_lag_factor: 0,
         late_dialog_ms: 300,
         reply: ReplySource::ClaudeTranscript,
         reply_end: vec![],
@@ -198,6 +202,7 @@ pub fn codex() -> Adapter {
         busy: v(&[r"(?m)^• Working \(", r"esc to interrupt"]),
         dialogs: v(CODEX_DIALOGS),
         settle_ms: 60,
+        settle_lag_factor: 0,
         late_dialog_ms: 1500,
         reply: ReplySource::CodexRollout,
         reply_end: vec![],
@@ -233,6 +238,10 @@ pub fn gemini() -> Adapter {
         // Gemini CLI 0.61 turns an Enter within 40 ms of an (untrusted) paste into a
         // newline, timed on its own event loop: on a loaded machine 150 ms was not enough.
         settle_ms: 400,
+        // That window is a 40 ms timer and then a re-render on Gemini's event loop, which
+        // on a busy machine runs late: as late, at least, as it drew the paste (rig, load
+        // 10: the fixed 400 ms lost the Enter of a 2-line paste to a newline).
+        settle_lag_factor: 2,
         late_dialog_ms: 500,
         reply: ReplySource::GeminiChat,
         // The pane fallback (no chat file found). Gemini CLI 0.61's inline screen below
@@ -282,6 +291,7 @@ pub fn custom(cli: &str, ready: &str) -> Adapter {
         busy: vec![],
         dialogs: v(&[r"\[y/N\]", r"(?i)do you want to proceed"]),
         settle_ms: 150,
+        settle_lag_factor: 0,
         late_dialog_ms: 0,
         reply: ReplySource::Pane,
         reply_end: vec![],

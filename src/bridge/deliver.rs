@@ -200,6 +200,7 @@ fn type_prompt(
         history,
         prior_matches,
     };
+    let pasted_at = Instant::now();
     crate::control::pane_input::paste_bytes(tmux, &c.pane, clean.as_bytes(), true)?;
     // Enter only once the CLI drew the paste: Gemini CLI 0.61 right after start-up took
     // the text but lost an Enter that came 150 ms after it (the text stayed in its input).
@@ -220,7 +221,7 @@ fn type_prompt(
         }
         std::thread::sleep(Duration::from_millis(15));
     };
-    std::thread::sleep(Duration::from_millis(a.settle_ms));
+    std::thread::sleep(settle(&a, pasted_at.elapsed()));
     let scr = super::screen(tmux, &c.pane);
     if let Some(d) = super::any(&a.dialogs, &scr) {
         return Err(CliError::new(format!(
@@ -236,6 +237,18 @@ fn type_prompt(
         &serde_json::to_string(&mark).unwrap_or_default(),
     )?;
     Ok((c, mark, clean, a, pasted))
+}
+
+/// The most a slow draw adds to an adapter's settle before Enter.
+const MAX_LAG_SETTLE_MS: u64 = 3_000;
+
+/// The pause between the paste being drawn and Enter: the adapter's own, plus, for a CLI
+/// whose paste window runs on its event loop, a multiple of how late it drew the paste.
+fn settle(a: &Adapter, draw_lag: Duration) -> Duration {
+    let extra = (draw_lag.as_millis() as u64)
+        .saturating_mul(u64::from(a.settle_lag_factor))
+        .min(MAX_LAG_SETTLE_MS);
+    Duration::from_millis(a.settle_ms + extra)
 }
 
 /// What the pane fallback looks for: the start of the message's first non-blank line (a
@@ -301,4 +314,20 @@ fn verify(
         tm_hint(tmux, &["agent", "wait", &c.name]),
         attach_line(tmux, &c.name)
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemini_settle_grows_with_its_draw_lag_and_is_bounded() {
+        let g = super::super::adapters::gemini();
+        let c = super::super::adapters::claude();
+        let ms = |d: Duration| d.as_millis() as u64;
+        assert_eq!(ms(settle(&c, Duration::from_millis(900))), 30);
+        assert_eq!(ms(settle(&g, Duration::from_millis(0))), 400);
+        assert_eq!(ms(settle(&g, Duration::from_millis(500))), 1400);
+        assert_eq!(ms(settle(&g, Duration::from_secs(30))), 3400);
+    }
 }
