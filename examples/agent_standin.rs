@@ -71,6 +71,8 @@ struct St {
 /// Gemini CLI 0.61 draws its composer ~2 s before its banner; the stand-in, by default,
 /// this long after start (`banner-ms` in `$STANDIN_DIR` replaces it).
 const GEMINI_BANNER_MS: u64 = 600;
+/// The stand-in Gemini redraws this many lines of its history at most.
+const GEMINI_DRAWN_LINES: usize = 120;
 /// Gemini CLI 0.61 turns an Enter this soon after a paste into a newline.
 const GEMINI_ENTER_AFTER_PASTE_MS: u128 = 40;
 
@@ -315,8 +317,11 @@ fn draw(s: &St) {
         } else {
             o.push_str("\r\n\r\n");
         }
-        for l in &s.log {
-            o.push_str(&format!("{}\r\n", l.replace('\n', "\r\n")));
+        // Its history's last lines only: the real one writes history once and redraws
+        // just what is below it, so a long conversation does not slow it down.
+        let lines: Vec<&str> = s.log.iter().flat_map(|l| l.split('\n')).collect();
+        for l in &lines[lines.len().saturating_sub(GEMINI_DRAWN_LINES)..] {
+            o.push_str(&format!("{l}\r\n"));
         }
         if dialog_on(s) {
             o.push_str("\r\n Allow execution of: 'rm'?\r\n ● 1. Allow once\r\n   2. No\r\n");

@@ -185,11 +185,13 @@ fn type_prompt(
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(0);
-    let prior_matches = if matches!(a.reply, ReplySource::Pane | ReplySource::GeminiChat) {
-        super::turns::pane_matches(tmux, &c.pane, history, &pane_key(&clean))
-    } else {
-        0
-    };
+    // The pane fallback only: it reads the whole history (a chat file makes it needless).
+    let prior_matches =
+        if a.reply == ReplySource::Pane || (a.reply == ReplySource::GeminiChat && file.is_none()) {
+            super::turns::pane_matches(tmux, &c.pane, history, &pane_key(&clean))
+        } else {
+            0
+        };
     let mark = SendMark {
         bytes: clean.len() as u64,
         at: crate::sys::state::now_ms(),
@@ -207,7 +209,7 @@ fn type_prompt(
     // Gemini CLI 0.61 on a loaded 2-core machine took ~25 s to take in 1 MiB.
     let draw_limit = Duration::from_secs(5 + (clean.len() as u64 >> 15));
     let drawn_by = Instant::now() + draw_limit;
-    let pasted = loop {
+    let mut pasted = loop {
         let now = super::screen(tmux, &c.pane);
         if now != scr {
             break now;
@@ -221,6 +223,20 @@ fn type_prompt(
         }
         std::thread::sleep(Duration::from_millis(15));
     };
+    // A CLI may draw while it is still taking a long paste in (the stand-in Gemini, slow
+    // to redraw a long conversation, took a 100 KB paste in over several draws, and the
+    // Enter after the first one landed in its newline window): for a CLI whose settle
+    // follows its lag, the paste counts as drawn once the screen holds still.
+    if a.settle_lag_factor > 0 {
+        loop {
+            std::thread::sleep(Duration::from_millis(15));
+            let now = super::screen(tmux, &c.pane);
+            if now == pasted || Instant::now() >= drawn_by {
+                break;
+            }
+            pasted = now;
+        }
+    }
     std::thread::sleep(settle(&a, pasted_at.elapsed()));
     let scr = super::screen(tmux, &c.pane);
     if let Some(d) = super::any(&a.dialogs, &scr) {
