@@ -44,7 +44,8 @@ fi
 export TMUXMATE_BIN WORK
 export RIG_RUN_ROOT=$WORK/run
 unset TMUX TMUX_PANE
-exec python3 - "$@" <<'PY'
+# Not `exec`: the EXIT trap must still run to remove the temp dir.
+python3 - "$@" <<'PY'
 import glob, json, os, re, shutil, subprocess, sys, time
 
 WORK = os.environ["WORK"]
