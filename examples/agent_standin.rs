@@ -12,6 +12,11 @@
 //! | Gemini: the composer shows ~2 s before the banner (`Gemini CLI v…`), and a prompt submitted before the banner is lost | Gemini CLI 0.61.0 | `banner-ms`, `submit_gemini` (writes `lost`) |
 //! | Gemini: an Enter within 40 ms of a paste's end becomes a newline in the composer | Gemini CLI 0.61.0 | `GEMINI_ENTER_AFTER_PASTE_MS` |
 //! | Gemini: inline screen, prompt echoed as ` > text` (continuation indented), busy line `(esc to cancel, Ns)`, reply `✦ text`, rule, composer `>   Type your message`, rule, footer | Gemini CLI 0.61.0 (rig sample) | `draw`, `submit_gemini`; `echo-ms` delays the echo after the composer clears |
+//! | Gemini: the chat file `~/.gemini/tmp/<cwd basename>/chats/session-<YYYY-MM-DDTHH-MM>-<sid8>.jsonl` (`$GEMINI_CLI_HOME` for `~`; the project in `projects.json`) is created at start-up: a header with the full `sessionId`, then `{"$set":{"messages":[<session context>]}}` | Gemini CLI 0.61.0 (rig) | `gemini_chat_start` |
+//! | Gemini: each prompt is a `user` record `{id, timestamp, type, content:[{text: trimmed}], displayContent:[{text: as given}]}` (displayContent only when it differs), each answer a `gemini` record `{id, timestamp, type, content: "text", thoughts, tokens, model}`, each followed by `{"$set":{"lastUpdated"}}`; no end-of-turn record: the screen goes idle a moment after the last reply record | Gemini CLI 0.61.0 (rig) | `gemini_record`, `idle-ms` |
+//! | Gemini: a reply that calls a tool is written first without, then again under the same `id` with its `toolCalls`; the tool's result is a `user` record of `functionResponse` parts; the final text is a new `gemini` record | Gemini CLI 0.61.0 (rig sample) | `tools` (control file) |
+//! | Gemini: `/clear` starts a new session id, so a new chat file beside the old one | Gemini CLI 0.61.0 (`clearCommand`: `resetNewSessionState(randomUUID())`) | `submit_gemini` |
+//! | Gemini: on resume the chat file is rewritten (temp file + rename: a new inode), one record per message | Gemini CLI 0.61.0 (`rewriteConversationFile`) | `rewrite-chat` (control file) |
 //! | the process title is the version number | Claude Code 2.1.332 | re-exec with argv[0] `2.1.332` |
 //! | without `--no-daemon`, a detached `codex app-server --listen unix://… --managed-daemon` that outlives the TUI and its tmux session, sockets in `codex-daemon-<uid>/` | Codex 0.171.0 | `start_daemon` (under `$STANDIN_DIR`; it exits when that directory is removed) |
 //!
@@ -27,7 +32,10 @@
 //! `dialog` (exists: show an approval dialog), `dialog-enter` (written if an Enter
 //! arrives while the dialog is shown), `busy` (exists: never finish the turn),
 //! `reply.txt` (reply text), `record-ms` (delay before the prompt is recorded),
-//! `delay-ms` (reply delay after the prompt is recorded),
+//! `delay-ms` (reply delay after the prompt is recorded), Gemini only: `echo-ms` (the
+//! prompt's echo after the composer clears), `idle-ms` (idle screen after the last reply
+//! record), `tools` (exists: the turn runs one tool call), `rewrite-chat` (exists: the
+//! next prompt first rewrites the chat file, as a resume does; then it is removed),
 //! `prompts` (one JSON line per prompt: the text as the model would get it, envelopes
 //! included).
 #![allow(clippy::disallowed_methods)]
@@ -55,11 +63,16 @@ struct St {
     banner_at: std::time::Instant,
     /// Gemini: when the last bracketed paste ended (an Enter within 40 ms is a newline).
     pasted_at: Option<std::time::Instant>,
+    /// Gemini: its chat file and the messages in it (for a rewrite).
+    chat: Option<PathBuf>,
+    chat_msgs: Vec<serde_json::Value>,
 }
 
 /// Gemini CLI 0.61 draws its composer ~2 s before its banner; the stand-in, by default,
 /// this long after start (`banner-ms` in `$STANDIN_DIR` replaces it).
 const GEMINI_BANNER_MS: u64 = 600;
+/// The stand-in Gemini redraws this many lines of its history at most.
+const GEMINI_DRAWN_LINES: usize = 120;
 /// Gemini CLI 0.61 turns an Enter this soon after a paste into a newline.
 const GEMINI_ENTER_AFTER_PASTE_MS: u128 = 40;
 
@@ -304,8 +317,11 @@ fn draw(s: &St) {
         } else {
             o.push_str("\r\n\r\n");
         }
-        for l in &s.log {
-            o.push_str(&format!("{}\r\n", l.replace('\n', "\r\n")));
+        // Its history's last lines only: the real one writes history once and redraws
+        // just what is below it, so a long conversation does not slow it down.
+        let lines: Vec<&str> = s.log.iter().flat_map(|l| l.split('\n')).collect();
+        for l in &lines[lines.len().saturating_sub(GEMINI_DRAWN_LINES)..] {
+            o.push_str(&format!("{l}\r\n"));
         }
         if dialog_on(s) {
             o.push_str("\r\n Allow execution of: 'rm'?\r\n ● 1. Allow once\r\n   2. No\r\n");
@@ -388,6 +404,113 @@ fn codex_path(s: &St) -> PathBuf {
         .join(format!("rollout-2026-11-29T21-02-34-{}.jsonl", s.sid))
 }
 
+/// `2026-12-01T13:19:11.523Z` of epoch milliseconds (H. Hinnant's civil_from_days).
+fn iso_ms(ms: u128) -> String {
+    let (secs, milli) = ((ms / 1000) as i64, (ms % 1000) as u32);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+fn gemini_base() -> PathBuf {
+    std::env::var_os("GEMINI_CLI_HOME")
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var_os("HOME"))
+        .map(PathBuf::from)
+        .unwrap_or_default()
+        .join(".gemini")
+}
+
+fn record_id() -> String {
+    let n = now_ms() ^ (u128::from(std::process::id()) << 64);
+    let mut b = [0u8; 8];
+    let _ = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b));
+    format!(
+        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+        (n as u32) ^ u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        u16::from_le_bytes([b[4], b[5]]),
+        b[6] as u16 * 16 % 0x1000,
+        b[7] as u16 * 16 % 0x1000,
+        (n >> 32) as u64 & 0xffff_ffff_ffff
+    )
+}
+
+/// Gemini CLI 0.61 creates its chat file at start-up: the header, then the session
+/// context as the whole message list.
+fn gemini_chat_start(s: &mut St) {
+    let short = Path::new(&s.cwd)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "project".into());
+    let base = gemini_base();
+    let _ = std::fs::create_dir_all(&base);
+    let _ = std::fs::write(
+        base.join("projects.json"),
+        serde_json::json!({"projects": {s.cwd.clone(): short.clone()}}).to_string(),
+    );
+    let now = now_ms();
+    let name = format!(
+        "session-{}-{}.jsonl",
+        iso_ms(now)[..16].replace(':', "-"),
+        s.sid.chars().take(8).collect::<String>()
+    );
+    let p = base.join("tmp").join(&short).join("chats").join(name);
+    let header = serde_json::json!({"sessionId": s.sid, "projectHash": format!("{:064x}", s.cwd.len()),
+        "startTime": iso_ms(now), "lastUpdated": iso_ms(now), "kind": "main"});
+    append(&p, &header);
+    let ctx = serde_json::json!({"id": "d04923d38bb0f6017037e74183378ef4", "timestamp": iso_ms(now),
+        "type": "user", "content": [{"text": format!("<session_context>\nThis is the Gemini CLI (stand-in).\n- **Workspace Directories:**\n  - {}\n</session_context>", s.cwd)}]});
+    append(
+        &p,
+        &serde_json::json!({"$set": {"messages": [ctx.clone()], "lastUpdated": iso_ms(now)}}),
+    );
+    s.chat_msgs = vec![ctx];
+    s.chat = Some(p);
+}
+
+/// One message record (a new one, or a rewrite under its id), then `lastUpdated`.
+fn gemini_record(s: &mut St, msg: serde_json::Value) {
+    let Some(p) = s.chat.clone() else { return };
+    append(&p, &msg);
+    append(
+        &p,
+        &serde_json::json!({"$set": {"lastUpdated": iso_ms(now_ms())}}),
+    );
+    match s.chat_msgs.iter_mut().find(|m| m["id"] == msg["id"]) {
+        Some(m) => *m = msg,
+        None => s.chat_msgs.push(msg),
+    }
+}
+
+/// A resume's rewrite: header and messages, written to a temp file and renamed over.
+fn gemini_rewrite(s: &St) {
+    let Some(p) = &s.chat else { return };
+    let first = std::fs::read_to_string(p)
+        .ok()
+        .and_then(|t| t.lines().next().map(str::to_string))
+        .unwrap_or_default();
+    let mut out = format!("{first}\n");
+    for m in &s.chat_msgs {
+        out.push_str(&format!("{m}\n"));
+    }
+    let tmp = p.with_extension(format!("jsonl.tmp-{}", std::process::id()));
+    let _ = std::fs::write(&tmp, out);
+    let _ = std::fs::rename(&tmp, p);
+}
+
 /// Gemini: a prompt before the banner is dropped (the real one queues it and loses it);
 /// otherwise the composer clears, and after `echo-ms` the prompt is echoed as ` > text`
 /// with the busy line, then the reply as `✦ text` after `delay-ms`.
@@ -396,6 +519,14 @@ fn submit_gemini(state: &Arc<Mutex<St>>, text: String) {
         let mut s = state.lock().unwrap();
         if !banner_shown(&s) {
             let _ = std::fs::write(s.dir.join("lost"), &text);
+            draw(&s);
+            return;
+        }
+        if text.trim() == "/clear" {
+            // Gemini CLI 0.61: a new session id, a new chat file beside the old one.
+            s.sid = record_id();
+            s.log.clear();
+            gemini_chat_start(&mut s);
             draw(&s);
             return;
         }
@@ -431,6 +562,26 @@ fn submit_gemini(state: &Arc<Mutex<St>>, text: String) {
             let _ = writeln!(f, "{}", serde_json::to_string(&text).unwrap());
             draw(&s);
         }
+        // The prompt's record (after its BeforeAgent hooks, in the real one).
+        std::thread::sleep(std::time::Duration::from_millis(ms_file(
+            &dir,
+            "record-ms",
+            0,
+        )));
+        {
+            let mut s = state.lock().unwrap();
+            if dir.join("rewrite-chat").exists() {
+                gemini_rewrite(&s);
+                let _ = std::fs::remove_file(dir.join("rewrite-chat"));
+            }
+            let trimmed = text.trim().to_string();
+            let mut rec = serde_json::json!({"id": record_id(), "timestamp": iso_ms(now_ms()),
+                "type": "user", "content": [{"text": trimmed}]});
+            if trimmed != text {
+                rec["displayContent"] = serde_json::json!([{"text": text}]);
+            }
+            gemini_record(&mut s, rec);
+        }
         std::thread::sleep(std::time::Duration::from_millis(ms_file(
             &dir, "delay-ms", 300,
         )));
@@ -443,6 +594,37 @@ fn submit_gemini(state: &Arc<Mutex<St>>, text: String) {
                 text.chars().take(40).collect::<String>()
             )
         });
+        let gemini = |id: &str, content: &str| {
+            serde_json::json!({"id": id, "timestamp": iso_ms(now_ms()), "type": "gemini",
+                "content": content, "thoughts": [], "tokens": {"input": 12447, "output": 54,
+                "cached": 0, "thoughts": 0, "tool": 0, "total": 12501}, "model": "gemini-2.5-pro"})
+        };
+        if dir.join("tools").exists() {
+            // A reply with a tool call: written bare, then again with its call; the
+            // tool's result; then the final answer as a new message.
+            let first = record_id();
+            let mut m = gemini(&first, "I'll check.");
+            gemini_record(&mut state.lock().unwrap(), m.clone());
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            let call = format!("run_shell_command__{}_0", now_ms());
+            m["toolCalls"] = serde_json::json!([{"id": call, "name": "run_shell_command",
+                "args": {"command": "true"}, "status": "success"}]);
+            gemini_record(&mut state.lock().unwrap(), m);
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let res = serde_json::json!({"id": record_id(), "timestamp": iso_ms(now_ms()), "type": "user",
+                "content": [{"functionResponse": {"id": call, "name": "run_shell_command",
+                "response": {"output": "Output: (empty)"}}}]});
+            gemini_record(&mut state.lock().unwrap(), res);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        gemini_record(
+            &mut state.lock().unwrap(),
+            gemini(&record_id(), reply.trim_end()),
+        );
+        // The AfterAgent hook and the redraw come after the last record.
+        std::thread::sleep(std::time::Duration::from_millis(ms_file(
+            &dir, "idle-ms", 30,
+        )));
         let mut s = state.lock().unwrap();
         s.busy = false;
         let lines: Vec<String> = reply
@@ -692,11 +874,16 @@ fn main() {
         banner_at: std::time::Instant::now()
             + std::time::Duration::from_millis(ms_file(&dir, "banner-ms", GEMINI_BANNER_MS)),
         pasted_at: None,
+        chat: None,
+        chat_msgs: vec![],
     }));
     {
-        let s = state.lock().unwrap();
+        let mut s = state.lock().unwrap();
         if s.kind == "claude" {
             write_session_file(&s);
+        }
+        if s.kind == "gemini" {
+            gemini_chat_start(&mut s);
         }
         draw(&s);
     }

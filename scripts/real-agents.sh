@@ -14,8 +14,9 @@
 #
 # Knobs: RIG_SRC (default: ../shared/rig beside the repository), RIG_NODE_MODULES (an
 # installed node_modules to link instead of npm install), TMUXMATE_BIN (default: a
-# release build of this checkout), KEEP=1 (keep the temp dir), QUICK=1 (of the sizes,
-# only the 1-line ask).
+# release build of this checkout), KEEP=1 (keep the temp dir and the rig's run dirs:
+# mock request logs, chat files), QUICK=1 (of the sizes, only the 1-line ask),
+# ONLY_CASE="100 KB,1 MiB" (only these sizes).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RIG_SRC=${RIG_SRC:-$HERE/../shared/rig}
@@ -43,7 +44,8 @@ fi
 export TMUXMATE_BIN WORK
 export RIG_RUN_ROOT=$WORK/run
 unset TMUX TMUX_PANE
-exec python3 - "$@" <<'PY'
+# Not `exec`: the EXIT trap must still run to remove the temp dir.
+python3 - "$@" <<'PY'
 import glob, json, os, re, shutil, subprocess, sys, time
 
 WORK = os.environ["WORK"]
@@ -116,6 +118,7 @@ def run_cli(cli):
     bindir = f"{rig.run}/bin"
     os.makedirs(bindir, exist_ok=True)
     os.symlink(os.path.realpath(f"{RIG}/node_modules/.bin/{cli}"), f"{bindir}/{cli}")
+    os.symlink(TM, f"{bindir}/tmuxmate")  # a side agent runs `tmuxmate side ...` by name
     marker = f"REAL_AGENTS_MARKER={cli}-{os.getpid()}"
     env = ["env", "-i", f"PATH={bindir}:/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "SHELL=/bin/bash",
            f"USER={os.environ.get('USER', 'root')}", "TERM=xterm-256color", marker]
@@ -150,9 +153,9 @@ def run_cli(cli):
         return r, secs, j
 
     def reply_ok(j, want):
-        text = j.get("text", "").strip()
-        if cli == "gemini":  # the pane's reply: `✦ ` first, continuation lines indented
-            text = "\n".join(l[2:] if l.startswith("  ") else l for l in text.removeprefix("✦ ").split("\n")).strip()
+        # The reply exactly: read from the CLI's own record (Gemini's chat file too), so
+        # no UI, no hook lines, no reflowed or indented lines.
+        text = j.get("text", "")
         return j.get("complete") is True and text == want, text
 
     daemons_before = daemon_sockets()
@@ -169,8 +172,8 @@ def run_cli(cli):
     ]
     if os.environ.get("QUICK") == "1":  # iterating on the later cases: one ask first
         cases = cases[:1]
-    if os.environ.get("ONLY_CASE"):  # iterating on one size: only that ask
-        cases = [c for c in cases if c[0] == os.environ["ONLY_CASE"]]
+    if os.environ.get("ONLY_CASE"):  # iterating on sizes: only these asks ("100 KB,1 MiB")
+        cases = [c for c in cases if c[0] in os.environ["ONLY_CASE"].split(",")]
     first = None
     for name, msg in cases:
         want = f"Reply for case {name}.\nSecond paragraph of the reply, complete."
@@ -258,7 +261,7 @@ def run_cli(cli):
             pass
     if cli == "claude":
         clear_then_queued(cli, info, rig, tm)
-    rig.stop(purge=True)
+    rig.stop(purge=os.environ.get("KEEP") != "1")
 
 def only_clear(cli):
     sock = f"ra{cli[:2]}{os.getpid()}"

@@ -42,6 +42,9 @@ pub enum ReplySource {
     ClaudeTranscript,
     /// `$CODEX_HOME/sessions/Y/M/D/rollout-*.jsonl`, pinned after the first prompt.
     CodexRollout,
+    /// `~/.gemini/tmp/<project>/chats/session-<time>-<sid8>.jsonl`, found by the session
+    /// id we chose; it has no end-of-turn record (the idle screen concludes a turn).
+    GeminiChat,
     /// The pane's own output since the send.
     Pane,
 }
@@ -74,6 +77,9 @@ pub struct Adapter {
     /// and both Claude 2.1.332 and Codex 0.171 submitted it even with Enter at 0 ms (rig).
     /// Submission is verified afterwards either way.
     pub settle_ms: u64,
+    /// The settle grows by this many times the time the CLI took to draw the paste (its
+    /// event loop's lag), up to `MAX_LAG_SETTLE_MS` more (0: a fixed settle).
+    pub settle_lag_factor: u32,
     /// After the ready screen, wait this long and look again (late start-up dialogs).
     pub late_dialog_ms: u64,
     pub reply: ReplySource,
@@ -138,6 +144,7 @@ pub fn claude() -> Adapter {
         busy: v(&[r"(?m)^[✻✽✶✳✢·*] \S.*…", r"esc to interrupt\)"]),
         dialogs: v(CLAUDE_DIALOGS),
         settle_ms: 30,
+        settle_lag_factor: 0,
         late_dialog_ms: 300,
         reply: ReplySource::ClaudeTranscript,
         reply_end: vec![],
@@ -195,6 +202,7 @@ pub fn codex() -> Adapter {
         busy: v(&[r"(?m)^• Working \(", r"esc to interrupt"]),
         dialogs: v(CODEX_DIALOGS),
         settle_ms: 60,
+        settle_lag_factor: 0,
         late_dialog_ms: 1500,
         reply: ReplySource::CodexRollout,
         reply_end: vec![],
@@ -215,7 +223,8 @@ pub fn gemini() -> Adapter {
             ("yolo", vec!["--approval-mode", "yolo"]),
         ],
         base_args: vec![],
-        session_id_flag: None,
+        // Gemini CLI 0.61 takes `--session-id <uuid>` and names its chat file after it.
+        session_id_flag: Some("--session-id"),
         exes: v(&["gemini", "node"]),
         ready: v(&[r"Type your message"]),
         start_ready: v(&[r"Gemini CLI v\d"]),
@@ -229,9 +238,14 @@ pub fn gemini() -> Adapter {
         // Gemini CLI 0.61 turns an Enter within 40 ms of an (untrusted) paste into a
         // newline, timed on its own event loop: on a loaded machine 150 ms was not enough.
         settle_ms: 400,
+        // That window is a 40 ms timer and then a re-render on Gemini's event loop, which
+        // on a busy machine runs late: as late, at least, as it drew the paste (rig, load
+        // 10: the fixed 400 ms lost the Enter of a 2-line paste to a newline).
+        settle_lag_factor: 2,
         late_dialog_ms: 500,
-        reply: ReplySource::Pane,
-        // Gemini CLI 0.61's inline screen below a reply (rig sample): a leftover
+        reply: ReplySource::GeminiChat,
+        // The pane fallback (no chat file found). Gemini CLI 0.61's inline screen below
+        // a reply (rig sample): a leftover
         // `Executing Hook: …` line or `? for shortcuts`, a rule, `Shift+Tab to accept
         // edits` / `YOLO Ctrl+Y`, the composer, the footer.
         reply_end: v(&[
@@ -277,6 +291,7 @@ pub fn custom(cli: &str, ready: &str) -> Adapter {
         busy: vec![],
         dialogs: v(&[r"\[y/N\]", r"(?i)do you want to proceed"]),
         settle_ms: 150,
+        settle_lag_factor: 0,
         late_dialog_ms: 0,
         reply: ReplySource::Pane,
         reply_end: vec![],

@@ -66,6 +66,10 @@ pub struct SendMark {
     /// Size of the message (a large one may take the CLI longer to record).
     #[serde(default)]
     pub bytes: u64,
+    /// Inode of the record file at the send (Gemini's chat file is replaced on resume:
+    /// another inode means `offset` no longer applies).
+    #[serde(default)]
+    pub ino: u64,
 }
 
 /// `$N` of the session named exactly `name`, if any.

@@ -41,7 +41,8 @@ const PANE_ECHO_GRACE_MS: u64 = 10_000;
 /// look idle for a moment between Enter and its first busy frame.)
 fn mid_turn(tmux: &Tmux, c: &Contract, a: &Adapter) -> bool {
     let Some(m) = &c.last_send else { return false };
-    if a.reply == ReplySource::Pane {
+    let file = reply_file(c, a);
+    if a.reply == ReplySource::Pane || (a.reply == ReplySource::GeminiChat && file.is_none()) {
         let t = super::turns::pane_turn(tmux, c, a, m);
         // A CLI may clear its composer (and look ready) a moment before it draws the
         // prompt it took and its busy line: our send verified, the next check saw neither
@@ -50,11 +51,15 @@ fn mid_turn(tmux: &Tmux, c: &Contract, a: &Adapter) -> bool {
         let recent = crate::sys::state::now_ms().saturating_sub(m.at) < PANE_ECHO_GRACE_MS;
         return !t.complete && (t.submitted || recent);
     }
-    let Some(f) = reply_file(c, a) else {
+    let Some(f) = file else {
         return false;
     };
-    let t = super::turns::read_turn(a, &f, m);
-    t.submitted && !t.complete
+    let t = super::turns::read_turn(tmux, &c.pane, a, &f, m);
+    // Gemini: as on the pane, a send whose prompt is not recorded yet is a turn in
+    // progress for a while (it records the prompt only after its BeforeAgent hooks).
+    let recent = a.reply == ReplySource::GeminiChat
+        && crate::sys::state::now_ms().saturating_sub(m.at) < PANE_ECHO_GRACE_MS;
+    !t.complete && (t.submitted || recent)
 }
 
 /// How far a failed send got: the three outcomes a caller must tell apart (never
@@ -180,27 +185,31 @@ fn type_prompt(
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(0);
-    let prior_matches = if a.reply == ReplySource::Pane {
-        super::turns::pane_matches(tmux, &c.pane, history, &pane_key(&clean))
-    } else {
-        0
-    };
+    // The pane fallback only: it reads the whole history (a chat file makes it needless).
+    let prior_matches =
+        if a.reply == ReplySource::Pane || (a.reply == ReplySource::GeminiChat && file.is_none()) {
+            super::turns::pane_matches(tmux, &c.pane, history, &pane_key(&clean))
+        } else {
+            0
+        };
     let mark = SendMark {
         bytes: clean.len() as u64,
         at: crate::sys::state::now_ms(),
         offset: file.as_deref().map(transcript::size).unwrap_or(0),
+        ino: file.as_deref().map(super::gemini_chat::inode).unwrap_or(0),
         head,
         pane_key: pane_key(&clean),
         history,
         prior_matches,
     };
+    let pasted_at = Instant::now();
     crate::control::pane_input::paste_bytes(tmux, &c.pane, clean.as_bytes(), true)?;
     // Enter only once the CLI drew the paste: Gemini CLI 0.61 right after start-up took
     // the text but lost an Enter that came 150 ms after it (the text stayed in its input).
     // Gemini CLI 0.61 on a loaded 2-core machine took ~25 s to take in 1 MiB.
     let draw_limit = Duration::from_secs(5 + (clean.len() as u64 >> 15));
     let drawn_by = Instant::now() + draw_limit;
-    let pasted = loop {
+    let mut pasted = loop {
         let now = super::screen(tmux, &c.pane);
         if now != scr {
             break now;
@@ -214,7 +223,21 @@ fn type_prompt(
         }
         std::thread::sleep(Duration::from_millis(15));
     };
-    std::thread::sleep(Duration::from_millis(a.settle_ms));
+    // A CLI may draw while it is still taking a long paste in (the stand-in Gemini, slow
+    // to redraw a long conversation, took a 100 KB paste in over several draws, and the
+    // Enter after the first one landed in its newline window): for a CLI whose settle
+    // follows its lag, the paste counts as drawn once the screen holds still.
+    if a.settle_lag_factor > 0 {
+        loop {
+            std::thread::sleep(Duration::from_millis(15));
+            let now = super::screen(tmux, &c.pane);
+            if now == pasted || Instant::now() >= drawn_by {
+                break;
+            }
+            pasted = now;
+        }
+    }
+    std::thread::sleep(settle(&a, pasted_at.elapsed()));
     let scr = super::screen(tmux, &c.pane);
     if let Some(d) = super::any(&a.dialogs, &scr) {
         return Err(CliError::new(format!(
@@ -230,6 +253,18 @@ fn type_prompt(
         &serde_json::to_string(&mark).unwrap_or_default(),
     )?;
     Ok((c, mark, clean, a, pasted))
+}
+
+/// The most a slow draw adds to an adapter's settle before Enter.
+const MAX_LAG_SETTLE_MS: u64 = 3_000;
+
+/// The pause between the paste being drawn and Enter: the adapter's own, plus, for a CLI
+/// whose paste window runs on its event loop, a multiple of how late it drew the paste.
+fn settle(a: &Adapter, draw_lag: Duration) -> Duration {
+    let extra = (draw_lag.as_millis() as u64)
+        .saturating_mul(u64::from(a.settle_lag_factor))
+        .min(MAX_LAG_SETTLE_MS);
+    Duration::from_millis(a.settle_ms + extra)
 }
 
 /// What the pane fallback looks for: the start of the message's first non-blank line (a
@@ -272,11 +307,13 @@ fn verify(
         pin_record(tmux, &mut c2, a, Some(mark))?;
         let m = c2.last_send.clone().unwrap_or_else(|| mark.clone());
         if let Some(f) = reply_file(&c2, a) {
-            let t = super::turns::read_turn(a, &f, &m);
+            let t = super::turns::read_turn(tmux, &c.pane, a, &f, &m);
             if t.submitted {
                 return Ok("transcript".into());
             }
-        } else if a.reply == ReplySource::Pane {
+        } else if matches!(a.reply, ReplySource::Pane | ReplySource::GeminiChat) {
+            // No record file (Gemini's chat file not found): the screen, as the pane
+            // fallback reads the reply.
             let scr = super::screen(tmux, &c.pane);
             if super::any(&a.busy, &scr).is_some() || (scr != pasted && super::ready(a, &scr)) {
                 return Ok("screen".into());
@@ -293,4 +330,20 @@ fn verify(
         tm_hint(tmux, &["agent", "wait", &c.name]),
         attach_line(tmux, &c.name)
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemini_settle_grows_with_its_draw_lag_and_is_bounded() {
+        let g = super::super::adapters::gemini();
+        let c = super::super::adapters::claude();
+        let ms = |d: Duration| d.as_millis() as u64;
+        assert_eq!(ms(settle(&c, Duration::from_millis(900))), 30);
+        assert_eq!(ms(settle(&g, Duration::from_millis(0))), 400);
+        assert_eq!(ms(settle(&g, Duration::from_millis(500))), 1400);
+        assert_eq!(ms(settle(&g, Duration::from_secs(30))), 3400);
+    }
 }

@@ -127,7 +127,8 @@ fn pane_pid(tmux: &Tmux, pane: &str) -> Option<i32> {
 }
 
 /// Pin the record the reply is read from: Codex's rollout once it appears; Claude's
-/// live session after a `/clear`. With `mark`, Claude's new session is taken only when
+/// live session after a `/clear`; Gemini's new chat file after a `/clear` (with `mark`,
+/// once it holds that message's prompt). With `mark`, Claude's new session is taken only when
 /// it holds that message's prompt (and the mark then reads it from the start).
 pub fn pin_record(
     tmux: &Tmux,
@@ -182,6 +183,38 @@ pub fn pin_record(
                 &c.cli_session,
             )?;
         }
+        ReplySource::GeminiChat => {
+            // Our prompt is not in the session's chat file: a `/clear` may have moved the
+            // conversation to a new session (a new file beside it).
+            let (Some(m), Some(f)) = (mark, reply_file(c, a)) else {
+                return Ok(());
+            };
+            if super::gemini_chat::chat_turn(&f, m.offset, m.ino, m.at, &m.head).submitted {
+                return Ok(());
+            }
+            let Some((sid, _)) = super::gemini_chat::moved_to(&f, m.at, &m.head) else {
+                return Ok(());
+            };
+            let m2 = SendMark {
+                offset: 0,
+                ino: 0,
+                ..m.clone()
+            };
+            contract::set(
+                tmux,
+                &c.session_id,
+                crate::tmux::options::LAST_SEND.name,
+                &serde_json::to_string(&m2).unwrap_or_default(),
+            )?;
+            c.last_send = Some(m2);
+            c.cli_session = sid;
+            contract::set(
+                tmux,
+                &c.session_id,
+                crate::tmux::options::CLI_SESSION.name,
+                &c.cli_session,
+            )?;
+        }
         _ => {}
     }
     Ok(())
@@ -194,6 +227,9 @@ pub fn reply_file(c: &Contract, a: &Adapter) -> Option<std::path::PathBuf> {
             transcript::claude_transcript(&c.project, &c.cli_session)
         }
         ReplySource::CodexRollout if !c.rollout.is_empty() => Some(c.rollout.clone().into()),
+        ReplySource::GeminiChat if !c.cli_session.is_empty() => {
+            super::gemini_chat::chat_file(&c.cli_session)
+        }
         _ => None,
     }
 }

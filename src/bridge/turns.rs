@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use super::adapters::{Adapter, ReplySource};
 use super::contract::{Contract, SendMark};
+use super::gemini_chat;
 use super::hints::{attach_line, tm_hint};
 use super::transcript::{self, Turn};
 use crate::error::CliError;
@@ -63,12 +64,26 @@ pub fn pane_matches(tmux: &Tmux, pane: &str, history: u64, key: &str) -> usize {
         .count()
 }
 
-pub fn read_turn(a: &Adapter, file: &Path, m: &SendMark) -> Turn {
+/// The turn after the send `m`, as the CLI's own record shows it. Gemini's chat file has
+/// no end-of-turn record: its turn is over when the file shows a reply without tool calls
+/// last and the screen, captured after the file was read, is idle.
+pub fn read_turn(tmux: &Tmux, pane: &str, a: &Adapter, file: &Path, m: &SendMark) -> Turn {
     match a.reply {
         ReplySource::ClaudeTranscript => transcript::claude_turn(file, m.offset, &m.head),
         ReplySource::CodexRollout => transcript::codex_turn(file, m.offset, &m.head),
+        ReplySource::GeminiChat => {
+            let chat = gemini_chat::chat_turn(file, m.offset, m.ino, m.at, &m.head);
+            let ask_screen = chat.submitted && (chat.ours_end_shaped || chat.later);
+            chat.settle(ask_screen && screen_idle(tmux, pane, a))
+        }
         ReplySource::Pane => Turn::default(),
     }
+}
+
+/// No busy line on the screen and the composer ready.
+fn screen_idle(tmux: &Tmux, pane: &str, a: &Adapter) -> bool {
+    let scr = super::screen(tmux, pane);
+    super::any(&a.busy, &scr).is_none() && (a.ready.is_empty() || super::ready(a, &scr))
 }
 
 pub fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
@@ -149,7 +164,7 @@ fn current(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(Turn, String), Cli
     let mut c = c.clone();
     let mut turn = None;
     if let Some(f) = super::session::reply_file(&c, a) {
-        turn = Some(read_turn(a, &f, m));
+        turn = Some(read_turn(tmux, &c.pane, a, &f, m));
     }
     // Not in the pinned record (yet): Codex's rollout may have appeared, or a `/clear`
     // moved Claude to a new session that holds our prompt.
@@ -160,7 +175,7 @@ fn current(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(Turn, String), Cli
     let m = c.last_send.clone().unwrap_or_else(|| m.clone());
     match super::session::reply_file(&c, a) {
         Some(f) if f.exists() => Ok((
-            turn.unwrap_or_else(|| read_turn(a, &f, &m)),
+            turn.unwrap_or_else(|| read_turn(tmux, &c.pane, a, &f, &m)),
             if a.reply == ReplySource::CodexRollout {
                 "rollout"
             } else {
@@ -220,13 +235,21 @@ pub fn wait_with(
                 tm_hint(tmux, &["agent", "reply", name])
             )));
         }
-        let done = if source == "pane" {
+        let done = if source == "pane" || a.reply == ReplySource::GeminiChat {
+            // Gemini's end is the file and the idle screen: the same on two looks in a
+            // row, the second file read after the first idle screen (a continuation
+            // written between a read and its screen would show on the second).
+            let settle = if source == "pane" {
+                PANE_STABLE
+            } else {
+                Duration::ZERO
+            };
             if !t.complete {
                 stable_since = None;
                 false
             } else {
                 match &stable_since {
-                    Some((text, since)) if *text == t.text => since.elapsed() >= PANE_STABLE,
+                    Some((text, since)) if *text == t.text => since.elapsed() >= settle,
                     _ => {
                         stable_since = Some((t.text.clone(), Instant::now()));
                         false

@@ -953,3 +953,181 @@ fn gemini_prompts_are_never_lost_doubled_or_queued_behind_our_own_turn() {
     assert_eq!(b.prompts().len(), 3, "{:?}", b.prompts());
     assert!(!b.prompts().iter().any(|p| p.contains("are you there")));
 }
+
+/// The stand-in Gemini's chat file, found as the real one is (by its session id's first
+/// 8 characters, the full id on its first line).
+fn gemini_chat(s: &Server, sid: &str) -> PathBuf {
+    let chats = s.home.join(".gemini/tmp/gchat/chats");
+    let tail = format!("-{}.jsonl", &sid[..8]);
+    let f = std::fs::read_dir(&chats)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(&tail))
+        .unwrap_or_else(|| panic!("no chat file *{tail} in {}", chats.display()));
+    let first: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&f).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(first["sessionId"], sid);
+    f
+}
+
+fn gemini_ask(b: &Bridge, s: &Server, name: &str, msg: &str) -> Reply {
+    let f = env_message(b, "gemini-msg", msg);
+    serde_json::from_str(&b.ok(
+        s,
+        &[
+            "agent",
+            "ask",
+            name,
+            "--file",
+            f.to_str().unwrap(),
+            "--json",
+            "--timeout",
+            "30s",
+        ],
+    ))
+    .unwrap()
+}
+
+/// Gemini CLI 0.61's replies come from its chat file, exactly: the reply text and nothing
+/// of its screen, a long one whole, a turn with a tool call (a reply rewritten under its
+/// id) whole, a repeated prompt's own reply, and after the file was rewritten (resume).
+/// The file says a turn looks ended; only the idle screen after it ends it.
+#[test]
+fn gemini_replies_come_from_its_chat_file_exactly() {
+    let s = server!();
+    let b = Bridge::new(&s, "gchat", "main");
+    let st = b.start(&s, "gemini");
+    let sid = st
+        .cli_session
+        .clone()
+        .expect("gemini is started with --session-id");
+    let argv = std::fs::read_to_string(b.sd.join("argv.json")).unwrap();
+    assert!(
+        argv.contains("--session-id") && argv.contains(&sid),
+        "{argv}"
+    );
+    let chat = gemini_chat(&s, &sid);
+    let reply = "First paragraph of the answer.\n\nSecond paragraph, with `code`:\n  indented line\n\u{2726} not a bullet";
+    std::fs::write(b.sd.join("reply.txt"), reply).unwrap();
+    let r = gemini_ask(&b, &s, &st.name, "  one\ntwo\nthree  \n");
+    assert!(r.complete, "{r:?}");
+    assert_eq!(r.source, "transcript");
+    assert_eq!(r.text, reply);
+    // The record the stand-in wrote, as Gemini does: trimmed content, the prompt as given.
+    let recs: Vec<serde_json::Value> = std::fs::read_to_string(&chat)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let user = recs.iter().rev().find(|r| r["type"] == "user").unwrap();
+    assert_eq!(user["content"][0]["text"], "one\ntwo\nthree");
+    assert_eq!(user["displayContent"][0]["text"], "  one\ntwo\nthree  \n");
+    assert!(recs[1]["$set"]["messages"].is_array(), "{:?}", recs[1]);
+
+    // A long reply comes back whole.
+    let long: String = (0..3000)
+        .map(|i| format!("reply line {i:05} with some words\n"))
+        .collect();
+    std::fs::write(b.sd.join("reply.txt"), &long).unwrap();
+    let r = gemini_ask(&b, &s, &st.name, "a long answer please");
+    assert!(r.complete && !r.truncated, "{}", r.text.len());
+    assert_eq!(r.text, long.trim_end());
+
+    // The same prompt again: its own reply, not the earlier one.
+    std::fs::write(b.sd.join("reply.txt"), "the second answer").unwrap();
+    let r = gemini_ask(&b, &s, &st.name, "a long answer please");
+    assert_eq!(r.text, "the second answer");
+
+    // A tool call: the first reply is rewritten under its id, then the final answer; and
+    // the screen goes idle 1.5 s after the last record: not complete before that.
+    std::fs::write(b.sd.join("tools"), "").unwrap();
+    std::fs::write(b.sd.join("idle-ms"), "1500").unwrap();
+    std::fs::write(b.sd.join("reply.txt"), "All done.").unwrap();
+    let t0 = std::time::Instant::now();
+    let r = gemini_ask(&b, &s, &st.name, "run something");
+    assert_eq!(r.text, "I'll check.\n\nAll done.");
+    assert!(
+        t0.elapsed() >= Duration::from_millis(1500),
+        "ended before the idle screen"
+    );
+    std::fs::remove_file(b.sd.join("tools")).unwrap();
+    std::fs::remove_file(b.sd.join("idle-ms")).unwrap();
+
+    // Resume rewrites the file (a new inode, other offsets): still the right reply.
+    let ino = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&chat).unwrap());
+    std::fs::write(b.sd.join("rewrite-chat"), "").unwrap();
+    std::fs::write(b.sd.join("reply.txt"), "after the rewrite").unwrap();
+    let r = gemini_ask(&b, &s, &st.name, "run something");
+    assert_eq!(r.text, "after the rewrite");
+    assert_ne!(
+        std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&chat).unwrap()),
+        ino
+    );
+    let again: Reply =
+        serde_json::from_str(&b.ok(&s, &["agent", "reply", &st.name, "--json"])).unwrap();
+    assert_eq!(again.text, "after the rewrite");
+    assert_eq!(b.prompts().len(), 5);
+}
+
+/// Gemini records a prompt only after its BeforeAgent hooks: a verification that gives up
+/// first never hides the reply that then arrives.
+#[test]
+fn gemini_a_verification_that_times_out_never_hides_the_reply() {
+    let s = server!();
+    let b = Bridge::new(&s, "gchat", "main");
+    let st = b.start(&s, "gemini");
+    std::fs::write(b.sd.join("record-ms"), "1500").unwrap();
+    std::fs::write(b.sd.join("reply.txt"), "late but whole").unwrap();
+    let o = b.cmd_env(
+        &s,
+        &["agent", "ask", &st.name, "--message", "a\nlong\ntask"],
+        &[("TMUXMATE_VERIFY_TIMEOUT_MS", "300")],
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(e.contains("Do not send it again"), "{e}");
+    let r: Reply = serde_json::from_str(&b.ok(
+        &s,
+        &["agent", "wait", &st.name, "--timeout", "20s", "--json"],
+    ))
+    .unwrap();
+    assert!(r.complete, "{r:?}");
+    assert_eq!(r.source, "transcript");
+    assert_eq!(r.text, "late but whole");
+    assert_eq!(b.prompts().len(), 1, "the message arrived once");
+}
+
+/// `/clear` typed in a Gemini pane starts a new session id and chat file (Gemini CLI
+/// 0.61): the next ask's reply is read from the new file, and the contract follows it.
+#[test]
+fn clear_gives_gemini_a_new_chat_file_and_the_bridge_follows_it() {
+    let s = server!();
+    let b = Bridge::new(&s, "gchat", "main");
+    let st = b.start(&s, "gemini");
+    let old = st.cli_session.clone().unwrap();
+    assert_eq!(
+        gemini_ask(&b, &s, &st.name, "before clear").text,
+        "stand-in reply to: before clear"
+    );
+    s.tmux(&["send-keys", "-t", &st.pane_id, "-l", "/clear"]);
+    s.tmux(&["send-keys", "-t", &st.pane_id, "Enter"]);
+    let chats = s.home.join(".gemini/tmp/gchat/chats");
+    let new: String = wait_until("the new chat file", Duration::from_secs(10), || {
+        std::fs::read_dir(&chats).ok()?.flatten().find_map(|e| {
+            let t = std::fs::read_to_string(e.path()).ok()?;
+            let v: serde_json::Value = serde_json::from_str(t.lines().next()?).ok()?;
+            let sid = v["sessionId"].as_str()?.to_string();
+            (sid != old).then_some(sid)
+        })
+    });
+    let r = gemini_ask(&b, &s, &st.name, "after clear");
+    assert!(r.complete, "{r:?}");
+    assert_eq!(r.text, "stand-in reply to: after clear");
+    assert_eq!(
+        s.tmux(&["show", "-v", "-t", &st.session_id, "@tmuxmate-cli-session"])
+            .trim(),
+        new
+    );
+    gemini_chat(&s, &new);
+}
