@@ -14,7 +14,15 @@ pub fn standin_bin() -> PathBuf {
         .parent()
         .unwrap()
         .join("examples/agent_standin");
-    if !p.exists() {
+    // `cargo test --test integration` does not build examples: a stand-in older than its
+    // source would test the old behaviour, so it is rebuilt like a missing one.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/agent_standin.rs");
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let stale = match (modified(&p), modified(&src)) {
+        (Some(bin), Some(src)) => bin < src,
+        _ => true,
+    };
+    if stale {
         let st = std::process::Command::new(env!("CARGO"))
             .args(["build", "--example", "agent_standin"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
