@@ -67,18 +67,6 @@ fn err(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// The remote login's home: where a stray remote shell command would have run.
-fn remote_home() -> std::path::PathBuf {
-    let uid = nix_uid().to_string();
-    std::fs::read_to_string("/etc/passwd")
-        .unwrap_or_default()
-        .lines()
-        .map(|l| l.split(':').collect::<Vec<_>>())
-        .find(|f| f.len() > 5 && f[2] == uid)
-        .map(|f| std::path::PathBuf::from(f[5]))
-        .unwrap_or_else(|| "/".into())
-}
-
 #[test]
 fn control_commands_work_through_ssh_over_one_connection() {
     let r = rig!();
@@ -204,7 +192,7 @@ fn control_commands_work_through_ssh_over_one_connection() {
 
     alive(&r.s);
     nothing_ran(&r.s);
-    assert!(!remote_home().join("NEVER").exists());
+    assert!(!r.d.remote_home().join("NEVER").exists());
     // Every call above went over the one master connection.
     assert_eq!(r.d.connections() - before, 1, "connections opened");
 }
@@ -269,7 +257,7 @@ fn remote_run_reports_exit_status_and_exact_output() {
     let bufs = r.s.tmux(&["list-buffers", "-F", "#{buffer_name}"]);
     assert!(!bufs.contains("tmuxmate-r"), "{bufs}");
     nothing_ran(&r.s);
-    assert!(!remote_home().join("NEVER").exists());
+    assert!(!r.d.remote_home().join("NEVER").exists());
 }
 
 #[test]
@@ -320,7 +308,7 @@ fn hostile_names_arrive_exactly_on_the_remote_server() {
     assert_eq!(out.status.code(), Some(2), "{}", err(&out));
     assert_eq!(r.s.tmux(&["list-windows", "-a"]).lines().count(), n);
     nothing_ran(&r.s);
-    assert!(!remote_home().join("NEVER").exists());
+    assert!(!r.d.remote_home().join("NEVER").exists());
 }
 
 #[test]
