@@ -207,7 +207,8 @@ pub enum RemoteAction {
     /// with --host HOST. A second install of the same binary says so and copies nothing.
     Install {
         /// [user@]host[:port], as for --host.
-        host: String,
+        #[arg(value_name = "HOST")]
+        machine: String,
         /// Print one JSON document instead of text (shapes: docs/json.md).
         #[arg(long)]
         json: bool,

@@ -62,7 +62,9 @@ fn way(cmd: &Command) -> Way {
             SideAction::Status { .. } | SideAction::History { .. } => Way::Tmuxmate,
             _ => Way::No("the side chat runs next to the agent it talks about"),
         },
-        Command::Digest { .. } => Way::No("transcripts are files on the machine that runs the agent"),
+        Command::Digest { .. } => {
+            Way::No("transcripts are files on the machine that runs the agent")
+        }
         Command::Snapshots(_) => {
             Way::No("snapshots are stored on this machine; list them without --host")
         }
@@ -71,9 +73,9 @@ fn way(cmd: &Command) -> Way {
         Command::Mcp => Way::No(
             "the MCP server also serves this machine's watch jobs, agents and side chat; run it without --host",
         ),
-        Command::Remote { .. } => Way::No(
-            "`remote install` takes the host as its argument: tmuxmate remote install HOST",
-        ),
+        Command::Remote { .. } => {
+            Way::No("`remote install` takes the host as its argument: tmuxmate remote install HOST")
+        }
         Command::Install(_)
         | Command::Uninstall(_)
         | Command::Doctor { .. }

@@ -150,7 +150,7 @@ fn remote_action(tmux: &Tmux, action: crate::cli::RemoteAction) -> CliResult {
     use crate::cli::RemoteAction;
     use crate::remote::{install, served};
     match action {
-        RemoteAction::Install { host, json } => install::install(&host, json),
+        RemoteAction::Install { machine, json } => install::install(&machine, json),
         RemoteAction::Id => served::id(),
         RemoteAction::WatchStart { collector, args } => served::watch_start(tmux, &collector, args),
         RemoteAction::Results { collector, jobs } => served::results(&collector, &jobs),

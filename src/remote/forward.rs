@@ -166,7 +166,10 @@ fn build(cmd: &Command) -> Result<Option<(W, Option<Vec<u8>>, Duration, &'static
                 "agent wait"
             }
             AgentAction::Reply { name, json } => {
-                w.w("agent").w("reply").w(name.clone()).flag("--json", *json);
+                w.w("agent")
+                    .w("reply")
+                    .w(name.clone())
+                    .flag("--json", *json);
                 "agent reply"
             }
             AgentAction::Ask {
@@ -290,7 +293,10 @@ fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> CliResult
     to.dedup();
     let collector = pending::collector();
     let mut w = W::default();
-    w.w("remote").w("watch-start").w("--collector").w(collector.clone());
+    w.w("remote")
+        .w("watch-start")
+        .w("--collector")
+        .w(collector.clone());
     w.opt("-t", a.target.as_ref())
         .opt("--done-regex", a.done_regex.as_ref())
         .opt("--timeout", a.timeout.map(|t| format!("{t}ms")))
@@ -374,7 +380,9 @@ pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<bool, CliError
         Command::Send(a)
             if a.target.is_some()
                 && a.file.is_none()
-                && a.text.as_deref().is_some_and(|t| t != "-" && t.len() <= INLINE_MAX) =>
+                && a.text
+                    .as_deref()
+                    .is_some_and(|t| t != "-" && t.len() <= INLINE_MAX) =>
         {
             w.w("send");
             w.opt("-t", a.target.as_ref())

@@ -76,9 +76,8 @@ pub fn install(spec: &str, json: bool) -> CliResult {
     let host = remote.host.to_string();
     let exe = std::env::current_exe()
         .map_err(|e| CliError::new(format!("cannot find this tmuxmate binary: {e}")))?;
-    let bytes = std::fs::read(&exe).map_err(|e| {
-        CliError::new(format!("cannot read this binary {}: {e}", exe.display()))
-    })?;
+    let bytes = std::fs::read(&exe)
+        .map_err(|e| CliError::new(format!("cannot read this binary {}: {e}", exe.display())))?;
     let hash = sha256_of(&exe, &bytes);
     // One call: the host's system, architecture and what is installed there now.
     let probe = format!(

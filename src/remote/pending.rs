@@ -85,7 +85,8 @@ pub fn collector() -> String {
 }
 
 fn key_of(host: &str, socket: &Socket, job: &str) -> String {
-    let h = crate::sys::hash::sha256_hex(format!("{host}\0{}\0{job}", socket.describe()).as_bytes());
+    let h =
+        crate::sys::hash::sha256_hex(format!("{host}\0{}\0{job}", socket.describe()).as_bytes());
     h[..32].to_string()
 }
 
@@ -216,8 +217,16 @@ fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<(), String> {
         args.push("--job".into());
         args.push(r.job_id.clone());
     }
-    let out = call::run(&remote, &socket, &[], &args, None, CALL_TIMEOUT, "watch results")
-        .map_err(|e| crate::error::CliError::from(e).human())?;
+    let out = call::run(
+        &remote,
+        &socket,
+        &[],
+        &args,
+        None,
+        CALL_TIMEOUT,
+        "watch results",
+    )
+    .map_err(|e| crate::error::CliError::from(e).human())?;
     if !out.status.success() {
         return Err(format!(
             "`remote results` failed there (exit {:?}): {}",
@@ -234,7 +243,10 @@ fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<(), String> {
         let item = v["items"]
             .as_array()
             .and_then(|a| a.iter().find(|i| i["key"] == key.as_str()));
-        match (item.and_then(|i| i["text"].as_str()), v["jobs"][&r.job_id].as_str()) {
+        match (
+            item.and_then(|i| i["text"].as_str()),
+            v["jobs"][&r.job_id].as_str(),
+        ) {
             (Some(text), _) => {
                 let local = format!("remote-watch:{}:{}", r.host, r.job_id);
                 let text = format!("[host {}] {text}", r.host);
@@ -242,7 +254,10 @@ fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<(), String> {
                     Ledger::for_agent(agent)
                         .queue(&local, &text)
                         .map_err(|e| {
-                            state::log(&format!("remote watch {}: cannot queue for {agent}: {e}", r.job_id))
+                            state::log(&format!(
+                                "remote watch {}: cannot queue for {agent}: {e}",
+                                r.job_id
+                            ))
                         })
                         .is_ok()
                 });
@@ -265,8 +280,16 @@ fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<(), String> {
             first.collector.clone(),
         ];
         args.extend(acked.iter().cloned());
-        let out = call::run(&remote, &socket, &[], &args, None, CALL_TIMEOUT, "watch results")
-            .map_err(|e| crate::error::CliError::from(e).human())?;
+        let out = call::run(
+            &remote,
+            &socket,
+            &[],
+            &args,
+            None,
+            CALL_TIMEOUT,
+            "watch results",
+        )
+        .map_err(|e| crate::error::CliError::from(e).human())?;
         if !out.status.success() {
             return Err(format!(
                 "`remote ack` failed there (exit {:?}): {}",
