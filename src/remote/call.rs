@@ -66,6 +66,19 @@ pub fn run(
             what,
         )));
     }
+    // The flags are ours, rebuilt from a parse that succeeded here: a host that does not
+    // know them runs another version of tmuxmate.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2)
+        && (stderr.contains("unrecognized subcommand") || stderr.contains("unexpected argument"))
+    {
+        let host = remote.host.to_string();
+        return Err(Missing::Other(CliError::new(format!(
+            "the tmuxmate on host {host} does not know {what} as this one sends it (another version: {}); \
+             run `tmuxmate remote install {host}` to update it",
+            stderr.trim().lines().next().unwrap_or("")
+        ))));
+    }
     Ok(out)
 }
 

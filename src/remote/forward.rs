@@ -26,21 +26,36 @@ const MARGIN: Duration = Duration::from_secs(60);
 /// Text longer than this goes over stdin instead of the command line.
 const INLINE_MAX: usize = 16 * 1024;
 
-/// Words of a remote command line, built flag by flag.
+/// Words of a remote command line, built flag by flag: values as `--flag=value` and the
+/// positionals after a `--` (see [`W::words`]), so a value that starts with `-` is never
+/// read as a flag over there.
 #[derive(Default)]
-struct W(Vec<String>);
+struct W(Vec<String>, Vec<String>);
 
 impl W {
     fn w(&mut self, s: impl Into<String>) -> &mut Self {
         self.0.push(s.into());
         self
     }
+    /// A positional (a name, a job id, `-`).
+    fn pos(&mut self, s: impl Into<String>) -> &mut Self {
+        self.1.push(s.into());
+        self
+    }
     fn opt<T: ToString>(&mut self, flag: &str, v: Option<T>) -> &mut Self {
         if let Some(v) = v {
-            self.0.push(flag.into());
-            self.0.push(v.to_string());
+            self.0.push(format!("{flag}={}", v.to_string()));
         }
         self
+    }
+    /// The words: subcommand and flags, then `--` and the positionals.
+    fn words(&self) -> Vec<String> {
+        let mut v = self.0.clone();
+        if !self.1.is_empty() {
+            v.push("--".into());
+            v.extend(self.1.iter().cloned());
+        }
+        v
     }
     fn flag(&mut self, flag: &str, on: bool) -> &mut Self {
         if on {
@@ -66,19 +81,19 @@ fn read_file(p: &std::path::Path) -> Result<Vec<u8>, CliError> {
 fn message(w: &mut W, m: &MessageArgs) -> Result<Option<Vec<u8>>, CliError> {
     if let Some(t) = &m.message {
         if t.len() <= INLINE_MAX {
-            w.w("--message").w(t.clone());
+            w.opt("--message", Some(t));
             return Ok(None);
         }
-        w.w("-");
+        w.pos("-");
         return Ok(Some(t.clone().into_bytes()));
     }
     if let Some(p) = &m.message_file {
         let b = read_file(p)?;
-        w.w("-");
+        w.pos("-");
         return Ok(Some(b));
     }
     if m.stdin.is_some() {
-        w.w("-");
+        w.pos("-");
         return Ok(Some(read_stdin()?));
     }
     Ok(None)
@@ -104,11 +119,17 @@ fn build(cmd: &Command) -> Result<Option<(W, Option<Vec<u8>>, Duration, &'static
                 "watch list"
             }
             WatchAction::Show { job, json } => {
-                w.w("watch").w("show").w(job.clone()).flag("--json", *json);
+                w.w("watch")
+                    .w("show")
+                    .flag("--json", *json)
+                    .pos(job.clone());
                 "watch show"
             }
             WatchAction::Stop { job, json } => {
-                w.w("watch").w("stop").w(job.clone()).flag("--json", *json);
+                w.w("watch")
+                    .w("stop")
+                    .flag("--json", *json)
+                    .pos(job.clone());
                 "watch stop"
             }
             WatchAction::Reattach => {
@@ -122,7 +143,7 @@ fn build(cmd: &Command) -> Result<Option<(W, Option<Vec<u8>>, Duration, &'static
                 let Some(p) = &a.project else {
                     return Err(needs_project("agent start"));
                 };
-                w.w("agent").w("start").w(a.adapter.clone());
+                w.w("agent").w("start").pos(a.adapter.clone());
                 w.opt("--project", Some(p.to_string_lossy()))
                     .opt("--permission-mode", a.permission_mode.as_ref())
                     .opt("--cli", a.cli.as_ref())
@@ -143,7 +164,7 @@ fn build(cmd: &Command) -> Result<Option<(W, Option<Vec<u8>>, Duration, &'static
                 permission_mode,
                 json,
             } => {
-                w.w("agent").w("send").w(name.clone());
+                w.w("agent").w("send").pos(name.clone());
                 w.opt("--permission-mode", permission_mode.as_ref())
                     .flag("--json", *json);
                 input = message(&mut w, msg)?;
@@ -156,7 +177,7 @@ fn build(cmd: &Command) -> Result<Option<(W, Option<Vec<u8>>, Duration, &'static
                 timeout_s,
                 json,
             } => {
-                w.w("agent").w("wait").w(name.clone());
+                w.w("agent").w("wait").pos(name.clone());
                 w.opt("--timeout", timeout.map(|t| format!("{t}ms")))
                     .opt("--timeout-s", *timeout_s)
                     .flag("--json", *json);
@@ -168,8 +189,8 @@ fn build(cmd: &Command) -> Result<Option<(W, Option<Vec<u8>>, Duration, &'static
             AgentAction::Reply { name, json } => {
                 w.w("agent")
                     .w("reply")
-                    .w(name.clone())
-                    .flag("--json", *json);
+                    .flag("--json", *json)
+                    .pos(name.clone());
                 "agent reply"
             }
             AgentAction::Ask {
@@ -184,7 +205,7 @@ fn build(cmd: &Command) -> Result<Option<(W, Option<Vec<u8>>, Duration, &'static
                 if project.is_none() && ADAPTERS.contains(&target.as_str()) {
                     return Err(needs_project("agent ask with an adapter"));
                 }
-                w.w("agent").w("ask").w(target.clone());
+                w.w("agent").w("ask").pos(target.clone());
                 w.opt("--project", project.as_ref().map(|p| p.to_string_lossy()))
                     .opt("--permission-mode", permission_mode.as_ref())
                     .opt("--timeout", timeout.map(|t| format!("{t}ms")))
@@ -206,7 +227,7 @@ fn build(cmd: &Command) -> Result<Option<(W, Option<Vec<u8>>, Duration, &'static
                 confirm,
                 json,
             } => {
-                w.w("agent").w("stop").w(name.clone());
+                w.w("agent").w("stop").pos(name.clone());
                 w.flag("--confirm", *confirm).flag("--json", *json);
                 "agent stop"
             }
@@ -214,7 +235,7 @@ fn build(cmd: &Command) -> Result<Option<(W, Option<Vec<u8>>, Duration, &'static
                 let Some(p) = project else {
                     return Err(needs_project("agent name"));
                 };
-                w.w("agent").w("name").w(adapter.clone());
+                w.w("agent").w("name").pos(adapter.clone());
                 w.opt("--project", Some(p.to_string_lossy()));
                 "agent name"
             }
@@ -223,7 +244,7 @@ fn build(cmd: &Command) -> Result<Option<(W, Option<Vec<u8>>, Duration, &'static
         Command::Side { action } => match action {
             SideAction::Status { target, json } => {
                 w.w("side").w("status");
-                w.opt("-t", target.as_ref()).flag("--json", *json);
+                w.opt("--target", target.as_ref()).flag("--json", *json);
                 "side status"
             }
             SideAction::History {
@@ -234,7 +255,7 @@ fn build(cmd: &Command) -> Result<Option<(W, Option<Vec<u8>>, Duration, &'static
                 json,
             } => {
                 w.w("side").w("history");
-                w.opt("-t", target.as_ref())
+                w.opt("--target", target.as_ref())
                     .opt("--turn", *turn)
                     .opt("--contains", contains.as_ref())
                     .opt("--limit", Some(*limit))
@@ -266,7 +287,15 @@ pub fn run(host: &str, socket: Socket, cmd: Command) -> CliResult {
             "refused: this command does not run on another host",
         ));
     };
-    let out = call::run(&remote, &socket, &[], &w.0, input.as_deref(), wait, what)?;
+    let out = call::run(
+        &remote,
+        &socket,
+        &[],
+        &w.words(),
+        input.as_deref(),
+        wait,
+        what,
+    )?;
     call::pass_through(out)
 }
 
@@ -297,7 +326,7 @@ fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> CliResult
         .w("watch-start")
         .w("--collector")
         .w(collector.clone());
-    w.opt("-t", a.target.as_ref())
+    w.opt("--target", a.target.as_ref())
         .opt("--done-regex", a.done_regex.as_ref())
         .opt("--timeout", a.timeout.map(|t| format!("{t}ms")))
         .opt("--timeout-min", a.timeout_min.as_ref())
@@ -335,12 +364,12 @@ fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> CliResult
     let host = remote.host.to_string();
     if let Err(e) = pending::record(&host, socket, job, &to, &collector) {
         // Nothing here would ever fetch its result: take the job back.
-        let stop = W(vec!["watch".into(), "stop".into(), job.into()]);
+        let stop = vec!["watch".into(), "stop".into(), "--".into(), job.to_string()];
         let _ = call::run(
             remote,
             socket,
             &[],
-            &stop.0,
+            &stop,
             None,
             Duration::from_secs(30),
             "watch stop",
@@ -368,7 +397,7 @@ pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<bool, CliError
     match cmd {
         Command::Capture(a) if a.target.is_some() => {
             w.w("capture");
-            w.opt("-t", a.target.as_ref())
+            w.opt("--target", a.target.as_ref())
                 .opt("--lines", a.lines)
                 .flag("--all", a.all)
                 .opt("--max-bytes", a.max_bytes)
@@ -385,7 +414,7 @@ pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<bool, CliError
                     .is_some_and(|t| t != "-" && t.len() <= INLINE_MAX) =>
         {
             w.w("send");
-            w.opt("-t", a.target.as_ref())
+            w.opt("--target", a.target.as_ref())
                 .flag("--enter", a.enter)
                 .flag("--cancel-mode", a.cancel_mode)
                 .flag("--json", a.json)

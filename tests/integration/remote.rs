@@ -940,6 +940,8 @@ fn agent_and_side_over_host_answer_as_they_do_on_the_host() {
         for args in [
             vec!["agent", "send", w.as_str(), "--message", w.as_str()],
             vec!["agent", "reply", w.as_str()],
+            vec!["agent", "reply", "--json", "--", w.as_str()],
+            vec!["watch", "show", "--", w.as_str()],
             vec![
                 "side",
                 "history",
@@ -951,7 +953,15 @@ fn agent_and_side_over_host_answer_as_they_do_on_the_host() {
         ] {
             let there = local(&args);
             let here = r.run(&args);
-            assert_eq!(here.status.code(), there.status.code(), "{args:?}");
+            assert_eq!(
+                here.status.code(),
+                there.status.code(),
+                "{args:?}: {}{} / {}{}",
+                String::from_utf8_lossy(&here.stdout),
+                String::from_utf8_lossy(&here.stderr),
+                String::from_utf8_lossy(&there.stdout),
+                String::from_utf8_lossy(&there.stderr)
+            );
             assert_eq!(here.stdout, there.stdout, "{args:?}");
         }
     }
