@@ -107,8 +107,11 @@ fn needs_project(what: &str) -> CliError {
 
 const ADAPTERS: &[&str] = &["claude", "codex", "gemini", "custom"];
 
+/// A forwarded command: its words, stdin, the time it may take and its name.
+type Forwarded = (W, Option<Vec<u8>>, Duration, &'static str);
+
 /// The remote argv, stdin, time allowed and name of a forwarded command (None: not one).
-fn build(cmd: &Command) -> Result<Option<(W, Option<Vec<u8>>, Duration, &'static str)>, CliError> {
+fn build(cmd: &Command) -> Result<Option<Forwarded>, CliError> {
     let mut w = W::default();
     let mut input = None;
     let mut wait = Duration::from_secs(30);
@@ -374,6 +377,15 @@ fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> CliResult
             Duration::from_secs(30),
             "watch stop",
         );
+        // A window the start made goes too (a pane given with -t is the user's).
+        if a.target.is_none() {
+            let t = crate::tmux::Tmux::remote(socket.clone(), remote.clone());
+            let _ = t.run(&crate::targs![
+                "kill-pane",
+                "-t",
+                crate::tmux::Arg::id(pane)
+            ]);
+        }
         return Err(crate::error::state_io(
             "record the remote watch job in",
             &pending::dir(),

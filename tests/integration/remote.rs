@@ -814,6 +814,31 @@ fn a_remote_watch_result_reaches_the_local_turn_exactly_once() {
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    // A job this machine cannot record is taken back on the host (nothing would ever
+    // fetch its result): the start fails saying so.
+    let watches = r.s.state.join("remote/watches");
+    std::fs::remove_dir_all(&watches).unwrap();
+    std::fs::write(&watches, "not a directory").unwrap();
+    let out = r.run(&[
+        "watch", "start", "--notify", "agent-a", "--json", "--", "sleep", "30",
+    ]);
+    let e = String::from_utf8_lossy(&out.stdout).into_owned() + &err(&out);
+    assert!(e.contains("record the remote watch job"), "{e}");
+    let jobs = r.json(&["watch", "list", "--json"]);
+    let sleeping: Vec<_> = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| j["command"].as_str().is_some_and(|c| c.contains("sleep")))
+        .collect();
+    assert_eq!(sleeping.len(), 1, "{jobs}");
+    assert_eq!(sleeping[0]["status"], "stopped", "{jobs}");
+    let gone = sleeping[0]["paneId"].as_str().unwrap().to_string();
+    let panes = r.s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]);
+    assert!(
+        !panes.lines().any(|l| l == gone),
+        "the job's window stays: {panes}"
+    );
     nothing_ran(&r.s);
     assert!(!r.d.remote_home().join("NEVER").exists());
 }
