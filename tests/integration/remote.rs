@@ -803,10 +803,12 @@ fn a_remote_watch_result_reaches_the_local_turn_exactly_once() {
     for w in &words {
         assert!(got.contains(&format!("[{w}]")), "{w:?} missing from {got}");
     }
+    let s0 = sessions(&r);
     for _ in 0..3 {
         let again = ok(turn(&r, "agent-a"));
         assert!(!again.contains(&job), "delivered twice: {again}");
     }
+    assert_eq!(sessions(&r), s0, "turns with no remote job make no ssh call");
     // Acknowledged on the host, and the local record is gone (turns need no ssh now).
     let left: Vec<_> = std::fs::read_dir(r.s.state.join("remote/watches"))
         .unwrap()
