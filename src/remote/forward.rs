@@ -5,8 +5,9 @@
 //! from our own argv text), with `-L`/`-S` passed through so they select the server on
 //! that host; text that is bulk or local (`--file`, `-`, a long `--message`) read here
 //! and sent over stdin as `-`; `watch start`, which also records the job here so its
-//! result reaches this machine's agents (`super::pending`); and the fast route of
-//! `capture`/`send -t`, which falls back to plain tmux when the host has no tmuxmate.
+//! result reaches this machine's agents (`super::pending`); and the one-call routes of
+//! `capture -t %N` (one tmux command list) and `send -t TEXT` (the host's tmuxmate, when
+//! it has one), which fall back to the several-call path.
 //!
 //! Invariants: a path the command reads on the host (`--project`) must be given: this
 //! machine's current directory means nothing there, so it is refused rather than guessed.
@@ -401,21 +402,29 @@ fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> CliResult
     Ok(())
 }
 
-/// `capture -t` / `send -t TEXT` in one call to the host's tmuxmate (its tmux calls then
-/// stay on the host). `Ok(false)`: not this route (no tmuxmate there, or a form that
-/// must go the plain way); the caller then uses plain tmux over ssh.
+/// `capture -t %N` in one remote tmux call (`super::capture`), `send -t TEXT` in one call
+/// to the host's tmuxmate (its tmux calls then stay on the host). `Ok(false)`: not this
+/// route (no tmuxmate there, or a form that must go the plain way); the caller then
+/// takes the several-call path over ssh.
 pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<bool, CliError> {
     let mut w = W::default();
     match cmd {
-        Command::Capture(a) if a.target.is_some() => {
-            w.w("capture");
-            w.opt("--target", a.target.as_ref())
-                .opt("--lines", a.lines)
-                .flag("--all", a.all)
-                .opt("--max-bytes", a.max_bytes)
-                .flag("--ansi", a.ansi)
-                .flag("--join", a.join)
-                .flag("--json", a.json);
+        // One tmux command list: needs nothing on the host but tmux.
+        Command::Capture(a) => {
+            let tmux = crate::tmux::Tmux::remote(socket.clone(), open(host)?);
+            crate::tmux::version::check_remote(&tmux)?;
+            let Some(c) = super::capture::one_call(&tmux, a) else {
+                return Ok(false);
+            };
+            if a.json {
+                crate::cmd::out_json(&c.json());
+            } else {
+                let text = c.text.render();
+                if !text.is_empty() {
+                    crate::cmd::out_line(&text);
+                }
+            }
+            return Ok(true);
         }
         // Inline text only: text read from stdin or a file could not be read twice.
         Command::Send(a)

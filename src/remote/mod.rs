@@ -14,6 +14,7 @@
 //! plain tmux and how to install it.
 
 pub mod call;
+pub mod capture;
 pub mod forward;
 pub mod install;
 pub mod pending;

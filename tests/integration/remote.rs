@@ -808,7 +808,11 @@ fn a_remote_watch_result_reaches_the_local_turn_exactly_once() {
         let again = ok(turn(&r, "agent-a"));
         assert!(!again.contains(&job), "delivered twice: {again}");
     }
-    assert_eq!(sessions(&r), s0, "turns with no remote job make no ssh call");
+    assert_eq!(
+        sessions(&r),
+        s0,
+        "turns with no remote job make no ssh call"
+    );
     // Acknowledged on the host, and the local record is gone (turns need no ssh now).
     let left: Vec<_> = std::fs::read_dir(r.s.state.join("remote/watches"))
         .unwrap()
@@ -1025,14 +1029,71 @@ fn sessions(r: &Rig) -> usize {
 }
 
 #[test]
-fn capture_and_send_are_one_remote_call_with_tmuxmate_on_the_host() {
+fn capture_and_send_are_one_remote_call() {
     let r = rig!();
     let rec = r.s.recorder_pane("rec");
-    // Without tmuxmate there: plain tmux (after one call that finds it missing).
+    let shell = r.s.window("sh", "sh");
+    r.s.tmux(&[
+        "send-keys",
+        "-t",
+        &shell,
+        "-l",
+        "printf '%s\\n' 'fast-42' \"x;y\" '#{pane_id}' '日本'",
+    ]);
+    r.s.tmux(&["send-keys", "-t", &shell, "Enter"]);
+    ok(r.run(&["list"]));
+    // capture -t %N: one tmux command list, nothing needed on the host but tmux.
+    let fast = wait_until("the printf", Duration::from_secs(10), || {
+        let c = r.json(&["capture", "-t", &shell, "--json"]);
+        c["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("fast-42\nx;y\n#{pane_id}\n日本"))
+            .then_some(c)
+    });
+    let s0 = sessions(&r);
+    let again = r.json(&["capture", "-t", &shell, "--json"]);
+    assert_eq!(sessions(&r) - s0, 1, "capture: one remote call");
+    // The same answer as the several-call path (a session:window.pane target takes it).
+    let named = fmt_of(
+        &r.s,
+        &shell,
+        "#{session_name}:#{window_index}.#{pane_index}",
+    );
+    let slow = r.json(&["capture", "-t", &named, "--json"]);
+    assert_eq!(again, slow);
+    assert_eq!(fast["target"], named.as_str());
+    for args in [
+        vec!["--lines", "3"],
+        vec!["--all", "--max-bytes", "20"],
+        vec!["--join"],
+    ] {
+        let mut f = vec!["capture", "-t", &shell, "--json"];
+        f.extend(args.iter().copied());
+        let mut n = vec!["capture", "-t", named.as_str(), "--json"];
+        n.extend(args.iter().copied());
+        assert_eq!(r.json(&f), r.json(&n), "{args:?}");
+    }
+    // Its snapshot is stored here, as for any capture.
+    let stored = || {
+        let mut c = r.bare();
+        c.args(["snapshots", "--json", "--limit", "1000"]);
+        let v: serde_json::Value = serde_json::from_str(&ok(c.output().unwrap())).unwrap();
+        v.as_array()
+            .map(|a| a.len())
+            .unwrap_or_else(|| panic!("{v}"))
+    };
+    let n = stored();
+    ok(r.run(&["capture", "-t", &shell]));
+    assert_eq!(stored(), n + 1, "the capture's snapshot");
+    // No such pane: the usual error.
+    let e = err(&r.run(&["capture", "-t", "%999"]));
+    assert!(e.contains("%999"), "{e}");
+
+    // send -t: plain tmux without tmuxmate there (after one call that finds it missing),
+    // one call to the host's tmuxmate after `remote install`.
     ok(r.run(&["send", "-t", &rec.pane, "--", "a;b"]));
     rec.expect(b"a;b");
     ok(install(&r));
-    ok(r.run(&["list"]));
     let s0 = sessions(&r);
     ok(r.run(&[
         "send",
@@ -1043,22 +1104,10 @@ fn capture_and_send_are_one_remote_call_with_tmuxmate_on_the_host() {
     ]));
     rec.expect(b"a;b$(touch NEVER) 'q' #{pane_id}");
     assert_eq!(sessions(&r) - s0, 1, "send: one remote call");
-    let shell = r.s.window("sh", "sh");
-    r.s.tmux(&["send-keys", "-t", &shell, "-l", "echo fast-$((6*7))"]);
-    r.s.tmux(&["send-keys", "-t", &shell, "Enter"]);
     let s0 = sessions(&r);
-    let text = wait_until("the echo", Duration::from_secs(10), || {
-        let c = r.json(&["capture", "-t", &shell, "--json"]);
-        c["text"]
-            .as_str()
-            .filter(|t| t.contains("fast-42"))
-            .map(String::from)
-    });
-    assert!(text.contains("fast-42"));
-    let s1 = sessions(&r);
-    ok(r.run(&["capture", "-t", &shell]));
-    assert_eq!(sessions(&r) - s1, 1, "capture: one remote call");
-    assert!(s1 > s0);
+    ok(r.run(&["send", "-t", &rec.pane, "--enter", "--", "-dash"]));
+    rec.expect(b"a;b$(touch NEVER) 'q' #{pane_id}-dash\r");
+    assert_eq!(sessions(&r) - s0, 1);
     nothing_ran(&r.s);
     assert!(!r.d.remote_home().join("NEVER").exists());
 }
