@@ -7,11 +7,11 @@
 #              and its time against a warm call
 #   list       `tmuxmate --host H list --json` against `ssh -S <master> H tmux list-panes -a -F`
 #              with the same fields over the same warm master (target: within 1.3x, medians)
-#   capture    `tmuxmate --host H capture -t %N` against `ssh ... tmux capture-pane -p -t %N`,
-#              first with plain tmux on the host (a row for the record), then after
-#              `tmuxmate remote install H` (one remote call; the target row)
+#   capture    `tmuxmate --host H capture -t %N` against `ssh ... tmux capture-pane -p -t %N`
+#              (one tmux command list), before and after `tmuxmate remote install H`
 #   send       `tmuxmate --host H send -t %N TEXT` against `ssh ... tmux send-keys -l -t %N TEXT`,
-#              the same two ways
+#              first with plain tmux on the host (several calls: a row for the record),
+#              then after the install (one call to the host's tmuxmate: the target row)
 #   sessions   ssh sessions (remote commands) sshd started for one capture and one send
 #              after the install (target 1 each)
 #   twenty     20 calls in a row and 20 at once: connections sshd accepted (target 1 + 0)
@@ -169,7 +169,7 @@ hf send-ssh "$RAW tmux -S $SOCK send-keys -l -t $P -- hello"
 hf capture-plain "$TM capture -t $P"
 hf send-plain "$TM send -t $P hello"
 plain_ratio() { awk -v a="$(median_ms "$W/$1-plain.json")" -v b="$(median_ms "$W/$1-ssh.json")" 'BEGIN { printf "%.2f", a / b }'; }
-printf '\nplain tmux on the host: capture %s ms (%sx ssh+tmux %s ms), send %s ms (%sx ssh+tmux %s ms)\n' \
+printf '\nbefore remote install: capture %s ms (%sx ssh+tmux %s ms), send %s ms (%sx ssh+tmux %s ms)\n' \
     "$(median_ms "$W/capture-plain.json")" "$(plain_ratio capture)" "$(median_ms "$W/capture-ssh.json")" \
     "$(median_ms "$W/send-plain.json")" "$(plain_ratio send)" "$(median_ms "$W/send-ssh.json")"
 

@@ -5,8 +5,9 @@
 //! refusal for the others. Routes: plain tmux over ssh (list, send, paste, keys,
 //! capture, split, new-window, swap, run, kill: nothing needed on the host but tmux), the
 //! tmuxmate installed on the host (`tmuxmate remote install HOST`; watch, agent but
-//! attach, side status/history), and for `capture -t`/`send -t TEXT` the host's tmuxmate
-//! when it has one (one remote call), else plain tmux. Invariants: a command that needs
+//! attach, side status/history), and for `capture`/`send` one remote call when they can
+//! (`capture -t %N`: one tmux command list; `send -t TEXT`: the host's tmuxmate when it
+//! has one), else the several-call path over plain tmux. Invariants: a command that needs
 //! this machine's `/proc`, files or terminal never silently runs against a remote
 //! server: with an explicit `--host` it is refused (the hook fails soft instead), and
 //! `$TMUXMATE_HOST` only applies to commands that work remotely.

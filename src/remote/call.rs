@@ -36,9 +36,14 @@ pub fn line(socket: &Socket, env: &[(&str, &str)], args: &[String]) -> String {
     words.extend(socket.args());
     words.extend(args.iter().cloned());
     let (a, rest) = words.split_at(assigns);
+    // `env` only when there is something to set: one exec less on every call.
+    let env = if a.is_empty() {
+        String::new()
+    } else {
+        format!("env {} ", shell::join(a))
+    };
     format!(
-        "P=\"$HOME\"/{REL_PATH}; [ -x \"$P\" ] || {{ echo '{MISSING}' >&2; exit {MISSING_STATUS}; }}; exec env {} \"$P\" {}",
-        shell::join(a),
+        "P=\"$HOME\"/{REL_PATH}; [ -x \"$P\" ] || {{ echo '{MISSING}' >&2; exit {MISSING_STATUS}; }}; exec {env}\"$P\" {}",
         shell::join(rest)
     )
 }
@@ -184,5 +189,7 @@ mod tests {
             &["send".into(), "--".into(), "$(touch NEVER);`x`".into()],
         );
         assert!(l.contains("exec env 'TMUXMATE_AGENT=x'\\''y' \"$P\" '-S' '/tmp/a b;c' 'send' '--' '$(touch NEVER);`x`'"), "{l}");
+        let l = line(&Socket::Default, &[], &["watch".into(), "list".into()]);
+        assert!(l.ends_with("; exec \"$P\" 'watch' 'list'"), "{l}");
     }
 }
