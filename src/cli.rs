@@ -21,7 +21,8 @@ pub struct Cli {
     #[arg(short = 'v', long = "verbose", global = true)]
     pub verbose: bool,
     /// tmux on another machine, through ssh (default: $TMUXMATE_HOST; '' = this machine).
-    /// -L/-S then select the server on that host.
+    /// -L/-S then select the server on that host. watch, agent and side status/history
+    /// need tmuxmate there: `tmuxmate remote install HOST`.
     #[arg(long = "host", global = true, value_name = "[USER@]HOST[:PORT]")]
     pub host: Option<String>,
     #[command(subcommand)]

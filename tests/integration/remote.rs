@@ -820,6 +820,20 @@ fn a_remote_watch_result_reaches_the_local_turn_exactly_once() {
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    // A job stopped on the host has no result to come: the next turn drops its record.
+    let j = r.json(&[
+        "watch", "start", "--notify", "agent-a", "--json", "--", "sleep", "60",
+    ]);
+    let stopped = j["jobId"].as_str().unwrap().to_string();
+    ok(r.run(&["watch", "stop", &stopped]));
+    let t = ok(turn(&r, "agent-a"));
+    assert!(!t.contains(&stopped), "{t}");
+    let left = std::fs::read_dir(r.s.state.join("remote/watches"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .count();
+    assert_eq!(left, 0, "the stopped job's record stays");
     // A job this machine cannot record is taken back on the host (nothing would ever
     // fetch its result): the start fails saying so.
     let watches = r.s.state.join("remote/watches");
@@ -835,7 +849,11 @@ fn a_remote_watch_result_reaches_the_local_turn_exactly_once() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|j| j["command"].as_str().is_some_and(|c| c.contains("sleep")))
+        .filter(|j| {
+            j["command"]
+                .as_str()
+                .is_some_and(|c| c.contains("sleep") && c.contains("30"))
+        })
         .collect();
     assert_eq!(sleeping.len(), 1, "{jobs}");
     assert_eq!(sleeping[0]["status"], "stopped", "{jobs}");
