@@ -687,6 +687,10 @@ pub enum AgentAction {
         name: String,
         #[command(flatten)]
         msg: MessageArgs,
+        /// The project the session must work on (default: the current directory; with
+        /// --host, required: a directory on the host).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
         /// Require this permission mode.
         #[arg(long, value_name = "MODE")]
         permission_mode: Option<String>,

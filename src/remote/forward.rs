@@ -106,8 +106,6 @@ fn needs_project(what: &str) -> CliError {
     ))
 }
 
-const ADAPTERS: &[&str] = &["claude", "codex", "gemini", "custom"];
-
 /// A forwarded command: its words, stdin, the time it may take and its name.
 type Forwarded = (W, Option<Vec<u8>>, Duration, &'static str);
 
@@ -165,11 +163,17 @@ fn build(cmd: &Command) -> Result<Option<Forwarded>, CliError> {
             AgentAction::Send {
                 name,
                 msg,
+                project,
                 permission_mode,
                 json,
             } => {
+                // The session's contract is checked against the caller's project.
+                let Some(p) = project else {
+                    return Err(needs_project("agent send"));
+                };
                 w.w("agent").w("send").pos(name.clone());
-                w.opt("--permission-mode", permission_mode.as_ref())
+                w.opt("--project", Some(p.to_string_lossy()))
+                    .opt("--permission-mode", permission_mode.as_ref())
                     .flag("--json", *json);
                 input = message(&mut w, msg)?;
                 wait = Duration::from_secs(120);
@@ -206,8 +210,9 @@ fn build(cmd: &Command) -> Result<Option<Forwarded>, CliError> {
                 timeout_s,
                 json,
             } => {
-                if project.is_none() && ADAPTERS.contains(&target.as_str()) {
-                    return Err(needs_project("agent ask with an adapter"));
+                // An adapter starts there; a session's contract is checked against it.
+                if project.is_none() {
+                    return Err(needs_project("agent ask"));
                 }
                 w.w("agent").w("ask").pos(target.clone());
                 w.opt("--project", project.as_ref().map(|p| p.to_string_lossy()))

@@ -987,7 +987,15 @@ fn agent_and_side_over_host_answer_as_they_do_on_the_host() {
     // answer on both sides, nothing run, the server alive.
     for w in corpus() {
         for args in [
-            vec!["agent", "send", w.as_str(), "--message", w.as_str()],
+            vec![
+                "agent",
+                "send",
+                w.as_str(),
+                "--project",
+                "/",
+                "--message",
+                w.as_str(),
+            ],
             vec!["agent", "reply", w.as_str()],
             vec!["agent", "reply", "--json", "--", w.as_str()],
             vec!["watch", "show", "--", w.as_str()],
@@ -1018,20 +1026,17 @@ fn agent_and_side_over_host_answer_as_they_do_on_the_host() {
     // refusal intact: it names its size).
     let big = r.s.dir.join("big.txt");
     std::fs::write(&big, "x".repeat(200_000)).unwrap();
-    let here = r.run(&[
+    let send = [
         "agent",
         "send",
         "no-such-session",
+        "--project",
+        "/",
         "--file",
         big.to_str().unwrap(),
-    ]);
-    let there = local(&[
-        "agent",
-        "send",
-        "no-such-session",
-        "--file",
-        big.to_str().unwrap(),
-    ]);
+    ];
+    let here = r.run(&send);
+    let there = local(&send);
     assert_eq!(here.status.code(), there.status.code());
     alive(&r.s);
     nothing_ran(&r.s);
@@ -1126,6 +1131,96 @@ fn capture_and_send_are_one_remote_call() {
     ok(r.run(&["send", "-t", &rec.pane, "--enter", "--", "-dash"]));
     rec.expect(b"a;b$(touch NEVER) 'q' #{pane_id}-dash\r");
     assert_eq!(sessions(&r) - s0, 1);
+    nothing_ran(&r.s);
+    assert!(!r.d.remote_home().join("NEVER").exists());
+}
+
+#[test]
+fn a_managed_agent_on_the_host_is_started_asked_and_stopped_over_host() {
+    let r = rig!();
+    ok(install(&r));
+    // A stand-in Claude first on the host's PATH, a project (a git checkout) there.
+    std::fs::copy(
+        crate::bridge::standin_bin(),
+        r.d.remote_bin().join("claude"),
+    )
+    .unwrap();
+    let proj = r.s.dir.join("remote-proj");
+    std::fs::create_dir_all(proj.join(".git")).unwrap();
+    std::fs::write(proj.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let p = proj.to_string_lossy().into_owned();
+    let st = r.json(&["agent", "start", "claude", "--project", &p, "--json"]);
+    let name = st["name"].as_str().unwrap().to_string();
+    let listed = r.json(&["agent", "list", "--json"]);
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["name"] == name.as_str()),
+        "{listed}"
+    );
+    // A message with shell and tmux syntax in it, byte-exact; the reply as the host reads it.
+    let msg = "hello host; $(touch NEVER) #{pane_id} 'q' 日本";
+    let reply = r.json(&[
+        "agent",
+        "ask",
+        &name,
+        "--project",
+        &p,
+        "--message",
+        msg,
+        "--timeout",
+        "60s",
+        "--json",
+    ]);
+    // (The stand-in replies with the prompt's first 40 characters; it records it whole.)
+    let head: String = msg.chars().take(40).collect();
+    assert_eq!(
+        reply["text"],
+        format!("stand-in reply to: {head}").as_str(),
+        "{reply}"
+    );
+    let prompts = || -> Vec<String> {
+        std::fs::read_to_string(r.d.dir.join("standin/prompts"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    assert_eq!(prompts().last().map(String::as_str), Some(msg));
+    // A message from a local file goes over stdin.
+    let f = r.s.dir.join("msg.txt");
+    std::fs::write(&f, "from a file\nwith two lines").unwrap();
+    ok(r.run(&[
+        "agent",
+        "send",
+        &name,
+        "--project",
+        &p,
+        "--file",
+        f.to_str().unwrap(),
+    ]));
+    ok(r.run(&["agent", "wait", &name, "--timeout", "60s"]));
+    let reply = r.json(&["agent", "reply", &name, "--json"]);
+    assert_eq!(
+        reply["text"], "stand-in reply to: from a file\nwith two lines",
+        "{reply}"
+    );
+    assert_eq!(
+        prompts().last().map(String::as_str),
+        Some("from a file\nwith two lines")
+    );
+    ok(r.run(&["agent", "stop", &name, "--confirm"]));
+    let listed = r.json(&["agent", "list", "--json"]);
+    assert!(
+        !listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["name"] == name.as_str()),
+        "{listed}"
+    );
     nothing_ran(&r.s);
     assert!(!r.d.remote_home().join("NEVER").exists());
 }

@@ -67,6 +67,8 @@ impl Sshd {
         // machine's state, and a test can put a fake program (uname) first on its PATH.
         std::fs::create_dir_all(dir.join("home")).unwrap();
         std::fs::create_dir_all(dir.join("bin")).unwrap();
+        // Where a stand-in agent CLI started on the "host" records (tests/bridge.rs).
+        std::fs::create_dir_all(dir.join("standin")).unwrap();
         // sshd's privilege separation directory.
         let _ = std::fs::create_dir_all("/run/sshd");
         let log = dir.join("sshd.log");
@@ -80,7 +82,8 @@ impl Sshd {
                      AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\n\
                      PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
                      MaxSessions 10\nPidFile none\nLogLevel VERBOSE\n\
-                     SetEnv HOME={d}/home PATH={d}/bin:/usr/local/bin:/usr/bin:/bin\n",
+                     SetEnv HOME={d}/home PATH={d}/bin:/usr/local/bin:/usr/bin:/bin \
+                     STANDIN_DIR={d}/standin\n",
                     d = dir.display()
                 ),
             )
