@@ -97,7 +97,7 @@ fn bin_for_format() -> Result<String, CliError> {
     let bin = std::env::current_exe()?;
     let bin = bin.to_string_lossy();
     if bin.chars().any(|c| c.is_control()) {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: this binary's path {bin:?} has a control character; install tmuxmate under a plain path"
         )));
     }

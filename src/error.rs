@@ -2,18 +2,59 @@
 //! `--json`.
 //!
 //! Invariant: every message names what went wrong and what to do; the domain says what
-//! kind of failure it is (`kind`), and only `cmd::entry` turns a kind into an exit code
+//! kind of failure it is (a [`Kind`]: a refusal is built as one with [`CliError::refused`],
+//! never recognised by its wording), and only `cmd::entry` turns a kind into an exit code
 //! (2 for `usage`, 1 for everything else). `msg` is for people; the mechanics (a tmux
 //! argv, its raw stderr) travel in `detail`, which goes to the log and to `--verbose`,
 //! never into the main message. `kind` and `hint` are what `--json` reports.
 
 use crate::tmux::TmuxError;
 
+/// What kind of failure: the class `--json` reports as `kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Bad arguments: the caller must change the command (exit 2).
+    Usage,
+    /// A safety rule or the state of the target refuses the operation; nothing was done.
+    Refused,
+    /// Any other failure.
+    Error,
+    /// The caller is not in a tmux pane (`where`).
+    NotInPane,
+    Io,
+    /// The state directory cannot be read or written.
+    StateDir,
+    /// The side chat's agent did not start.
+    SideAgentFailed,
+    /// The program to run in a new pane does not exist.
+    CommandNotFound,
+    /// A managed agent is showing a dialog (trust, permissions) instead of its prompt.
+    Dialog,
+    /// A tmux or ssh failure, with [`TmuxError::kind`]'s class.
+    Tmux(&'static str),
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Usage => "usage",
+            Kind::Refused => "refused",
+            Kind::Error => "error",
+            Kind::NotInPane => "not-in-pane",
+            Kind::Io => "io",
+            Kind::StateDir => "state-dir",
+            Kind::SideAgentFailed => "side-agent-failed",
+            Kind::CommandNotFound => "command-not-found",
+            Kind::Dialog => "dialog",
+            Kind::Tmux(k) => k,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct CliError {
     pub msg: String,
-    /// A short machine-readable class: `usage`, `refused`, `no-server`, `tmux`...
-    pub kind: &'static str,
+    pub kind: Kind,
     /// What to do about it, when that is not already part of `msg`.
     pub hint: Option<String>,
     /// Mechanics for the log and `--verbose` (e.g. the tmux argv that failed).
@@ -24,28 +65,25 @@ pub struct CliError {
 }
 
 impl CliError {
-    pub fn new(msg: impl Into<String>) -> CliError {
-        let msg = msg.into();
+    pub fn of(kind: Kind, msg: impl Into<String>) -> CliError {
         CliError {
-            kind: if msg.starts_with("refused") {
-                "refused"
-            } else {
-                "error"
-            },
-            msg,
+            msg: msg.into(),
+            kind,
             hint: None,
             detail: None,
             printed: false,
         }
     }
+    pub fn new(msg: impl Into<String>) -> CliError {
+        CliError::of(Kind::Error, msg)
+    }
+    /// A refusal: the operation was not done (the message says why, and starts with
+    /// "refused").
+    pub fn refused(msg: impl Into<String>) -> CliError {
+        CliError::of(Kind::Refused, msg)
+    }
     pub fn usage(msg: impl Into<String>) -> CliError {
-        CliError {
-            msg: msg.into(),
-            kind: "usage",
-            hint: None,
-            detail: None,
-            printed: false,
-        }
+        CliError::of(Kind::Usage, msg)
     }
     pub fn with_hint(mut self, hint: impl Into<String>) -> CliError {
         self.hint = Some(hint.into());
@@ -67,7 +105,7 @@ impl CliError {
     /// The `--json` form: `{"error":{"kind","message","hint"}}`.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({"error": {
-            "kind": self.kind,
+            "kind": self.kind.as_str(),
             "message": self.msg,
             "hint": self.hint,
         }})
@@ -78,7 +116,7 @@ impl From<TmuxError> for CliError {
     fn from(e: TmuxError) -> CliError {
         let (msg, hint) = e.parts();
         CliError {
-            kind: e.kind(),
+            kind: Kind::Tmux(e.kind()),
             msg,
             hint,
             detail: e.detail(),
@@ -87,27 +125,33 @@ impl From<TmuxError> for CliError {
     }
 }
 
+/// The message of a helper that returns `Result<_, String>` (parsers, validators): one
+/// that starts with "refused" is a refusal, by the house wording those helpers follow.
 impl From<String> for CliError {
     fn from(s: String) -> CliError {
-        CliError::new(s)
+        if s.starts_with("refused") {
+            CliError::refused(s)
+        } else {
+            CliError::new(s)
+        }
     }
 }
 
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> CliError {
-        let mut c = CliError::new(format!("I/O error: {e}"));
-        c.kind = "io";
-        c
+        CliError::of(Kind::Io, format!("I/O error: {e}"))
     }
 }
 
 /// An I/O failure on a path of the state directory: names the path and the way out.
 pub fn state_io(what: &str, path: &std::path::Path, e: std::io::Error) -> CliError {
-    let mut c = CliError::new(format!("could not {what} {}: {e}", path.display())).with_hint(
+    CliError::of(
+        Kind::StateDir,
+        format!("could not {what} {}: {e}", path.display()),
+    )
+    .with_hint(
         "check that the state directory is writable, or point TMUXMATE_STATE_DIR (or XDG_STATE_HOME) at one that is",
-    );
-    c.kind = "state-dir";
-    c
+    )
 }
 
 pub type CliResult = Result<(), CliError>;
@@ -124,8 +168,38 @@ mod tests {
         assert_eq!(v["error"]["message"], "bad");
         assert_eq!(v["error"]["hint"], "do x");
         assert_eq!(e.human(), "bad; do x");
-        let v = CliError::new("refused: no").to_json();
+        let v = CliError::refused("refused: no").to_json();
         assert_eq!(v["error"]["kind"], "refused");
         assert!(v["error"]["hint"].is_null());
+    }
+
+    /// A refusal is typed where it is made: no `CliError::new` carries a "refused" message
+    /// (its `--json` kind would say `error`).
+    #[test]
+    fn refusals_are_built_as_refusals() {
+        fn walk(dir: &std::path::Path, bad: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, bad);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    let needle = ["CliError::", "new("].concat();
+                    for (i, _) in text.match_indices(&needle) {
+                        let rest = text[i + needle.len()..].trim_start();
+                        let rest = rest.strip_prefix("format!(").unwrap_or(rest).trim_start();
+                        if rest.starts_with("\"refused") {
+                            bad.push(format!("{}: {}", p.display(), &rest[..rest.len().min(60)]));
+                        }
+                    }
+                }
+            }
+        }
+        let mut bad = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut bad,
+        );
+        assert!(bad.is_empty(), "use CliError::refused for: {bad:#?}");
     }
 }

@@ -168,6 +168,8 @@ pub fn read_for(tmux: &Tmux, pid: i32) -> Result<Reading, NoLocation> {
             r.host
         )));
     }
+    // No tmux (or one too old) is the first thing to say, before terminals.
+    tmux.check_version().map_err(NoLocation::Tmux)?;
     let dev = match procfs::terminal_of(pid) {
         Terminal::Tty { dev, .. } => dev,
         Terminal::None(reason) => return Err(NoLocation::NoTerminal(reason)),

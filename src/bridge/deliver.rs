@@ -137,25 +137,25 @@ fn type_prompt(
     pin_record(tmux, &mut c, &a, None)?;
     let scr = super::screen(tmux, &c.pane);
     if mid_turn(tmux, &c, &a) {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: {name} is mid-turn (its previous message has not finished); wait with `{}`",
             tm_hint(tmux, &["agent", "wait", name])
         )));
     }
     if let Some(d) = super::any(&a.dialogs, &scr) {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: {name} shows a dialog ({d:?}); tmuxmate never types into dialogs. Answer it yourself: {}",
             attach_line(tmux, name)
         )));
     }
     if let Some(b) = super::any(&a.busy, &scr) {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: {name} is busy ({b:?}); wait with `{}`",
             tm_hint(tmux, &["agent", "wait", name])
         )));
     }
     if !a.ready.is_empty() && !super::ready(&a, &scr) {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: {name} is not at its prompt; inspect: {}",
             attach_line(tmux, name)
         )));

@@ -217,7 +217,7 @@ pub fn start(
     if let Err(e) = r {
         // A failed start leaves no `[broken]` session behind. A dialog is the exception:
         // the error tells the user to answer it, and that needs the session.
-        if e.kind != "dialog" {
+        if e.kind != crate::error::Kind::Dialog {
             let _ = tmux.run(&targs!["kill-session", "-t", Arg::id(&sid)]);
         }
         return Err(e);
@@ -337,12 +337,12 @@ pub fn wait_ready(
             )));
         }
         if let Some(d) = super::any(&a.dialogs, &scr) {
-            let mut e = CliError::new(format!(
+            let mut e = CliError::refused(format!(
                 "refused: the {} CLI in session {name} shows a start-up dialog ({d:?}); tmuxmate never answers dialogs. Answer it yourself: {}",
                 a.name,
                 attach_line(tmux, name)
             ));
-            e.kind = "dialog";
+            e.kind = crate::error::Kind::Dialog;
             return Err(e);
         }
         // The start-up banner may already have scrolled into the history.
@@ -354,12 +354,12 @@ pub fn wait_ready(
                 std::thread::sleep(Duration::from_millis(a.late_dialog_ms));
                 let scr = super::screen(tmux, pane);
                 if let Some(d) = super::any(&a.dialogs, &scr) {
-                    let mut e = CliError::new(format!(
+                    let mut e = CliError::refused(format!(
                         "refused: the {} CLI in session {name} opened a dialog after start-up ({d:?}); answer it yourself: {}",
                         a.name,
                         attach_line(tmux, name)
                     ));
-                    e.kind = "dialog";
+                    e.kind = crate::error::Kind::Dialog;
                     return Err(e);
                 }
             }

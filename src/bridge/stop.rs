@@ -182,7 +182,7 @@ pub fn stop_agent(tmux: &Tmux, name: &str, confirm: bool) -> Result<Stopped, Cli
         .iter()
         .any(|x| &x.pane_id == p)
     {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: {name} is the session you are running in"
         )));
     }

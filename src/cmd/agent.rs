@@ -6,7 +6,7 @@ use crate::bridge::{adapters, ask, deliver, launch, listing, message, turns};
 use crate::cli::{AgentAction, AgentStartArgs, MessageArgs};
 use crate::control::policy;
 use crate::error::{CliError, CliResult};
-use crate::tmux::{Tmux, version};
+use crate::tmux::Tmux;
 
 fn read_message(m: &MessageArgs) -> Result<String, CliError> {
     message::read(
@@ -54,7 +54,6 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
     if let AgentAction::Exec { spec } = &action {
         return Err(launch::exec(spec));
     }
-    version::check(tmux)?;
     match action {
         AgentAction::Start(a) => {
             let ad = adapter_for(&a)?;

@@ -76,7 +76,11 @@ fn report(e: &crate::error::CliError, json: bool, verbose: bool) -> ! {
 
 /// The exit code of a failure: 2 for a usage error (as clap's own), 1 for any other.
 pub fn exit_code(e: &crate::error::CliError) -> i32 {
-    if e.kind == "usage" { 2 } else { 1 }
+    if e.kind == crate::error::Kind::Usage {
+        2
+    } else {
+        1
+    }
 }
 
 pub fn main() {

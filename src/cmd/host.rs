@@ -16,7 +16,7 @@ use crate::cli::{AgentAction, Command, SideAction, WatchAction};
 use crate::error::CliError;
 use crate::remote::call::{NEEDS_TMUXMATE, PLAIN_TMUX};
 use crate::tmux::remote::Remote;
-use crate::tmux::{Socket, Tmux, version};
+use crate::tmux::{Socket, Tmux};
 
 /// How a command reaches another host.
 enum Way {
@@ -135,6 +135,5 @@ pub fn client(
 ) -> Result<Tmux, CliError> {
     let r = Remote::new(host).map_err(CliError::usage)?;
     let tmux = Tmux::remote(Socket::resolve_remote(socket, path), r);
-    version::check_remote(&tmux)?;
     Ok(tmux)
 }

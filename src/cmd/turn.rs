@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::error::CliResult;
-use crate::tmux::{Tmux, version};
+use crate::tmux::Tmux;
 use crate::turn::{TurnRequest, compose};
 
 #[derive(Serialize)]
@@ -35,7 +35,6 @@ pub fn run(
             crate::turn::MIN_MAX_CHARS
         )));
     }
-    version::check(tmux)?;
     crate::ledger::check_address("--agent", agent).map_err(crate::error::CliError::usage)?;
     let mut ans = compose(
         tmux,

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::error::{CliError, CliResult};
 use crate::location::{self, Reading};
-use crate::tmux::{Tmux, version};
+use crate::tmux::Tmux;
 
 /// `where --json` (docs/json.md): the reading with indexes as numbers, plus the pane's
 /// address and the caller's agent address; the change-detection fields stay out.
@@ -44,7 +44,6 @@ fn json(r: &Reading) -> WhereJson<'_> {
 }
 
 pub fn run(tmux: &Tmux, json_out: bool) -> CliResult {
-    version::check(tmux)?;
     match location::read(tmux) {
         Ok(r) => {
             if json_out {
@@ -56,7 +55,7 @@ pub fn run(tmux: &Tmux, json_out: bool) -> CliResult {
         }
         Err(e) => {
             let mut c = CliError::new(e.to_string());
-            c.kind = "not-in-pane";
+            c.kind = crate::error::Kind::NotInPane;
             Err(c)
         }
     }

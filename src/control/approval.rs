@@ -120,7 +120,7 @@ pub fn authorize(
     let globs = match policy(tmux) {
         Ok(g) => g,
         Err(e) => {
-            return Err(CliError::new(format!(
+            return Err(CliError::refused(format!(
                 "refused: {op} ({description}): could not read the approval policy {POLICY_OPT} ({e}), \
                  and an unreadable policy counts as \"needs approval\"; nothing was done. \
                  Fix the tmux connection and run the command again"
@@ -181,7 +181,7 @@ struct Ask<'a> {
 
 impl Ask<'_> {
     fn refuse(&self, path: &str, why: &str) -> CliError {
-        CliError::new(format!(
+        CliError::refused(format!(
             "refused: {} ({}) was not approved: {why} [decided by {path}]; nothing was done. \
              It runs once approved; or remove `{}` from {POLICY_OPT} \
              (`tmux set -g {POLICY_OPT} '...'`) to stop asking for it",

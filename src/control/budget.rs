@@ -310,6 +310,9 @@ mod tests {
         assert_eq!(budget_from(None, "42\n").unwrap(), 42);
         assert_eq!(budget_from(Some(7), "junk").unwrap(), 7);
         assert!(budget_from(None, "junk").is_err());
-        assert_eq!(budget_from(Some(0), "").unwrap_err().kind, "usage");
+        assert_eq!(
+            budget_from(Some(0), "").unwrap_err().kind,
+            crate::error::Kind::Usage
+        );
     }
 }

@@ -80,7 +80,7 @@ pub fn ensure_not_in_mode(tmux: &Tmux, p: &PaneInfo, cancel: bool) -> CliResult 
         return Ok(());
     }
     if !cancel {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: pane {} is in {} (typed keys would be eaten by the mode, and a 'q' would leave it); \
              pass --cancel-mode to leave the mode first",
             p.pane_id,
@@ -99,7 +99,7 @@ pub fn ensure_not_in_mode(tmux: &Tmux, p: &PaneInfo, cancel: bool) -> CliResult 
 
 fn refuse_dead(p: &PaneInfo) -> CliResult {
     if p.dead {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: pane {} is dead (its program exited); nothing would read the text",
             p.pane_id
         )));

@@ -109,7 +109,7 @@ pub fn kill(
             Some(t) => format!("{scope} {t}"),
             None => "the tmux server".to_string(),
         };
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: kill {what} without --confirm; nothing was killed. Add --confirm to kill it"
         )));
     }
@@ -142,7 +142,7 @@ pub fn kill(
         (KillScope::Server, _) => tmux.run(&["kill-server"])?,
         // Never widen a lost id into something bigger (an empty -t is "current" to tmux).
         (_, None) => {
-            return Err(CliError::new(format!(
+            return Err(CliError::refused(format!(
                 "refused: kill {scope}: the target resolved to no id (a tmuxmate bug, please \
                  report it); nothing was killed"
             )));
@@ -211,7 +211,7 @@ fn pick(
                     p.pane_pid
                         .parse()
                         .ok()
-                        .and_then(crate::sys::procfs::foreground_of)
+                        .and_then(crate::sys::foreground::of)
                         .map(|f| f.0)
                         .unwrap_or_default()
                 },
@@ -316,7 +316,7 @@ fn guard(
         KillScope::Server => "a terminal outside this tmux server".to_string(),
         other => format!("a pane outside that {}", scope_name(other)),
     };
-    Err(CliError::new(format!(
+    Err(CliError::refused(format!(
         "refused: {what}, and tmuxmate kill never kills its caller's own pane, window, session or \
          server; nothing was killed. Run it from {from}"
     )))

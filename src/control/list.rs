@@ -9,7 +9,6 @@
 use serde::Serialize;
 
 use crate::error::CliError;
-use crate::sys::procfs;
 use crate::tmux::panes::{self, PaneInfo};
 use crate::tmux::{Tmux, layout};
 
@@ -68,12 +67,6 @@ pub struct ListJson {
     pub panes: Vec<PaneJson>,
 }
 
-/// The real executable of a pane's foreground process group leader.
-pub fn foreground_exe(pane_pid: &str) -> Option<String> {
-    let pid: i32 = pane_pid.parse().ok()?;
-    procfs::foreground_of(pid).and_then(|(_, exe)| exe)
-}
-
 /// `(current command, executable)` for every live pane. Reading `/proc` dominates a big
 /// listing, so it is split across the available cores.
 fn foregrounds(rows: &[PaneInfo]) -> Vec<(String, Option<String>)> {
@@ -84,7 +77,7 @@ fn foregrounds(rows: &[PaneInfo]) -> Vec<(String, Option<String>)> {
             p.pane_pid
                 .parse()
                 .ok()
-                .and_then(procfs::foreground_of)
+                .and_then(crate::sys::foreground::of)
                 .unwrap_or_default()
         }
     };

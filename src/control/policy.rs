@@ -209,7 +209,7 @@ mod tests {
     fn no_target_is_refused_by_default_and_never_means_the_current_pane() {
         let r = rows();
         let e = pick(&r, None, "a1", true).unwrap_err();
-        assert_eq!(e.kind, "usage");
+        assert_eq!(e.kind, crate::error::Kind::Usage);
         assert!(e.msg.contains("never means the current pane"), "{}", e.msg);
     }
 

@@ -104,12 +104,6 @@ const TAIL_SLACK: usize = 4096;
 /// Run directories older than this are leftovers of killed invocations.
 const STALE_RUN_DIR: Duration = Duration::from_secs(24 * 3600);
 
-/// Foreground programs `run -t` will type a command line into.
-const POSIX_SHELLS: &[&str] = &[
-    "sh", "dash", "bash", "zsh", "ksh", "ksh93", "mksh", "oksh", "loksh", "pdksh", "ash", "yash",
-    "posh", "busybox",
-];
-
 /// The per-run files and names.
 struct RunDir {
     dir: PathBuf,
@@ -217,7 +211,7 @@ pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, CliError> {
         }
         (Some(_), None) if remote => {
             return Err(CliError::usage(
-                "refused: `run -t` with --host: typing into an existing pane needs to check that                  its shell is idle, which tmuxmate reads from /proc and cannot on another host.                  Leave out -t to run in a fresh pane on the host, or add --until-stable MS",
+                "refused: `run -t` with --host: typing into an existing pane needs to check that its shell is idle, which tmuxmate reads from /proc and cannot on another host. Leave out -t to run in a fresh pane on the host, or add --until-stable MS",
             ));
         }
         (None, None) => in_new_pane(tmux, r.cmd, budget, timeout, pr)?,
@@ -383,12 +377,16 @@ fn typed(
 ) -> Result<Outcome, CliError> {
     let pane = policy::resolve(tmux, Some(target), "")?;
     check_typeable(&pane)?;
-    let fg = foreground(&pane.pane_pid);
+    let fg = pane
+        .pane_pid
+        .parse()
+        .ok()
+        .and_then(crate::sys::foreground::leader);
     let exe = fg
         .and_then(crate::sys::procfs::exe_name)
         .unwrap_or_default();
-    if !POSIX_SHELLS.contains(&exe.as_str()) {
-        return Err(CliError::new(format!(
+    if !crate::sys::foreground::is_posix_shell(&exe) {
+        return Err(CliError::refused(format!(
             "refused: pane {} is running {} in the foreground, not a POSIX shell at its prompt; \
              `run -t` types a command line into an idle sh/bash/zsh/ksh. For a REPL or TUI pass \
              --until-stable MS; to run in a fresh pane leave out -t",
@@ -403,8 +401,9 @@ fn typed(
     if let Some(fg) = fg
         && busy(fg)
     {
-        return Err(CliError::new(format!(
-            "refused: the shell in pane {} is busy running something (its foreground process group has children);              wait for it to finish, or leave out -t to run in a fresh pane",
+        return Err(CliError::refused(format!(
+            "refused: the shell in pane {} is busy running something (its foreground process group has children); \
+             wait for it to finish, or leave out -t to run in a fresh pane",
             pane.pane_id
         )));
     }
@@ -429,13 +428,6 @@ fn typed(
     )
 }
 
-/// The foreground process group (its leader's pid) of the pane's terminal.
-fn foreground(pane_pid: &str) -> Option<i32> {
-    let pid: i32 = pane_pid.parse().ok()?;
-    let st = crate::sys::procfs::stat(pid)?;
-    Some(if st.tpgid > 0 { st.tpgid } else { pid })
-}
-
 /// Whether the foreground leader has children in its own process group: a shell at its
 /// prompt has none (background jobs live in other groups), while a non-interactive shell
 /// running a script or pipeline (no job control) does. Unknown (no `children` file) = idle.
@@ -454,13 +446,13 @@ fn busy(leader: i32) -> bool {
 
 fn check_typeable(pane: &PaneInfo) -> CliResult {
     if pane.dead {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: pane {} is dead (its program exited); run without -t for a fresh pane",
             pane.pane_id
         )));
     }
     if pane.in_mode {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: pane {} is in {} and would eat the typed command; leave the mode first (press q in it, or `tmux send-keys -t {} -X cancel`)",
             pane.pane_id,
             if pane.mode.is_empty() {

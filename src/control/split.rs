@@ -50,7 +50,7 @@ pub fn check_program(cmd: &[String]) -> Result<(), CliError> {
         }
     ))
     .with_hint("check the spelling, or give the program's full path");
-    e.kind = "command-not-found";
+    e.kind = crate::error::Kind::CommandNotFound;
     Err(e)
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::error::{CliError, CliResult};
-use crate::tmux::{Socket, Tmux, version};
+use crate::tmux::{Socket, Tmux};
 
 /// The stand-in agent: runs `req.N` in order from its own pane, so every turn call has the
 /// pane's tty as its controlling terminal, like a real agent's hook would (via ancestry).
@@ -162,7 +162,6 @@ pub fn run(keep: bool) -> CliResult {
     let sock = dir.join("tmux.sock");
     let mut tmux = Tmux::new(Socket::Path(sock.clone()));
     tmux.isolate_env = true;
-    version::check(&tmux)?;
     let bin = std::env::current_exe()?;
     std::fs::write(dir.join("agent.sh"), AGENT_LOOP)?;
     let mut d = Demo {

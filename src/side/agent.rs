@@ -90,7 +90,7 @@ mod tests {
     #[test]
     fn an_unknown_side_agent_is_refused_naming_the_option() {
         let e = argv("aider", "s", "r", "/bin/tmuxmate").unwrap_err();
-        assert_eq!(e.kind, "usage");
+        assert_eq!(e.kind, crate::error::Kind::Usage);
         assert!(
             e.msg.contains(SIDE_AGENT.name) && e.msg.contains("\"aider\""),
             "{}",

@@ -47,7 +47,7 @@ fn failed_open(tmux: &Tmux, pane: &str, split: Option<&str>, message: String) ->
     let mut e = CliError::new(message).with_hint(
         "fix what the side agent said (its CLI, @tmuxmate-side-agent), then open it again",
     );
-    e.kind = "side-agent-failed";
+    e.kind = crate::error::Kind::SideAgentFailed;
     e
 }
 

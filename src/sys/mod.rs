@@ -1,11 +1,12 @@
 //! The operating-system layer under every capability: starting processes, quoting for a
-//! shell, finding programs on `PATH`, reading `/proc` (`procfs`: terminals, foreground
-//! processes), the private state directory (`state`) and stable short hashes (`hash`).
+//! shell, finding programs on `PATH`, reading `/proc` (`procfs`: terminals; `foreground`: what a pane runs,
+//! and the one list of shells), the private state directory (`state`) and stable short hashes (`hash`).
 //!
 //! Owns nothing of tmux or of the agents. Invariants: every process this binary starts is
 //! started by [`process`] (a clippy lint refuses `std::process::Command` elsewhere), every
 //! word handed to a shell is quoted by [`shell`], every `PATH` lookup is [`which`].
 
+pub mod foreground;
 pub mod hash;
 pub mod process;
 pub mod procfs;

@@ -3,7 +3,7 @@
 //! Owns: finding the terminal a process belongs to without spawning `ps` on Linux (`ps`
 //! is the fallback elsewhere), and the rule for hook subprocesses that have no tty.
 //! Invariant: a tty is only borrowed from an ancestor across processes that are plain
-//! launchers (shells, env, timeout…); a detached non-shell process in between (a shared
+//! launchers (`foreground::is_launcher`: shells, env, timeout…); a detached non-shell process in between (a shared
 //! background server such as Codex's app-server daemon) serves many terminals, so the
 //! answer there is "no terminal", never its parent's.
 
@@ -133,42 +133,6 @@ pub fn group_exes(pgrp: i32) -> Vec<String> {
     v
 }
 
-/// What tmux calls `pane_current_command` (argv[0] of the terminal's foreground process
-/// group leader, base name, leading `-` stripped) and that leader's real executable, for a
-/// pane whose process is `pane_pid`. Read here rather than asked of tmux: `list` needs the
-/// executable anyway, and tmux would read the same `/proc` files.
-pub fn foreground_of(pane_pid: i32) -> Option<(String, Option<String>)> {
-    let st = stat(pane_pid)?;
-    let fg = if st.tpgid > 0 { st.tpgid } else { pane_pid };
-    if fg == pane_pid && !st.comm.is_empty() {
-        // The common case (an idle shell, or a program the pane runs directly): `comm`,
-        // already read, is that name; a second /proc read per pane is what a 500-pane
-        // `list` would spend its time on.
-        return Some((st.comm.clone(), exe_name(fg)));
-    }
-    let cmdline = std::fs::read(format!("/proc/{fg}/cmdline")).unwrap_or_default();
-    let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
-    let argv0 = String::from_utf8_lossy(argv0);
-    let base = argv0
-        .rsplit('/')
-        .next()
-        .unwrap_or("")
-        .trim_start_matches('-')
-        .to_string();
-    let cmd = if base.is_empty() {
-        stat(fg).map(|s| s.comm).unwrap_or_default()
-    } else {
-        base
-    };
-    Some((cmd, exe_name(fg)))
-}
-
-/// Launchers a tty may be borrowed across: they run one command for one caller.
-const LAUNCHERS: &[&str] = &[
-    "sh", "dash", "bash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "busybox", "env", "timeout",
-    "nohup", "nice", "stdbuf", "setsid", "tmuxmate",
-];
-
 /// Where the calling process's terminal comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Terminal {
@@ -196,7 +160,7 @@ pub fn terminal_of(pid: i32) -> Terminal {
         }
         if depth > 0 {
             let name = exe_name(cur).unwrap_or_else(|| st.comm.clone());
-            if !LAUNCHERS.contains(&name.as_str()) {
+            if !super::foreground::is_launcher(&name) {
                 // Only Codex's app-server daemon is known to do this; naming it for
                 // any other caller (a CI runner, cron, an IDE) would send people astray.
                 let advice = if name.contains("codex") {

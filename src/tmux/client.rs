@@ -105,6 +105,9 @@ pub struct Tmux {
     pub explicit_program: bool,
     /// The server is on another host, reached through ssh (`--host`).
     pub remote: Option<std::sync::Arc<Remote>>,
+    /// The version gate's answer, asked once per client (and its clones) before its first
+    /// call: every command meets the same gate, whichever handler runs it.
+    gate: std::sync::Arc<std::sync::OnceLock<Result<(), TmuxError>>>,
 }
 
 impl Tmux {
@@ -124,7 +127,23 @@ impl Tmux {
             program: explicit.unwrap_or_else(|| "tmux".into()),
             isolate_env: false,
             remote: None,
+            gate: Default::default(),
         }
+    }
+
+    /// tmux is installed (on the host, for a remote client) and at least
+    /// [`super::version::MINIMUM`]; cached per binary (per host for a while), so on the
+    /// hot path this is a `PATH` lookup and one small file read.
+    pub fn check_version(&self) -> Result<(), TmuxError> {
+        self.gate
+            .get_or_init(|| {
+                if self.is_remote() {
+                    super::version::check_remote(self)
+                } else {
+                    super::version::check(self)
+                }
+            })
+            .clone()
     }
 
     /// A client for the server selected by `socket` on the host `remote` reaches.
@@ -185,6 +204,9 @@ impl Tmux {
 
     /// Replace this process with an interactive tmux (for `attach`); returns only on error.
     pub fn exec_interactive<A: Args + ?Sized>(&self, args: &A) -> std::io::Error {
+        if let Err(e) = self.check_version() {
+            return std::io::Error::other(e.to_string());
+        }
         let argv = self.argv(args);
         let mut cmd = process::command(&argv[0]);
         cmd.args(&argv[1..]);
@@ -215,6 +237,10 @@ impl Tmux {
     }
 
     fn run_argv(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+        // `-V` is the gate's own question (asked over ssh for a remote server).
+        if args != ["-V"] {
+            self.check_version()?;
+        }
         // Queries and our server-only writes go straight to the server's socket when they
         // can (no client process); a surprise before a write is sent, or any surprise in
         // a query, falls through to the real tmux client below.

@@ -124,7 +124,7 @@ pub const WATCH_TAIL_LINES: Opt = user(
 pub const SHELLS: Opt = user(
     "@tmuxmate-shells",
     Kind::Text,
-    "bash zsh fish sh dash ksh mksh tcsh csh nu elvish xonsh pwsh powershell",
+    "bash zsh fish sh dash ksh ksh93 mksh oksh loksh pdksh ash yash posh busybox tcsh csh nu elvish xonsh pwsh powershell",
     "programs that count as an idle shell (space-separated)",
 );
 pub const APPROVAL: Opt = user(
@@ -398,6 +398,18 @@ impl Opt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shell_list_default_is_the_one_shell_table() {
+        assert_eq!(
+            SHELLS.default_text(),
+            crate::sys::foreground::SHELLS
+                .iter()
+                .map(|s| s.0)
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
 
     #[test]
     fn names_are_unique_and_spelled_alike() {

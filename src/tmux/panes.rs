@@ -32,7 +32,7 @@ pub struct PaneInfo {
     pub width: String,
     pub height: String,
     /// Not asked of a local tmux (it would read `/proc` twice through the length prefix):
-    /// filled from `/proc` by the callers that show it (`procfs::foreground_of`). A remote
+    /// filled from `/proc` by the callers that show it (`sys::foreground::of`). A remote
     /// server's `/proc` is not ours to read: there it is tmux's `#{pane_current_command}`.
     pub current_command: String,
     pub dead: bool,

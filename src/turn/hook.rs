@@ -12,7 +12,7 @@ use crate::harness::hook::{self, Event};
 use crate::ledger::Ledger;
 use crate::location;
 use crate::targs;
-use crate::tmux::{Arg, Tmux, version};
+use crate::tmux::{Arg, Tmux};
 
 use super::{TurnAnswer, TurnRequest, compose};
 
@@ -41,7 +41,6 @@ pub fn on_hook(
     if let Ok(main) = std::env::var(crate::side::ENV_MAIN) {
         return side_turn(tmux, harness, &input, event, &main);
     }
-    version::check(tmux).map_err(|e| e.to_string())?;
     let agent = match input.session_id.as_deref().filter(|s| !s.is_empty()) {
         Some(s) => s.to_string(),
         None => {

@@ -372,6 +372,16 @@ fn list_is_one_tmux_call_for_many_panes() {
         .args(["+x", shim.to_str().unwrap()])
         .status()
         .unwrap();
+    // The first call of a state dir also asks `tmux -V` (the version gate, cached per
+    // binary): count the calls of a warm one.
+    let warm = s
+        .tmuxmate()
+        .env("TMUXMATE_TMUX", &shim)
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    assert!(warm.status.success());
+    std::fs::write(&count, "").unwrap();
     let out = s
         .tmuxmate()
         .env("TMUXMATE_TMUX", &shim)

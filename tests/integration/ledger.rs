@@ -21,6 +21,79 @@ fn turn(s: &Server, agent: &str) -> String {
     ok(s.run(&["turn", "--agent", agent]))
 }
 
+/// The first line of `watch show` for job `j` (its state).
+fn job_status(s: &Server, j: &str) -> String {
+    String::from_utf8_lossy(&s.run(&["watch", "show", j]).stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Take turns (`step`: one more, then everything the model has seen so far) until every
+/// job's result was seen, for up to 90 s. A job the poller wrongly holds as "unreadable"
+/// or still "running" after 10 s without progress (the start race of issue 10 item 1,
+/// fixed elsewhere) never reaches the ledger: returned apart, so it is not counted as a
+/// ledger loss.
+fn until_all_seen(s: &Server, jobs: &[String], mut step: impl FnMut() -> String) -> Vec<String> {
+    let (t0, mut progress, mut missing_n) = (Instant::now(), Instant::now(), usize::MAX);
+    while t0.elapsed() < Duration::from_secs(90) {
+        let all = step();
+        let missing: Vec<&String> = jobs
+            .iter()
+            .filter(|j| !all.contains(&format!("tmux watch {j} ")))
+            .collect();
+        if missing.is_empty() {
+            break;
+        }
+        if missing.len() < missing_n {
+            (missing_n, progress) = (missing.len(), Instant::now());
+        }
+        if progress.elapsed() > Duration::from_secs(10)
+            && missing.iter().all(|j| {
+                let st = job_status(s, j);
+                st.starts_with("unreadable") || st.starts_with("running")
+            })
+        {
+            return missing.into_iter().cloned().collect();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Vec::new()
+}
+
+/// Run `c` with its stdout piped and SIGKILL it: when its first byte is out
+/// (`first_byte`), or `after` from its start; neither: let it finish. Whether the kill
+/// hit it, and everything it printed.
+fn killed_run(
+    mut c: std::process::Command,
+    first_byte: bool,
+    after: Option<Duration>,
+) -> (bool, String) {
+    c.stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut so = child.stdout.take().unwrap();
+    let mut out = Vec::new();
+    if first_byte {
+        let mut b = [0u8; 1];
+        if so.read(&mut b).unwrap_or(0) == 1 {
+            out.push(b[0]);
+        }
+    }
+    if let Some(d) = after {
+        std::thread::sleep(d);
+    }
+    if after.is_some() || first_byte {
+        let _ = child.kill();
+    }
+    let st = child.wait().unwrap();
+    let _ = so.read_to_end(&mut out);
+    (
+        st.signal() == Some(9),
+        String::from_utf8_lossy(&out).into_owned(),
+    )
+}
+
 /// A small deterministic generator (no dependency for one test's random delays).
 struct Rng(u64);
 impl Rng {
@@ -77,19 +150,11 @@ fn killed_turns_lose_nothing_and_double_only_after_printing() {
         let mut kills = 0;
         while kills < 200 {
             let mut c = s.tmuxmate();
-            c.args(["turn", "--agent", "ag"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null());
-            let mut child = c.spawn().unwrap();
-            let mut so = child.stdout.take().unwrap();
-            let mut out = Vec::new();
-            if runs.len() % 3 == 2 {
+            c.args(["turn", "--agent", "ag"]);
+            let (killed, out) = if runs.len() % 3 == 2 {
                 // Killed the moment its first byte is out: printed, most likely not yet
                 // confirmed (the window a duplicate may come from).
-                let mut b = [0u8; 1];
-                if so.read(&mut b).unwrap_or(0) == 1 {
-                    out.push(b[0]);
-                }
+                killed_run(c, true, None)
             } else {
                 // Anywhere from before exec to after the exit (then the kill hits
                 // nothing); every other kill aims at the second half of a turn, where it
@@ -99,61 +164,25 @@ fn killed_turns_lose_nothing_and_double_only_after_printing() {
                 } else {
                     median / 2 + rng.below(median)
                 };
-                std::thread::sleep(Duration::from_micros(at));
-            }
-            let _ = child.kill();
-            let st = child.wait().unwrap();
-            let _ = so.read_to_end(&mut out);
-            let out = String::from_utf8_lossy(&out).into_owned();
-            let killed = st.signal() == Some(9);
+                killed_run(c, false, Some(Duration::from_micros(at)))
+            };
             kills += killed as u32;
             runs.push((killed, out));
         }
         starter.join().unwrap()
     });
-    // Then normal turns until everything arrived, and one more that must be empty.
-    // Normal turns until everything arrived. A job the poller wrongly holds as
-    // "unreadable" (the start race of issue 10 item 1, fixed elsewhere) never reaches the
-    // ledger: it is counted apart, not as a ledger loss.
+    // Normal turns until everything arrived, and one more that must be empty.
     let so_far = |runs: &[(bool, String)], rest: &str| {
         let mut a: String = runs.iter().map(|r| r.1.as_str()).collect();
         a.push_str(rest);
         a
     };
-    let status = |j: &str| {
-        String::from_utf8_lossy(&s.run(&["watch", "show", j]).stdout)
-            .lines()
-            .next()
-            .unwrap_or("")
-            .to_string()
-    };
     let mut rest = String::new();
-    let (t0, mut progress, mut missing_n) = (Instant::now(), Instant::now(), usize::MAX);
-    let mut stuck: Vec<String> = Vec::new();
-    while t0.elapsed() < Duration::from_secs(90) {
+    let stuck = until_all_seen(&s, &jobs, || {
         rest.push_str(&turn(&s, "ag"));
-        let all = so_far(&runs, &rest);
-        let missing: Vec<&String> = jobs
-            .iter()
-            .filter(|j| !all.contains(&format!("tmux watch {j} ")))
-            .collect();
-        if missing.is_empty() {
-            break;
-        }
-        if missing.len() < missing_n {
-            (missing_n, progress) = (missing.len(), Instant::now());
-        }
-        if progress.elapsed() > Duration::from_secs(10)
-            && missing.iter().all(|j| {
-                let st = status(j);
-                st.starts_with("unreadable") || st.starts_with("running")
-            })
-        {
-            stuck = missing.into_iter().cloned().collect();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        so_far(&runs, &rest)
+    });
+    let status = |j: &str| job_status(&s, j);
     runs.push((false, rest));
     runs.push((false, turn(&s, "ag")));
     for j in &stuck {
@@ -243,30 +272,8 @@ fn killed_hooks_with_a_transcript_neither_lose_nor_double() {
     let hook = |kill: Option<u64>, first_byte: bool| {
         let mut c = s.tmuxmate();
         c.args(["hook", "claude"])
-            .stdin(std::fs::File::open(&input).unwrap())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = c.spawn().unwrap();
-        let mut so = child.stdout.take().unwrap();
-        let mut out = Vec::new();
-        if first_byte {
-            let mut b = [0u8; 1];
-            if so.read(&mut b).unwrap_or(0) == 1 {
-                out.push(b[0]);
-            }
-        }
-        if let Some(us) = kill {
-            std::thread::sleep(Duration::from_micros(us));
-        }
-        if kill.is_some() || first_byte {
-            let _ = child.kill();
-        }
-        let st = child.wait().unwrap();
-        let _ = so.read_to_end(&mut out);
-        (
-            st.signal() == Some(9),
-            String::from_utf8_lossy(&out).into_owned(),
-        )
+            .stdin(std::fs::File::open(&input).unwrap());
+        killed_run(c, first_byte, kill.map(Duration::from_micros))
     };
     let record = |out: &str| {
         let v: serde_json::Value = match serde_json::from_str(out.trim()) {
@@ -324,42 +331,14 @@ fn killed_hooks_with_a_transcript_neither_lose_nor_double() {
         starter.join().unwrap()
     });
     let view = || std::fs::read_to_string(&tr).unwrap();
-    let status = |j: &str| {
-        String::from_utf8_lossy(&s.run(&["watch", "show", j]).stdout)
-            .lines()
-            .next()
-            .unwrap_or("")
-            .to_string()
-    };
+    let status = |j: &str| job_status(&s, j);
     // As in the `turn` stress test: a job the poller holds as "unreadable" (item 1's
     // start race, fixed elsewhere) never reaches the ledger and is counted apart.
-    let (t0, mut progress, mut missing_n) = (Instant::now(), Instant::now(), usize::MAX);
-    let mut stuck: Vec<String> = Vec::new();
-    while t0.elapsed() < Duration::from_secs(90) {
+    let stuck = until_all_seen(&s, &jobs, || {
         let (_, o) = hook(None, false);
         record(&o);
-        let v = view();
-        let missing: Vec<&String> = jobs
-            .iter()
-            .filter(|j| !v.contains(&format!("tmux watch {j} ")))
-            .collect();
-        if missing.is_empty() {
-            break;
-        }
-        if missing.len() < missing_n {
-            (missing_n, progress) = (missing.len(), Instant::now());
-        }
-        if progress.elapsed() > Duration::from_secs(10)
-            && missing.iter().all(|j| {
-                let st = status(j);
-                st.starts_with("unreadable") || st.starts_with("running")
-            })
-        {
-            stuck = missing.into_iter().cloned().collect();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        view()
+    });
     let (_, o) = hook(None, false);
     record(&o);
     let v = view();

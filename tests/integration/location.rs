@@ -390,3 +390,49 @@ fn non_utf8_locale_still_reads_hostile_names() {
     let r = a.sh("LANG=C LC_ALL=C TMUXMATE_TMUX=tmux \"$TM\" where --json");
     assert!(r.out.contains("é 日本 🚀"), "{}", r.out);
 }
+
+/// The version gate is the tmux wrapper's, so every command meets it, not only the few
+/// handlers that used to ask: a tmux 2.9 is refused by a listing, a send and a capture
+/// alike, with exit 1, the version named, and nothing typed into the pane.
+#[test]
+fn a_too_old_tmux_is_refused_by_every_command() {
+    let s = server!();
+    let p = s.window("old", "cat");
+    let panes = s.tmux(&["list-panes", "-a"]).lines().count();
+    let old = s.dir.join("old-tmux");
+    std::fs::write(
+        &old,
+        "#!/bin/sh\n[ \"$1\" = -V ] && { echo 'tmux 2.9'; exit 0; }\nexec tmux \"$@\"\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", old.to_str().unwrap()])
+        .status()
+        .unwrap();
+    for args in [
+        vec!["list"],
+        vec!["send", "-t", p.as_str(), "--", "NEVER-TYPED"],
+        vec!["capture", "-t", p.as_str()],
+        vec!["split", "-t", p.as_str()],
+    ] {
+        let out = s
+            .tmuxmate()
+            .env("TMUXMATE_TMUX", &old)
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("2.9") && err.contains("3.2"),
+            "{args:?}: {err}"
+        );
+    }
+    let screen = s.tmux(&["capture-pane", "-p", "-t", &p]);
+    assert!(!screen.contains("NEVER-TYPED"), "{screen}");
+    assert_eq!(
+        s.tmux(&["list-panes", "-a"]).lines().count(),
+        panes,
+        "split made nothing"
+    );
+}

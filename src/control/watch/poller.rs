@@ -195,35 +195,13 @@ struct Watched {
     unreadable: bool,
 }
 
+/// The idle-shell list: `@tmuxmate-shells` (else the known shells) and `$SHELL`.
 pub fn shells(tmux: &Tmux) -> Vec<String> {
-    let mut v: Vec<String> = tmux
-        .run(&["show-options", "-gqv", crate::tmux::options::SHELLS.name])
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
-    if v.is_empty() {
-        v = crate::tmux::options::SHELLS
-            .default_text()
-            .split(' ')
-            .map(str::to_string)
-            .collect();
-    }
-    if let Ok(sh) = std::env::var("SHELL")
-        && let Some(b) = sh.rsplit('/').next()
-    {
-        v.push(b.to_string());
-    }
-    v
-}
-
-/// The tty's foreground process-group leader for a pane whose process is `pid`, and
-/// whether its real executable is a shell.
-pub fn foreground(pid: i32, shells: &[String]) -> Option<(i32, bool)> {
-    let st = procfs::stat(pid)?;
-    let fg = if st.tpgid > 0 { st.tpgid } else { pid };
-    let exe = procfs::exe_name(fg)?;
-    Some((fg, shells.contains(&exe)))
+    crate::sys::foreground::idle_shells(
+        &tmux
+            .run(&["show-options", "-gqv", crate::tmux::options::SHELLS.name])
+            .unwrap_or_default(),
+    )
 }
 
 /// A typed job is done when the foreground is its shell again and the shell is back at
@@ -236,7 +214,7 @@ pub fn foreground(pid: i32, shells: &[String]) -> Option<(i32, bool)> {
 /// nothing read in between, because `a; b` briefly returns to the shell between `a` and `b`.
 fn typed_done(w: &mut Watched, shells: &[String]) -> bool {
     let shell = w.job.pane_pid;
-    match foreground(shell, shells) {
+    match crate::sys::foreground::shell_at(shell, shells) {
         Some((fg, _)) if fg != shell => {
             w.saw_foreground = true;
             w.settled = None;

@@ -17,7 +17,7 @@ use crate::control::watch::{gate, poller, prompt};
 use crate::error::CliError;
 use crate::sys::state;
 use crate::targs;
-use crate::tmux::{Arg, Text, Tmux, version};
+use crate::tmux::{Arg, Text, Tmux};
 
 const DEFAULT_TIMEOUT_MIN: u64 = crate::tmux::options::WATCH_TIMEOUT_MIN.default_number();
 const MAX_TIMEOUT_MIN: u64 = 7 * 24 * 60;
@@ -121,7 +121,6 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
             ))
         })?;
     }
-    version::check(tmux)?;
     let timeout_ms = timeout_min(tmux, a.timeout_min)?;
     let caller = policy::caller(tmux);
     // Only addresses someone reads (see address.rs); by default the agent of this pane.
@@ -185,19 +184,19 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
         Some(t) => {
             let p = policy::resolve(tmux, Some(t), &caller.agent)?;
             if p.dead {
-                return Err(CliError::new(format!(
+                return Err(CliError::refused(format!(
                     "refused: pane {} is dead; watch -t types into a live shell",
                     p.pane_id
                 )));
             }
             if serde_json::from_str::<Job>(&p.job).is_ok_and(|j| j.status == JobStatus::Running) {
-                return Err(CliError::new(format!(
+                return Err(CliError::refused(format!(
                     "refused: pane {} is already watched by a running job; wait for it, or `tmuxmate watch stop` it first",
                     p.pane_id
                 )));
             }
             if p.in_mode && !a.cancel_mode {
-                return Err(CliError::new(format!(
+                return Err(CliError::refused(format!(
                     "refused: pane {} is in {} (the typed command would be eaten by the mode); \
                      pass --cancel-mode to leave the mode first",
                     p.pane_id,
@@ -206,15 +205,14 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
             }
             let pid: i32 = p.pane_pid.parse().unwrap_or(0);
             let shells = poller::shells(tmux);
-            match poller::foreground(pid, &shells) {
+            match crate::sys::foreground::shell_at(pid, &shells) {
                 Some((fg, true)) => (p.pane_id.clone(), false, fg, p.in_mode),
                 _ => {
-                    return Err(CliError::new(format!(
+                    return Err(CliError::refused(format!(
                         "refused: pane {} is not at a shell prompt (its foreground program is {}); \
                          watch -t types the command into an idle shell. Use `watch start` without -t for a new window",
                         p.pane_id,
-                        crate::control::list::foreground_exe(&p.pane_pid)
-                            .unwrap_or_else(|| "unknown".into())
+                        crate::sys::foreground::exe(pid).unwrap_or_else(|| "unknown".into())
                     )));
                 }
             }
