@@ -103,13 +103,14 @@ impl From<Missing> for CliError {
 
 /// The refusal for a command that needs tmuxmate on `host`.
 pub fn not_installed(host: &str, what: &str) -> CliError {
-    let mut e = CliError::new(format!(
-        "refused: {what} with --host runs tmuxmate on the host, and host {host} has none \
+    CliError::of(
+        crate::error::Kind::Tmux("remote-no-tmuxmate"),
+        format!(
+            "refused: {what} with --host runs tmuxmate on the host, and host {host} has none \
          (~/{REL_PATH}); run `tmuxmate remote install {host}` first. Without it these work \
          with plain tmux on that host: {PLAIN_TMUX}"
-    ));
-    e.kind = "remote-no-tmuxmate";
-    e
+        ),
+    )
 }
 
 /// How long a "not installed" note is trusted (an install elsewhere is then noticed).

@@ -416,8 +416,8 @@ pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<bool, CliError
     match cmd {
         // One tmux command list: needs nothing on the host but tmux.
         Command::Capture(a) => {
+            // (The wrapper checks the host's tmux version before its first call.)
             let tmux = crate::tmux::Tmux::remote(socket.clone(), open(host)?);
-            crate::tmux::version::check_remote(&tmux)?;
             let Some(c) = super::capture::one_call(&tmux, a) else {
                 return Ok(false);
             };

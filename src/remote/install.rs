@@ -104,7 +104,7 @@ pub fn install(spec: &str, json: bool) -> CliResult {
     }
     let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
     if os_of(&sys) != os || arch_of(&mach) != arch {
-        return Err(CliError::new(format!(
+        return Err(CliError::refused(format!(
             "refused: host {host} is {sys} {mach}, this tmuxmate is built for {os} {arch}; \
              nothing was copied. Build tmuxmate for that host (e.g. `cargo build --release` \
              there) and put it at ~/{REL_PATH} on it"
