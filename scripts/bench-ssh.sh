@@ -8,7 +8,12 @@
 #   list       `tmuxmate --host H list --json` against `ssh -S <master> H tmux list-panes -a -F`
 #              with the same fields over the same warm master (target: within 1.3x, medians)
 #   capture    `tmuxmate --host H capture -t %N` against `ssh ... tmux capture-pane -p -t %N`
-#   send       `tmuxmate --host H send -t %N TEXT` against `ssh ... tmux send-keys -l -t %N TEXT`
+#              (one tmux command list), before and after `tmuxmate remote install H`
+#   send       `tmuxmate --host H send -t %N TEXT` against `ssh ... tmux send-keys -l -t %N TEXT`,
+#              first with plain tmux on the host (several calls: a row for the record),
+#              then after the install (one call to the host's tmuxmate: the target row)
+#   sessions   ssh sessions (remote commands) sshd started for one capture and one send
+#              after the install (target 1 each)
 #   twenty     20 calls in a row and 20 at once: connections sshd accepted (target 1 + 0)
 #
 # Usage: scripts/bench-ssh.sh [--strict]
@@ -84,7 +89,9 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PidFile none
 LogLevel VERBOSE
+SetEnv HOME=$W/remote-home
 EOF
+mkdir -p "$W/remote-home"
 /usr/sbin/sshd -D -e -f "$W/sshd_config" 2>"$W/sshd.log" &
 SSHD_PID=$!
 for _ in $(seq 1 200); do grep -q "Server listening" "$W/sshd.log" && break; sleep 0.05; done
@@ -155,15 +162,32 @@ printf '\nlist: ssh -S master tmux list-panes %s ms, tmuxmate --host list --json
     "$(median_ms "$W/list-ssh.json")" "$(median_ms "$W/list-tmuxmate.json")"
 verdict "list ratio tmuxmate / ssh+tmux" "$(ratio list)" "<=" 1.3 "x"
 
-# --- capture --------------------------------------------------------------------------------
+# --- capture and send: plain tmux on the host, then tmuxmate installed there ------------
+sessions() { grep -c "Starting session" "$W/sshd.log" || true; }
 hf capture-ssh "$RAW tmux -S $SOCK capture-pane -p -t $P"
+hf send-ssh "$RAW tmux -S $SOCK send-keys -l -t $P -- hello"
+hf capture-plain "$TM capture -t $P"
+hf send-plain "$TM send -t $P hello"
+plain_ratio() { awk -v a="$(median_ms "$W/$1-plain.json")" -v b="$(median_ms "$W/$1-ssh.json")" 'BEGIN { printf "%.2f", a / b }'; }
+printf '\nbefore remote install: capture %s ms (%sx ssh+tmux %s ms), send %s ms (%sx ssh+tmux %s ms)\n' \
+    "$(median_ms "$W/capture-plain.json")" "$(plain_ratio capture)" "$(median_ms "$W/capture-ssh.json")" \
+    "$(median_ms "$W/send-plain.json")" "$(plain_ratio send)" "$(median_ms "$W/send-ssh.json")"
+
+"$BIN" remote install "$H" >/dev/null
+s0=$(sessions)
+$TM capture -t "$P" >/dev/null
+s1=$(sessions)
+$TM send -t "$P" hello >/dev/null
+s2=$(sessions)
+printf '\nsessions: one capture %s, one send %s\n' "$((s1 - s0))" "$((s2 - s1))"
+verdict "ssh sessions for one capture (tmuxmate on the host)" "$((s1 - s0))" "<=" 1 ""
+verdict "ssh sessions for one send (tmuxmate on the host)" "$((s2 - s1))" "<=" 1 ""
+
 hf capture-tmuxmate "$TM capture -t $P"
 printf '\ncapture: ssh -S master tmux capture-pane %s ms, tmuxmate --host capture %s ms\n' \
     "$(median_ms "$W/capture-ssh.json")" "$(median_ms "$W/capture-tmuxmate.json")"
 verdict "capture ratio tmuxmate / ssh+tmux" "$(ratio capture)" "<=" 1.3 "x"
 
-# --- send --------------------------------------------------------------------------------
-hf send-ssh "$RAW tmux -S $SOCK send-keys -l -t $P -- hello"
 hf send-tmuxmate "$TM send -t $P hello"
 printf '\nsend: ssh -S master tmux send-keys -l %s ms, tmuxmate --host send %s ms\n' \
     "$(median_ms "$W/send-ssh.json")" "$(median_ms "$W/send-tmuxmate.json")"

@@ -21,7 +21,8 @@ pub struct Cli {
     #[arg(short = 'v', long = "verbose", global = true)]
     pub verbose: bool,
     /// tmux on another machine, through ssh (default: $TMUXMATE_HOST; '' = this machine).
-    /// -L/-S then select the server on that host.
+    /// -L/-S then select the server on that host. watch, agent and side status/history
+    /// need tmuxmate there: `tmuxmate remote install HOST`.
     #[arg(long = "host", global = true, value_name = "[USER@]HOST[:PORT]")]
     pub host: Option<String>,
     #[command(subcommand)]
@@ -193,6 +194,58 @@ pub enum Command {
     },
     /// Print the man page (roff).
     Man,
+    /// tmuxmate on another host: `remote install HOST` copies this binary there.
+    Remote {
+        #[command(subcommand)]
+        action: RemoteAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RemoteAction {
+    /// Copy this binary to HOST (same OS and architecture) as
+    /// ~/.local/share/tmuxmate/bin/tmuxmate, so watch, agent and side status/history work
+    /// with --host HOST. A second install of the same binary says so and copies nothing.
+    Install {
+        /// [user@]host[:port], as for --host.
+        #[arg(value_name = "HOST")]
+        machine: String,
+        /// Print one JSON document instead of text (shapes: docs/json.md).
+        #[arg(long)]
+        json: bool,
+    },
+    /// On the host: this binary's version and SHA-256 (what `remote install` compares).
+    #[command(hide = true)]
+    Id,
+    /// On the host: `watch start` whose result is kept for the machine that asked
+    /// (the collector address), which fetches it at its next turn.
+    #[command(hide = true, name = "watch-start")]
+    WatchStart {
+        /// The asking machine's collector address.
+        #[arg(long)]
+        collector: String,
+        #[command(flatten)]
+        args: WatchStartArgs,
+    },
+    /// On the host: the collector's finished results (not consumed) and the jobs' states.
+    #[command(hide = true)]
+    Results {
+        /// The asking machine's collector address.
+        #[arg(long)]
+        collector: String,
+        /// Jobs the asking machine waits for.
+        #[arg(long = "job")]
+        jobs: Vec<String>,
+    },
+    /// On the host: the asking machine has queued these results; they are done here.
+    #[command(hide = true)]
+    Ack {
+        /// The asking machine's collector address.
+        #[arg(long)]
+        collector: String,
+        /// The result keys (`watch:<job id>`).
+        keys: Vec<String>,
+    },
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -634,6 +687,10 @@ pub enum AgentAction {
         name: String,
         #[command(flatten)]
         msg: MessageArgs,
+        /// The project the session must work on (default: the current directory; with
+        /// --host, required: a directory on the host).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
         /// Require this permission mode.
         #[arg(long, value_name = "MODE")]
         permission_mode: Option<String>,

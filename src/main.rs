@@ -16,6 +16,7 @@ mod install;
 mod ledger;
 mod location;
 mod mcp;
+mod remote;
 mod side;
 mod sys;
 mod tmux;

@@ -72,6 +72,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
         AgentAction::Send {
             name,
             msg,
+            project,
             permission_mode,
             json,
         } => {
@@ -80,7 +81,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
                 tmux,
                 &name,
                 &text,
-                &ask::caller_project(None)?,
+                &ask::caller_project(project.as_deref())?,
                 permission_mode.as_deref(),
             )?;
             super::out_json_or_line(json, &sent, |s| {

@@ -1,89 +1,130 @@
-//! `--host`: which commands reach a tmux server on another machine, and the client for it.
+//! `--host`: which commands reach a tmux server on another machine, and how.
 //!
 //! Owns: the host default (`--host`, else `$TMUXMATE_HOST`; an empty `--host ''` means
-//! this machine), the table of commands that work remotely, and the refusal for the
-//! others. Invariants: a command that needs this machine's `/proc`, files or terminal
-//! never silently runs against a remote server: with an explicit `--host` it is refused
-//! (the hook fails soft instead), and `$TMUXMATE_HOST` only applies to commands that
-//! work remotely. Remote commands use tmux only (no tmuxmate on the host).
+//! this machine), the table of commands that work remotely and their route, and the
+//! refusal for the others. Routes: plain tmux over ssh (list, send, paste, keys,
+//! capture, split, new-window, swap, run, kill: nothing needed on the host but tmux), the
+//! tmuxmate installed on the host (`tmuxmate remote install HOST`; watch, agent but
+//! attach, side status/history), and for `capture`/`send` one remote call when they can
+//! (`capture -t %N`: one tmux command list; `send -t TEXT`: the host's tmuxmate when it
+//! has one), else the several-call path over plain tmux. Invariants: a command that needs
+//! this machine's `/proc`, files or terminal never silently runs against a remote
+//! server: with an explicit `--host` it is refused (the hook fails soft instead), and
+//! `$TMUXMATE_HOST` only applies to commands that work remotely.
 
 use crate::cli::{AgentAction, Command, SideAction, WatchAction};
 use crate::error::CliError;
+use crate::remote::call::{NEEDS_TMUXMATE, PLAIN_TMUX};
 use crate::tmux::remote::Remote;
 use crate::tmux::{Socket, Tmux};
 
-/// Why a command cannot run against a remote server (None: it can).
-fn local_only(cmd: &Command) -> Option<&'static str> {
+/// How a command reaches another host.
+enum Way {
+    /// tmux over ssh, nothing else on the host.
+    Tmux,
+    /// The tmuxmate on the host, when it has one; else tmux over ssh.
+    Either,
+    /// The tmuxmate on the host.
+    Tmuxmate,
+    /// Not at all (why).
+    No(&'static str),
+}
+
+fn way(cmd: &Command) -> Way {
     match cmd {
         Command::List { .. }
-        | Command::Send(_)
         | Command::Paste(_)
         | Command::Keys(_)
-        | Command::Capture(_)
         | Command::Split(_)
         | Command::NewWindow(_)
         | Command::Swap(_)
         | Command::Run(_)
-        | Command::Kill(_) => None,
-        Command::Where { .. } | Command::Turn { .. } | Command::Hook { .. } => Some(
+        | Command::Kill(_) => Way::Tmux,
+        Command::Send(_) | Command::Capture(_) => Way::Either,
+        Command::Where { .. } | Command::Turn { .. } | Command::Hook { .. } => Way::No(
             "it reads the calling process's own terminal, which is on this machine, never in a pane on another host",
         ),
-        Command::Watch { action } => Some(match action {
-            WatchAction::Start(_) => {
-                "watch jobs are kept by a poller that runs next to the tmux server and records results in this machine's state directory; a remote watch needs that poller on the host (not built yet)"
-            }
-            _ => "watch jobs live on the machine whose tmux runs them",
-        }),
-        Command::Agent { action } => Some(match action {
-            AgentAction::Attach { .. } => "attaching needs a terminal on the host",
-            _ => {
-                "managed agents are launched from this machine's files (exec spec, project directory) and their replies read from transcripts on the machine that runs them"
-            }
-        }),
-        Command::Side { action } => Some(match action {
-            SideAction::Status { .. } | SideAction::History { .. } => {
-                "the digest and history are read from the agent's transcript file, which is on the host, not here"
-            }
-            _ => "the side chat runs next to the agent it talks about",
-        }),
-        Command::Digest { .. } => Some("transcripts are files on the machine that runs the agent"),
-        Command::Snapshots(_) => {
-            Some("snapshots are stored on this machine; list them without --host")
+        Command::Watch { action } => match action {
+            WatchAction::Start(_)
+            | WatchAction::List { .. }
+            | WatchAction::Show { .. }
+            | WatchAction::Stop { .. }
+            | WatchAction::Reattach => Way::Tmuxmate,
+            _ => Way::No("it is the watch machinery's own step on the machine that runs the job"),
+        },
+        Command::Agent { action } => match action {
+            AgentAction::Attach { .. } => Way::No(
+                "attaching needs a terminal on the host; use `ssh -t HOST tmux attach -t NAME`",
+            ),
+            AgentAction::Exec { .. } => Way::No("it runs inside the agent's own pane"),
+            _ => Way::Tmuxmate,
+        },
+        Command::Side { action } => match action {
+            SideAction::Status { .. } | SideAction::History { .. } => Way::Tmuxmate,
+            _ => Way::No("the side chat runs next to the agent it talks about"),
+        },
+        Command::Digest { .. } => {
+            Way::No("transcripts are files on the machine that runs the agent")
         }
-        Command::Demo { .. } => Some("the demo starts a private server on this machine"),
-        Command::Init { .. } => Some("the snippet is for this machine's tmux.conf"),
-        Command::Mcp => Some(
+        Command::Snapshots(_) => {
+            Way::No("snapshots are stored on this machine; list them without --host")
+        }
+        Command::Demo { .. } => Way::No("the demo starts a private server on this machine"),
+        Command::Init { .. } => Way::No("the snippet is for this machine's tmux.conf"),
+        Command::Mcp => Way::No(
             "the MCP server also serves this machine's watch jobs, agents and side chat; run it without --host",
         ),
+        Command::Remote { .. } => {
+            Way::No("`remote install` takes the host as its argument: tmuxmate remote install HOST")
+        }
         Command::Install(_)
         | Command::Uninstall(_)
         | Command::Doctor { .. }
         | Command::Completions { .. }
-        | Command::Man => Some("it configures and checks tmuxmate on this machine"),
+        | Command::Man => Way::No("it configures and checks tmuxmate on this machine"),
     }
 }
 
-/// The host this invocation talks to, if any (`Ok(None)`: this machine).
-pub fn selected(cli_host: Option<&str>, cmd: &Command) -> Result<Option<String>, CliError> {
-    match cli_host {
-        Some("") => Ok(None),
+/// Where this invocation runs.
+pub enum Route {
+    /// This machine.
+    Here,
+    /// tmux on the host over ssh.
+    Tmux(String),
+    /// The host's tmuxmate if it has one, else tmux on the host.
+    Either(String),
+    /// The host's tmuxmate.
+    Tmuxmate(String),
+}
+
+/// The route of this invocation.
+pub fn route(cli_host: Option<&str>, cmd: &Command) -> Result<Route, CliError> {
+    let host = match cli_host {
+        Some("") => return Ok(Route::Here),
         Some(h) => {
-            if let Some(why) = local_only(cmd) {
+            if let Way::No(why) = way(cmd) {
                 return Err(CliError::usage(format!(
                     "refused: this command does not work with --host ({why}); run it without --host, \
-                     or on the host itself (`ssh {h} tmuxmate ...`). With --host: list, send, paste, \
-                     keys, capture, split, new-window, swap, run, kill"
+                     or on the host itself (`ssh {h} tmuxmate ...`). With --host: {PLAIN_TMUX} \
+                     (plain tmux on the host), and {NEEDS_TMUXMATE} (after `tmuxmate remote install {h}`)"
                 )));
             }
-            Ok(Some(h.to_string()))
+            h.to_string()
         }
-        None => {
-            let env = std::env::var("TMUXMATE_HOST")
-                .ok()
-                .filter(|h| !h.is_empty());
-            Ok(env.filter(|_| local_only(cmd).is_none()))
-        }
-    }
+        None => match std::env::var("TMUXMATE_HOST")
+            .ok()
+            .filter(|h| !h.is_empty())
+        {
+            Some(h) if !matches!(way(cmd), Way::No(_)) => h,
+            _ => return Ok(Route::Here),
+        },
+    };
+    Ok(match way(cmd) {
+        Way::Tmux => Route::Tmux(host),
+        Way::Either => Route::Either(host),
+        Way::Tmuxmate => Route::Tmuxmate(host),
+        Way::No(_) => Route::Here,
+    })
 }
 
 /// The client for `host`'s server, after checking its tmux (cached for a while).

@@ -87,9 +87,21 @@ pub fn dispatch(cli: Cli) -> CliResult {
         );
         return Ok(());
     }
-    let tmux = match host::selected(cli.host.as_deref(), &cli.command)? {
-        Some(h) => host::client(&h, cli.socket.as_deref(), cli.socket_path.as_deref())?,
-        None => tmux_for(cli.socket.as_deref(), cli.socket_path.as_deref()),
+    let (sock, path) = (cli.socket.as_deref(), cli.socket_path.as_deref());
+    let tmux = match host::route(cli.host.as_deref(), &cli.command)? {
+        host::Route::Here => tmux_for(sock, path),
+        host::Route::Tmux(h) => host::client(&h, sock, path)?,
+        host::Route::Either(h) => {
+            let remote_socket = Socket::resolve_remote(sock, path);
+            if crate::remote::forward::fast(&h, &remote_socket, &cli.command)? {
+                return Ok(());
+            }
+            host::client(&h, sock, path)?
+        }
+        host::Route::Tmuxmate(h) => {
+            let remote_socket = Socket::resolve_remote(sock, path);
+            return crate::remote::forward::run(&h, remote_socket, cli.command);
+        }
     };
     match cli.command {
         Command::Where { json } => where_::run(&tmux, json),
@@ -130,5 +142,18 @@ pub fn dispatch(cli: Cli) -> CliResult {
         Command::Completions { shell } => install::completions(shell),
         Command::Man => install::man(),
         Command::Mcp => crate::mcp::serve(&tmux),
+        Command::Remote { action } => remote_action(&tmux, action),
+    }
+}
+
+fn remote_action(tmux: &Tmux, action: crate::cli::RemoteAction) -> CliResult {
+    use crate::cli::RemoteAction;
+    use crate::remote::{install, served};
+    match action {
+        RemoteAction::Install { machine, json } => install::install(&machine, json),
+        RemoteAction::Id => served::id(),
+        RemoteAction::WatchStart { collector, args } => served::watch_start(tmux, &collector, args),
+        RemoteAction::Results { collector, jobs } => served::results(&collector, &jobs),
+        RemoteAction::Ack { collector, keys } => served::ack(&collector, &keys),
     }
 }

@@ -303,7 +303,7 @@ pub fn record(
     record_always(pane_id, target, text, truncated).map(Some)
 }
 
-fn record_always(
+pub fn record_always(
     pane_id: &str,
     target: &str,
     text: &str,

@@ -274,32 +274,11 @@ impl Tmux {
             return self.finish(&argv, self.spawn(args, &argv, input, self.timeout)?, true);
         };
         // A remote call holds a session slot (and, cold, the right to connect) while ssh
-        // runs. A call that found the master gone before its command started is made once
-        // more: its second `prepare` finds no master and reconnects (`remote::fell_back`).
-        let mut again = true;
-        loop {
-            let held = r.prepare(self.timeout)?;
-            let connects = held.connects();
-            let timeout = if connects {
-                self.timeout.max(remote::CONNECT_BUDGET)
-            } else {
-                self.timeout
-            };
-            let out = self.spawn(args, &self.argv_connecting(args, connects), input, timeout)?;
-            drop(held);
-            if again
-                && !connects
-                && out.status.code() == Some(255)
-                && remote::fell_back(&String::from_utf8_lossy(&out.stderr)) == Some(true)
-            {
-                again = false;
-                // A master that failed a hello is going away: give its socket a moment to
-                // stop answering, so the second `prepare` sees it cold and reconnects.
-                r.wait_master_gone(remote::DYING_MASTER);
-                continue;
-            }
-            return self.finish(&argv, out, connects);
-        }
+        // runs, and is made once more when its master was gone (`Remote::with_master`).
+        let (out, connects) = r.with_master(self.timeout, |connects, timeout| {
+            self.spawn(args, &self.argv_connecting(args, connects), input, timeout)
+        })?;
+        self.finish(&argv, out, connects)
     }
 
     /// Run `argv` (the call `args`) once under `timeout`.

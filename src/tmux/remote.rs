@@ -46,6 +46,7 @@ use std::time::{Duration, Instant};
 use nix::fcntl::{Flock, FlockArg};
 
 use super::error::{SshFailure, TmuxError};
+use crate::sys::process::Finished;
 
 /// Sessions one process tree may keep open on a master at once (sshd's default
 /// MaxSessions is 10; two are left for the person's own use of the same master).
@@ -344,6 +345,78 @@ impl Remote {
             }
             std::thread::sleep(Duration::from_millis(3));
         }
+    }
+
+    /// Make one call over this host's master: take a slot (and, cold, the right to
+    /// connect) with [`prepare`](Self::prepare), run `attempt(connects, timeout)` (the
+    /// ssh process), and make it once more when ssh's stderr shows the command never
+    /// reached the master ([`fell_back`]). Returns the output and whether the last
+    /// attempt was allowed to connect (for [`classify_call`]).
+    pub fn with_master(
+        &self,
+        timeout: Duration,
+        mut attempt: impl FnMut(bool, Duration) -> Result<Finished, TmuxError>,
+    ) -> Result<(Finished, bool), TmuxError> {
+        let mut again = true;
+        loop {
+            let held = self.prepare(timeout)?;
+            let connects = held.connects();
+            let budget = if connects {
+                timeout.max(CONNECT_BUDGET)
+            } else {
+                timeout
+            };
+            let out = attempt(connects, budget)?;
+            drop(held);
+            if again
+                && !connects
+                && out.status.code() == Some(255)
+                && fell_back(&String::from_utf8_lossy(&out.stderr)) == Some(true)
+            {
+                again = false;
+                // A master that failed a hello is going away: give its socket a moment to
+                // stop answering, so the second `prepare` sees it cold and reconnects.
+                self.wait_master_gone(DYING_MASTER);
+                continue;
+            }
+            return Ok((out, connects));
+        }
+    }
+
+    /// Run one remote shell `line` of ours (every runtime word already quoted with
+    /// [`crate::sys::shell`]) over the master, `input` on its stdin. An ssh failure
+    /// (exit 255) is the typed [`TmuxError::Ssh`]; any other exit is the caller's to read.
+    pub fn run_line(
+        &self,
+        line: &str,
+        input: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<Finished, TmuxError> {
+        let (out, connects) = self.with_master(timeout, |connects, budget| {
+            let argv = self.ssh_argv(line.to_string(), connects);
+            let mut cmd = crate::sys::process::command(&argv[0]);
+            cmd.args(&argv[1..]);
+            crate::sys::process::run(cmd, input, budget).map_err(|e| match e {
+                crate::sys::process::Failure::TimedOut => TmuxError::Timeout {
+                    argv: argv.clone(),
+                    after: budget,
+                },
+                e => TmuxError::Spawn {
+                    argv: argv.clone(),
+                    reason: e.to_string(),
+                },
+            })
+        })?;
+        if out.status.code() == Some(255) {
+            let stderr = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
+            return Err(TmuxError::Ssh {
+                host: self.host.to_string(),
+                ssh: self.host.ssh_hint(),
+                kind: classify_call(&stderr, connects),
+                stderr,
+            });
+        }
+        Ok(out)
     }
 
     /// Run `f` holding this host's lock `name` (others with the same name wait): one

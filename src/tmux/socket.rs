@@ -32,7 +32,7 @@ impl Socket {
         }
     }
 
-    pub(super) fn args(&self) -> Vec<String> {
+    pub fn args(&self) -> Vec<String> {
         match self {
             Socket::Name(n) => vec!["-L".into(), n.clone()],
             Socket::Path(p) => vec!["-S".into(), p.to_string_lossy().into_owned()],

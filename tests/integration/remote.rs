@@ -67,18 +67,6 @@ fn err(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// The remote login's home: where a stray remote shell command would have run.
-fn remote_home() -> std::path::PathBuf {
-    let uid = nix_uid().to_string();
-    std::fs::read_to_string("/etc/passwd")
-        .unwrap_or_default()
-        .lines()
-        .map(|l| l.split(':').collect::<Vec<_>>())
-        .find(|f| f.len() > 5 && f[2] == uid)
-        .map(|f| std::path::PathBuf::from(f[5]))
-        .unwrap_or_else(|| "/".into())
-}
-
 #[test]
 fn control_commands_work_through_ssh_over_one_connection() {
     let r = rig!();
@@ -204,7 +192,7 @@ fn control_commands_work_through_ssh_over_one_connection() {
 
     alive(&r.s);
     nothing_ran(&r.s);
-    assert!(!remote_home().join("NEVER").exists());
+    assert!(!r.d.remote_home().join("NEVER").exists());
     // Every call above went over the one master connection.
     assert_eq!(r.d.connections() - before, 1, "connections opened");
 }
@@ -269,7 +257,7 @@ fn remote_run_reports_exit_status_and_exact_output() {
     let bufs = r.s.tmux(&["list-buffers", "-F", "#{buffer_name}"]);
     assert!(!bufs.contains("tmuxmate-r"), "{bufs}");
     nothing_ran(&r.s);
-    assert!(!remote_home().join("NEVER").exists());
+    assert!(!r.d.remote_home().join("NEVER").exists());
 }
 
 #[test]
@@ -320,7 +308,7 @@ fn hostile_names_arrive_exactly_on_the_remote_server() {
     assert_eq!(out.status.code(), Some(2), "{}", err(&out));
     assert_eq!(r.s.tmux(&["list-windows", "-a"]).lines().count(), n);
     nothing_ran(&r.s);
-    assert!(!remote_home().join("NEVER").exists());
+    assert!(!r.d.remote_home().join("NEVER").exists());
 }
 
 #[test]
@@ -403,16 +391,17 @@ fn refusals_name_the_host_and_say_what_to_do() {
 
     // Commands that need this machine refuse --host and say which ones work.
     for args in [
-        vec!["watch", "list"],
-        vec!["agent", "list"],
-        vec!["side", "status", "-t", "%0"],
         vec!["where"],
+        vec!["digest", "show", "-t", "%0"],
+        vec!["agent", "attach", "x"],
     ] {
         let out = r.run(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let e = err(&out);
         assert!(
-            e.contains("does not work with --host") && e.contains("capture"),
+            e.contains("does not work with --host")
+                && e.contains("capture")
+                && e.contains("remote install"),
             "{e}"
         );
     }
@@ -626,4 +615,612 @@ fn a_master_lost_before_the_session_starts_opens_no_second_connection() {
     assert_eq!(h.join().unwrap(), 1);
     ok(r.run(&["list"]));
     assert_eq!(r.d.connections() - before, 1, "one reconnection: {}", log());
+}
+
+/// tmuxmate's place on the rig's remote login.
+fn installed_at(r: &Rig) -> std::path::PathBuf {
+    r.d.remote_home().join(".local/share/tmuxmate/bin/tmuxmate")
+}
+
+/// `tmuxmate remote install <the rig's host>`.
+fn install(r: &Rig) -> Output {
+    let mut c = r.bare();
+    c.args(["remote", "install", &r.d.host()]);
+    c.output().unwrap()
+}
+
+/// Files left in the remote tmuxmate directory (temp files of a failed copy included).
+fn remote_bin_files(r: &Rig) -> Vec<String> {
+    std::fs::read_dir(installed_at(r).parent().unwrap())
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A local `turn` for `agent` against the test server (this machine's per-turn call).
+fn turn(r: &Rig, agent: &str) -> Output {
+    let mut c = r.bare();
+    c.env("TMUXMATE_REMOTE_RETRY_MS", "0")
+        .args(["-S"])
+        .arg(r.s.socket_path())
+        .args(["turn", "--agent", agent]);
+    c.output().unwrap()
+}
+
+/// The remote tmuxmate's state dir (the remote login's default: apart from ours).
+fn remote_state(r: &Rig) -> std::path::PathBuf {
+    r.d.remote_home().join(".local/state/tmuxmate")
+}
+
+#[test]
+fn remote_install_checks_the_architecture_copies_once_and_says_so() {
+    let r = rig!();
+    let before = r.d.connections();
+    ok(turn(&r, "nobody"));
+    // Without tmuxmate on the host: what needs it is refused, naming what still works.
+    for args in [
+        vec!["watch", "list"],
+        vec!["agent", "list"],
+        vec!["side", "status", "-t", "%0"],
+        vec!["watch", "start", "--notify", "nobody", "--", "true"],
+    ] {
+        let out = r.run(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let e = err(&out);
+        assert!(
+            e.contains(&format!("tmuxmate remote install {}", r.d.host()))
+                && e.contains(
+                    "list, send, paste, keys, capture, split, new-window, swap, run, kill"
+                ),
+            "{args:?}: {e}"
+        );
+    }
+    // A host of another architecture (a fake uname first on its PATH): refused, nothing copied.
+    let other = if std::env::consts::ARCH == "aarch64" {
+        "riscv64"
+    } else {
+        "aarch64"
+    };
+    let uname = r.d.remote_bin().join("uname");
+    std::fs::write(
+        &uname,
+        format!("#!/bin/sh\ncase \"$1\" in -s) echo Linux ;; -m) echo {other} ;; *) echo Linux ;; esac\n"),
+    )
+    .unwrap();
+    Command::new("chmod")
+        .arg("755")
+        .arg(&uname)
+        .status()
+        .unwrap();
+    let e = err(&install(&r));
+    assert!(
+        e.contains("refused")
+            && e.contains(other)
+            && e.contains(std::env::consts::ARCH)
+            && e.contains("nothing was copied"),
+        "{e}"
+    );
+    assert!(!installed_at(&r).exists());
+    assert!(
+        remote_bin_files(&r).is_empty(),
+        "{:?}",
+        remote_bin_files(&r)
+    );
+    // Another system: refused too.
+    std::fs::write(
+        &uname,
+        "#!/bin/sh\ncase \"$1\" in -s) echo Darwin ;; *) echo arm64 ;; esac\n",
+    )
+    .unwrap();
+    let e = err(&install(&r));
+    assert!(e.contains("refused") && e.contains("Darwin"), "{e}");
+    std::fs::remove_file(&uname).unwrap();
+
+    // The real install: the same bytes, 0755, and it says so.
+    let t = ok(install(&r));
+    assert!(
+        t.contains("installed tmuxmate") && t.contains(&r.d.host()),
+        "{t}"
+    );
+    let there = std::fs::read(installed_at(&r)).unwrap();
+    assert!(there == std::fs::read(BIN).unwrap(), "the copy differs");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(installed_at(&r))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o755);
+    assert_eq!(
+        remote_bin_files(&r),
+        vec!["tmuxmate".to_string()],
+        "no temp file left"
+    );
+    // A second install of the same binary copies nothing.
+    let mut c = r.bare();
+    c.args(["remote", "install", &r.d.host(), "--json"]);
+    let j: serde_json::Value = serde_json::from_str(&ok(c.output().unwrap())).unwrap();
+    assert_eq!(j["alreadyInstalled"], true, "{j}");
+    assert_eq!(j["installed"], false, "{j}");
+    assert_eq!(
+        r.d.connections() - before,
+        1,
+        "every call of this test shares one connection"
+    );
+    // And what needed it works now.
+    let j = r.json(&["watch", "list", "--json"]);
+    assert!(j.as_array().is_some_and(|a| a.is_empty()), "{j}");
+    // `remote install` takes the host as its argument, never --host.
+    let out = r.run(&["remote", "install", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    nothing_ran(&r.s);
+}
+
+#[test]
+fn a_remote_watch_result_reaches_the_local_turn_exactly_once() {
+    let r = rig!();
+    ok(install(&r));
+    // A local agent (known from its per-turn call).
+    ok(turn(&r, "agent-a"));
+    let words: Vec<String> = corpus().into_iter().filter(|w| w.len() < 60).collect();
+    let mut args = vec![
+        "watch", "start", "--notify", "agent-a", "--json", "--", "printf", "[%s]\\n",
+    ];
+    args.extend(words.iter().map(String::as_str));
+    let j = r.json(&args);
+    let job = j["jobId"].as_str().unwrap().to_string();
+    assert_eq!(j["host"], r.d.host().as_str(), "{j}");
+    // The job lives on the host: its state is in the remote tmuxmate's state dir and the
+    // remote server's pane option, not in this machine's jobs.
+    let pane = j["paneId"].as_str().unwrap().to_string();
+    assert!(
+        !r.s.state
+            .join("jobs/active")
+            .join(format!("{job}.json"))
+            .exists()
+    );
+    wait_until("the remote job to end", Duration::from_secs(30), || {
+        remote_state(&r)
+            .join("jobs/done")
+            .join(format!("{job}.json"))
+            .exists()
+            .then_some(())
+    });
+    let opt = fmt_of(&r.s, &pane, "#{@tmuxmate-job}");
+    assert!(opt.contains(&job), "{opt}");
+    // watch show over --host: the host's view, JSON as is.
+    let shown = r.json(&["watch", "show", &job, "--json"]);
+    assert_eq!(shown["jobId"], job.as_str(), "{shown}");
+    // The next local turn gets it, once; later turns do not.
+    let got = ok(turn(&r, "agent-a"));
+    assert!(
+        got.contains(&format!("[host {}]", r.d.host())) && got.contains(&job),
+        "{got}"
+    );
+    for w in &words {
+        assert!(got.contains(&format!("[{w}]")), "{w:?} missing from {got}");
+    }
+    let s0 = sessions(&r);
+    for _ in 0..3 {
+        let again = ok(turn(&r, "agent-a"));
+        assert!(!again.contains(&job), "delivered twice: {again}");
+    }
+    assert_eq!(
+        sessions(&r),
+        s0,
+        "turns with no remote job make no ssh call"
+    );
+    // Acknowledged on the host, and the local record is gone (turns need no ssh now).
+    let left: Vec<_> = std::fs::read_dir(r.s.state.join("remote/watches"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // A job stopped on the host has no result to come: the next turn drops its record.
+    let j = r.json(&[
+        "watch", "start", "--notify", "agent-a", "--json", "--", "sleep", "60",
+    ]);
+    let stopped = j["jobId"].as_str().unwrap().to_string();
+    ok(r.run(&["watch", "stop", &stopped]));
+    let t = ok(turn(&r, "agent-a"));
+    assert!(!t.contains(&stopped), "{t}");
+    let left = std::fs::read_dir(r.s.state.join("remote/watches"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .count();
+    assert_eq!(left, 0, "the stopped job's record stays");
+    // A job this machine cannot record is taken back on the host (nothing would ever
+    // fetch its result): the start fails saying so.
+    let watches = r.s.state.join("remote/watches");
+    std::fs::remove_dir_all(&watches).unwrap();
+    std::fs::write(&watches, "not a directory").unwrap();
+    let out = r.run(&[
+        "watch", "start", "--notify", "agent-a", "--json", "--", "sleep", "30",
+    ]);
+    let e = String::from_utf8_lossy(&out.stdout).into_owned() + &err(&out);
+    assert!(e.contains("record the remote watch job"), "{e}");
+    let jobs = r.json(&["watch", "list", "--json"]);
+    let sleeping: Vec<_> = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| {
+            j["command"]
+                .as_str()
+                .is_some_and(|c| c.contains("sleep") && c.contains("30"))
+        })
+        .collect();
+    assert_eq!(sleeping.len(), 1, "{jobs}");
+    assert_eq!(sleeping[0]["status"], "stopped", "{jobs}");
+    let gone = sleeping[0]["paneId"].as_str().unwrap().to_string();
+    let panes = r.s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]);
+    assert!(
+        !panes.lines().any(|l| l == gone),
+        "the job's window stays: {panes}"
+    );
+    nothing_ran(&r.s);
+    assert!(!r.d.remote_home().join("NEVER").exists());
+}
+
+#[test]
+fn a_master_killed_mid_watch_still_delivers_the_result_once() {
+    let r = rig!();
+    ok(install(&r));
+    ok(turn(&r, "agent-b"));
+    let go = r.s.dir.join("GO");
+    let script = format!(
+        "while [ ! -e '{}' ]; do sleep 0.1; done; echo after-the-drop",
+        go.display()
+    );
+    let j = r.json(&[
+        "watch", "start", "--notify", "agent-b", "--json", "--", &script,
+    ]);
+    let job = j["jobId"].as_str().unwrap().to_string();
+    // A turn while the job runs: nothing yet, and the record stays.
+    let t = ok(turn(&r, "agent-b"));
+    assert!(!t.contains(&job), "{t}");
+    let masters = r.d.masters();
+    assert_eq!(masters.len(), 1, "{masters:?}");
+    let pid = r.d.master_pid(&masters[0]).expect("a live master");
+    Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    std::fs::write(&go, "").unwrap();
+    wait_until("the remote job to end", Duration::from_secs(30), || {
+        remote_state(&r)
+            .join("jobs/done")
+            .join(format!("{job}.json"))
+            .exists()
+            .then_some(())
+    });
+    // The connection fails for a turn (a key the host refuses): the turn fails soft.
+    let stranger =
+        r.d.write_config("stranger_config", "stranger_key", "known_hosts");
+    let mut c = r.bare();
+    c.env("TMUXMATE_SSH_CONFIG", &stranger)
+        .env("TMUXMATE_REMOTE_RETRY_MS", "0")
+        .arg("-S")
+        .arg(r.s.socket_path())
+        .args(["turn", "--agent", "agent-b"]);
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(&job));
+    let log = std::fs::read_to_string(r.s.state.join("log")).unwrap_or_default();
+    assert!(log.contains("remote results from host"), "{log}");
+    // Back: the next turn reconnects and gets it, once.
+    let before = r.d.connections();
+    let got = ok(turn(&r, "agent-b"));
+    assert!(
+        got.contains(&job) && got.contains("after-the-drop"),
+        "{got}"
+    );
+    for _ in 0..3 {
+        assert!(!ok(turn(&r, "agent-b")).contains(&job));
+    }
+    assert_eq!(r.d.connections() - before, 1, "one reconnection");
+}
+
+#[test]
+fn agent_and_side_over_host_answer_as_they_do_on_the_host() {
+    let r = rig!();
+    ok(install(&r));
+    // The same answer as the host's own tmuxmate gives: stdout and exit status.
+    let local = |args: &[&str]| {
+        let mut c = Command::new(installed_at(&r));
+        c.env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", r.d.remote_home())
+            .env("LANG", "C.UTF-8")
+            .arg("-S")
+            .arg(r.s.socket_path())
+            .args(args)
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    let shell = r.s.window("sh", "sh");
+    let proj = r.s.dir.join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let proj = proj.to_string_lossy().into_owned();
+    for args in [
+        vec!["agent", "list", "--json"],
+        vec!["agent", "name", "claude", "--project", proj.as_str()],
+        vec!["side", "status", "-t", shell.as_str(), "--json"],
+        vec!["side", "history", "-t", shell.as_str(), "--json"],
+        vec!["agent", "reply", "no-such-session", "--json"],
+        vec!["agent", "stop", "no-such-session"],
+        vec!["watch", "show", "wnosuchjob"],
+    ] {
+        let there = local(&args);
+        let here = r.run(&args);
+        assert_eq!(
+            here.status.code(),
+            there.status.code(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&here.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&here.stdout),
+            String::from_utf8_lossy(&there.stdout),
+            "{args:?}"
+        );
+    }
+    // A path on the host must be given: this machine's directory means nothing there.
+    for args in [
+        vec!["agent", "start", "claude"],
+        vec!["agent", "ask", "codex", "--message", "hi"],
+    ] {
+        let out = r.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(err(&out).contains("--project"), "{args:?}");
+    }
+    // Hostile names and texts through the forwarded commands: the same refusal or
+    // answer on both sides, nothing run, the server alive.
+    for w in corpus() {
+        for args in [
+            vec![
+                "agent",
+                "send",
+                w.as_str(),
+                "--project",
+                "/",
+                "--message",
+                w.as_str(),
+            ],
+            vec!["agent", "reply", w.as_str()],
+            vec!["agent", "reply", "--json", "--", w.as_str()],
+            vec!["watch", "show", "--", w.as_str()],
+            vec![
+                "side",
+                "history",
+                "-t",
+                shell.as_str(),
+                "--contains",
+                w.as_str(),
+            ],
+        ] {
+            let there = local(&args);
+            let here = r.run(&args);
+            assert_eq!(
+                here.status.code(),
+                there.status.code(),
+                "{args:?}: {}{} / {}{}",
+                String::from_utf8_lossy(&here.stdout),
+                String::from_utf8_lossy(&here.stderr),
+                String::from_utf8_lossy(&there.stdout),
+                String::from_utf8_lossy(&there.stderr)
+            );
+            assert_eq!(here.stdout, there.stdout, "{args:?}");
+        }
+    }
+    // Bulk text goes over stdin (a 200 KB message from a local file reaches the host's
+    // refusal intact: it names its size).
+    let big = r.s.dir.join("big.txt");
+    std::fs::write(&big, "x".repeat(200_000)).unwrap();
+    let send = [
+        "agent",
+        "send",
+        "no-such-session",
+        "--project",
+        "/",
+        "--file",
+        big.to_str().unwrap(),
+    ];
+    let here = r.run(&send);
+    let there = local(&send);
+    assert_eq!(here.status.code(), there.status.code());
+    alive(&r.s);
+    nothing_ran(&r.s);
+    assert!(!r.d.remote_home().join("NEVER").exists());
+}
+
+/// sshd's count of sessions (one per remote command over the master).
+fn sessions(r: &Rig) -> usize {
+    std::fs::read_to_string(&r.d.log)
+        .unwrap_or_default()
+        .matches("Starting session")
+        .count()
+}
+
+#[test]
+fn capture_and_send_are_one_remote_call() {
+    let r = rig!();
+    let rec = r.s.recorder_pane("rec");
+    let shell = r.s.window("sh", "sh");
+    r.s.tmux(&[
+        "send-keys",
+        "-t",
+        &shell,
+        "-l",
+        "printf '%s\\n' 'fast-42' \"x;y\" '#{pane_id}' '日本'",
+    ]);
+    r.s.tmux(&["send-keys", "-t", &shell, "Enter"]);
+    ok(r.run(&["list"]));
+    // capture -t %N: one tmux command list, nothing needed on the host but tmux.
+    let fast = wait_until("the printf", Duration::from_secs(10), || {
+        let c = r.json(&["capture", "-t", &shell, "--json"]);
+        c["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("fast-42\nx;y\n#{pane_id}\n日本"))
+            .then_some(c)
+    });
+    let s0 = sessions(&r);
+    let again = r.json(&["capture", "-t", &shell, "--json"]);
+    assert_eq!(sessions(&r) - s0, 1, "capture: one remote call");
+    // The same answer as the several-call path (a session:window.pane target takes it).
+    let named = fmt_of(
+        &r.s,
+        &shell,
+        "#{session_name}:#{window_index}.#{pane_index}",
+    );
+    let slow = r.json(&["capture", "-t", &named, "--json"]);
+    assert_eq!(again, slow);
+    assert_eq!(fast["target"], named.as_str());
+    for args in [
+        vec!["--lines", "3"],
+        vec!["--all", "--max-bytes", "20"],
+        vec!["--join"],
+    ] {
+        let mut f = vec!["capture", "-t", &shell, "--json"];
+        f.extend(args.iter().copied());
+        let mut n = vec!["capture", "-t", named.as_str(), "--json"];
+        n.extend(args.iter().copied());
+        assert_eq!(r.json(&f), r.json(&n), "{args:?}");
+    }
+    // Its snapshot is stored here, as for any capture.
+    let stored = || {
+        let mut c = r.bare();
+        c.args(["snapshots", "--json", "--limit", "1000"]);
+        let v: serde_json::Value = serde_json::from_str(&ok(c.output().unwrap())).unwrap();
+        v.as_array()
+            .map(|a| a.len())
+            .unwrap_or_else(|| panic!("{v}"))
+    };
+    let n = stored();
+    ok(r.run(&["capture", "-t", &shell]));
+    assert_eq!(stored(), n + 1, "the capture's snapshot");
+    // No such pane: the usual error.
+    let e = err(&r.run(&["capture", "-t", "%999"]));
+    assert!(e.contains("%999"), "{e}");
+
+    // send -t: plain tmux without tmuxmate there (after one call that finds it missing),
+    // one call to the host's tmuxmate after `remote install`.
+    ok(r.run(&["send", "-t", &rec.pane, "--", "a;b"]));
+    rec.expect(b"a;b");
+    ok(install(&r));
+    let s0 = sessions(&r);
+    ok(r.run(&[
+        "send",
+        "-t",
+        &rec.pane,
+        "--",
+        "$(touch NEVER) 'q' #{pane_id}",
+    ]));
+    rec.expect(b"a;b$(touch NEVER) 'q' #{pane_id}");
+    assert_eq!(sessions(&r) - s0, 1, "send: one remote call");
+    let s0 = sessions(&r);
+    ok(r.run(&["send", "-t", &rec.pane, "--enter", "--", "-dash"]));
+    rec.expect(b"a;b$(touch NEVER) 'q' #{pane_id}-dash\r");
+    assert_eq!(sessions(&r) - s0, 1);
+    nothing_ran(&r.s);
+    assert!(!r.d.remote_home().join("NEVER").exists());
+}
+
+#[test]
+fn a_managed_agent_on_the_host_is_started_asked_and_stopped_over_host() {
+    let r = rig!();
+    ok(install(&r));
+    // A stand-in Claude first on the host's PATH, a project (a git checkout) there.
+    std::fs::copy(
+        crate::bridge::standin_bin(),
+        r.d.remote_bin().join("claude"),
+    )
+    .unwrap();
+    let proj = r.s.dir.join("remote-proj");
+    std::fs::create_dir_all(proj.join(".git")).unwrap();
+    std::fs::write(proj.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let p = proj.to_string_lossy().into_owned();
+    let st = r.json(&["agent", "start", "claude", "--project", &p, "--json"]);
+    let name = st["name"].as_str().unwrap().to_string();
+    let listed = r.json(&["agent", "list", "--json"]);
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["name"] == name.as_str()),
+        "{listed}"
+    );
+    // A message with shell and tmux syntax in it, byte-exact; the reply as the host reads it.
+    let msg = "hello host; $(touch NEVER) #{pane_id} 'q' 日本";
+    let reply = r.json(&[
+        "agent",
+        "ask",
+        &name,
+        "--project",
+        &p,
+        "--message",
+        msg,
+        "--timeout",
+        "60s",
+        "--json",
+    ]);
+    // (The stand-in replies with the prompt's first 40 characters; it records it whole.)
+    let head: String = msg.chars().take(40).collect();
+    assert_eq!(
+        reply["text"],
+        format!("stand-in reply to: {head}").as_str(),
+        "{reply}"
+    );
+    let prompts = || -> Vec<String> {
+        std::fs::read_to_string(r.d.dir.join("standin/prompts"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    assert_eq!(prompts().last().map(String::as_str), Some(msg));
+    // A message from a local file goes over stdin.
+    let f = r.s.dir.join("msg.txt");
+    std::fs::write(&f, "from a file\nwith two lines").unwrap();
+    ok(r.run(&[
+        "agent",
+        "send",
+        &name,
+        "--project",
+        &p,
+        "--file",
+        f.to_str().unwrap(),
+    ]));
+    ok(r.run(&["agent", "wait", &name, "--timeout", "60s"]));
+    let reply = r.json(&["agent", "reply", &name, "--json"]);
+    assert_eq!(
+        reply["text"], "stand-in reply to: from a file\nwith two lines",
+        "{reply}"
+    );
+    assert_eq!(
+        prompts().last().map(String::as_str),
+        Some("from a file\nwith two lines")
+    );
+    ok(r.run(&["agent", "stop", &name, "--confirm"]));
+    let listed = r.json(&["agent", "list", "--json"]);
+    assert!(
+        !listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["name"] == name.as_str()),
+        "{listed}"
+    );
+    nothing_ran(&r.s);
+    assert!(!r.d.remote_home().join("NEVER").exists());
 }

@@ -62,6 +62,13 @@ impl Sshd {
         keygen(&dir.join("user_key"));
         keygen(&dir.join("stranger_key"));
         std::fs::copy(dir.join("user_key.pub"), dir.join("authorized_keys")).unwrap();
+        // The remote login gets a home and a PATH head of its own (sshd's SetEnv): what a
+        // remote tmuxmate installs and keeps stays in the test's dir, apart from this
+        // machine's state, and a test can put a fake program (uname) first on its PATH.
+        std::fs::create_dir_all(dir.join("home")).unwrap();
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        // Where a stand-in agent CLI started on the "host" records (tests/bridge.rs).
+        std::fs::create_dir_all(dir.join("standin")).unwrap();
         // sshd's privilege separation directory.
         let _ = std::fs::create_dir_all("/run/sshd");
         let log = dir.join("sshd.log");
@@ -74,7 +81,9 @@ impl Sshd {
                     "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\n\
                      AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\n\
                      PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-                     MaxSessions 10\nPidFile none\nLogLevel VERBOSE\n",
+                     MaxSessions 10\nPidFile none\nLogLevel VERBOSE\n\
+                     SetEnv HOME={d}/home PATH={d}/bin:/usr/local/bin:/usr/bin:/bin \
+                     STANDIN_DIR={d}/standin\n",
                     d = dir.display()
                 ),
             )
@@ -147,6 +156,16 @@ impl Sshd {
     /// The `--host` value for this sshd (as the current user).
     pub fn host(&self) -> String {
         format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The remote login's home (sshd's SetEnv HOME).
+    pub fn remote_home(&self) -> PathBuf {
+        self.dir.join("home")
+    }
+
+    /// The first directory on the remote login's PATH (empty unless a test fills it).
+    pub fn remote_bin(&self) -> PathBuf {
+        self.dir.join("bin")
     }
 
     /// Connections sshd accepted so far.

@@ -1,0 +1,146 @@
+//! `capture -t %N --host H` as one remote tmux invocation (plain tmux on the host).
+//!
+//! Owns: the one command list that reads what a capture needs (the byte-budget and
+//! snapshot options, the pane's `session:window.pane`) and the pane's text, and cutting
+//! its answer apart at markers of ours. The answer and its snapshot are the same as the
+//! several-call path's (`crate::control::capture`), whose errors it leaves to that path:
+//! any failure here (no such pane, an option that does not parse) falls back to it, which
+//! is harmless because a capture changes nothing.
+//!
+//! Invariants: only a `%N` target takes this route and reaches tmux as the id rebuilt from
+//! its number (tmux's own target matching never sees the person's text); the markers are
+//! random per call, and everything before the pane's text is read up to them.
+
+use crate::cli::CaptureArgs;
+use crate::control::budget::{self, Range};
+use crate::control::capture::Captured;
+use crate::control::snapshot;
+use crate::targs;
+use crate::tmux::target::Target;
+use crate::tmux::{Arg, Tmux};
+
+/// A marker no option value or pane name will hold by chance.
+fn nonce() -> String {
+    let seed = format!(
+        "{}\0{}\0{:?}",
+        std::process::id(),
+        crate::sys::state::now_ms(),
+        std::time::Instant::now()
+    );
+    format!(
+        "tmuxmate-{}",
+        &crate::sys::hash::sha256_hex(seed.as_bytes())[..20]
+    )
+}
+
+/// The capture in one call, or None (then the caller takes the several-call path).
+pub fn one_call(tmux: &Tmux, a: &CaptureArgs) -> Option<Captured> {
+    let Ok(Target::Pane(n)) = Target::parse(a.target.as_deref()?) else {
+        return None;
+    };
+    if a.max_bytes == Some(0) {
+        return None; // the other path says why
+    }
+    let id = format!("%{n}");
+    let (m1, m2) = (nonce(), nonce());
+    let head = format!("{m2}#{{session_name}}:#{{window_index}}.#{{pane_index}}");
+    // The markers come from `list-panes` of the pane's own row: `display-message -p`
+    // costs about 3 ms more per call in tmux 3.3a (measured), which is the whole margin.
+    let only = format!("#{{==:#{{pane_id}},%{n}}}");
+    let mut args: Vec<Arg> = targs![
+        "show-options",
+        "-gqv",
+        budget::MAX_BYTES_OPTION,
+        ";",
+        "list-panes",
+        "-t",
+        Arg::id(&id),
+        "-f",
+        Arg::ours(&only),
+        "-F",
+        Arg::ours(&m1),
+        ";",
+        "show-options",
+        "-gqv",
+        snapshot::OPTION,
+        ";",
+        "list-panes",
+        "-t",
+        Arg::id(&id),
+        "-f",
+        Arg::ours(&only),
+        "-F",
+        Arg::ours(&head),
+        ";",
+        "capture-pane",
+        "-p",
+        "-t",
+        Arg::id(&id),
+    ]
+    .into();
+    if a.ansi {
+        args.push("-e".into());
+    }
+    if a.join {
+        args.push("-J".into());
+    }
+    let range = match (a.all, a.lines) {
+        (true, _) => Range::All,
+        (false, Some(n)) => Range::Lines(n),
+        (false, None) => Range::Screen,
+    };
+    let lines_arg;
+    match range {
+        Range::Screen => {}
+        Range::Lines(n) => {
+            lines_arg = format!("-{n}");
+            args.extend(targs!["-S", Arg::ours(&lines_arg)]);
+        }
+        Range::All => args.extend(targs!["-S", "-"]),
+    }
+    let out = tmux.run_bytes(&args, None).ok()?;
+    let (max_opt, rest) = split_at(&out, format!("{m1}\n").as_bytes())?;
+    let (snap_opt, rest) = split_at(rest, m2.as_bytes())?;
+    let nl = rest.iter().position(|&b| b == b'\n')?;
+    let target = String::from_utf8_lossy(&rest[..nl]).into_owned();
+    let raw = &rest[nl + 1..];
+    let max = budget::budget_from(a.max_bytes, &String::from_utf8_lossy(max_opt)).ok()?;
+    let store = snapshot::storing(&String::from_utf8_lossy(snap_opt)).ok()?;
+    let b = budget::bound(budget::trim_trailing_blank(raw), max);
+    let snapshot = if store {
+        match snapshot::record_always(&id, &target, &b.text, b.truncated) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("tmuxmate: warning: {e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    Some(Captured {
+        pane_id: id,
+        target,
+        text: b,
+        snapshot,
+    })
+}
+
+/// The bytes before the first `marker` and those after it.
+fn split_at<'a>(b: &'a [u8], marker: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
+    let i = b.windows(marker.len()).position(|w| w == marker)?;
+    Some((&b[..i], &b[i + marker.len()..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_cut_at_the_first_marker() {
+        let (a, b) = split_at(b"1000\nM\nrest M\n", b"M\n").unwrap();
+        assert_eq!((a, b), (&b"1000\n"[..], &b"rest M\n"[..]));
+        assert!(split_at(b"none", b"M").is_none());
+        assert_ne!(nonce(), nonce());
+    }
+}

@@ -1,0 +1,469 @@
+//! `--host` commands that run the tmuxmate on the host: one remote call each, its answer
+//! (stdout, stderr, exit status; JSON as is) passed back unchanged.
+//!
+//! Owns: the remote argv of each forwarded command, built from the parsed flags (never
+//! from our own argv text), with `-L`/`-S` passed through so they select the server on
+//! that host; text that is bulk or local (`--file`, `-`, a long `--message`) read here
+//! and sent over stdin as `-`; `watch start`, which also records the job here so its
+//! result reaches this machine's agents (`super::pending`); and the one-call routes of
+//! `capture -t %N` (one tmux command list) and `send -t TEXT` (the host's tmuxmate, when
+//! it has one), which fall back to the several-call path.
+//!
+//! Invariants: a path the command reads on the host (`--project`) must be given: this
+//! machine's current directory means nothing there, so it is refused rather than guessed.
+
+use std::io::Read;
+use std::time::Duration;
+
+use super::call::{self, Missing};
+use super::pending;
+use crate::cli::{AgentAction, Command, MessageArgs, SideAction, WatchAction, WatchStartArgs};
+use crate::error::{CliError, CliResult};
+use crate::tmux::Socket;
+use crate::tmux::remote::Remote;
+
+/// A forwarded call's own time besides what the command waits for itself.
+const MARGIN: Duration = Duration::from_secs(60);
+/// Text longer than this goes over stdin instead of the command line.
+const INLINE_MAX: usize = 16 * 1024;
+
+/// Words of a remote command line, built flag by flag: values as `--flag=value` and the
+/// positionals after a `--` (see [`W::words`]), so a value that starts with `-` is never
+/// read as a flag over there.
+#[derive(Default)]
+struct W(Vec<String>, Vec<String>);
+
+impl W {
+    fn w(&mut self, s: impl Into<String>) -> &mut Self {
+        self.0.push(s.into());
+        self
+    }
+    /// A positional (a name, a job id, `-`).
+    fn pos(&mut self, s: impl Into<String>) -> &mut Self {
+        self.1.push(s.into());
+        self
+    }
+    fn opt<T: ToString>(&mut self, flag: &str, v: Option<T>) -> &mut Self {
+        if let Some(v) = v {
+            self.0.push(format!("{flag}={}", v.to_string()));
+        }
+        self
+    }
+    /// The words: subcommand and flags, then `--` and the positionals.
+    fn words(&self) -> Vec<String> {
+        let mut v = self.0.clone();
+        if !self.1.is_empty() {
+            v.push("--".into());
+            v.extend(self.1.iter().cloned());
+        }
+        v
+    }
+    fn flag(&mut self, flag: &str, on: bool) -> &mut Self {
+        if on {
+            self.0.push(flag.into());
+        }
+        self
+    }
+}
+
+fn read_stdin() -> Result<Vec<u8>, CliError> {
+    let mut b = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut b)
+        .map_err(|e| CliError::new(format!("cannot read the text from stdin: {e}")))?;
+    Ok(b)
+}
+
+fn read_file(p: &std::path::Path) -> Result<Vec<u8>, CliError> {
+    std::fs::read(p).map_err(|e| CliError::new(format!("cannot read {}: {e}", p.display())))
+}
+
+/// The message flags for the host; the text itself over stdin when it is bulk or local.
+fn message(w: &mut W, m: &MessageArgs) -> Result<Option<Vec<u8>>, CliError> {
+    if let Some(t) = &m.message {
+        if t.len() <= INLINE_MAX {
+            w.opt("--message", Some(t));
+            return Ok(None);
+        }
+        w.pos("-");
+        return Ok(Some(t.clone().into_bytes()));
+    }
+    if let Some(p) = &m.message_file {
+        let b = read_file(p)?;
+        w.pos("-");
+        return Ok(Some(b));
+    }
+    if m.stdin.is_some() {
+        w.pos("-");
+        return Ok(Some(read_stdin()?));
+    }
+    Ok(None)
+}
+
+fn needs_project(what: &str) -> CliError {
+    CliError::usage(format!(
+        "refused: {what} with --host needs --project DIR, a directory on the host (this machine's current directory means nothing there)"
+    ))
+}
+
+/// A forwarded command: its words, stdin, the time it may take and its name.
+type Forwarded = (W, Option<Vec<u8>>, Duration, &'static str);
+
+/// The remote argv, stdin, time allowed and name of a forwarded command (None: not one).
+fn build(cmd: &Command) -> Result<Option<Forwarded>, CliError> {
+    let mut w = W::default();
+    let mut input = None;
+    let mut wait = Duration::from_secs(30);
+    let what: &'static str = match cmd {
+        Command::Watch { action } => match action {
+            WatchAction::List { json } => {
+                w.w("watch").w("list").flag("--json", *json);
+                "watch list"
+            }
+            WatchAction::Show { job, json } => {
+                w.w("watch")
+                    .w("show")
+                    .flag("--json", *json)
+                    .pos(job.clone());
+                "watch show"
+            }
+            WatchAction::Stop { job, json } => {
+                w.w("watch")
+                    .w("stop")
+                    .flag("--json", *json)
+                    .pos(job.clone());
+                "watch stop"
+            }
+            WatchAction::Reattach => {
+                w.w("watch").w("reattach");
+                "watch reattach"
+            }
+            _ => return Ok(None),
+        },
+        Command::Agent { action } => match action {
+            AgentAction::Start(a) => {
+                let Some(p) = &a.project else {
+                    return Err(needs_project("agent start"));
+                };
+                w.w("agent").w("start").pos(a.adapter.clone());
+                w.opt("--project", Some(p.to_string_lossy()))
+                    .opt("--permission-mode", a.permission_mode.as_ref())
+                    .opt("--cli", a.cli.as_ref())
+                    .opt("--ready-regex", a.ready_regex.as_ref())
+                    .opt("--timeout", a.timeout.map(|t| format!("{t}ms")))
+                    .opt("--timeout-s", a.timeout_s)
+                    .flag("--json", a.json);
+                wait = Duration::from_millis(
+                    a.timeout
+                        .or(a.timeout_s.map(|s| s * 1000))
+                        .unwrap_or(60_000),
+                );
+                "agent start"
+            }
+            AgentAction::Send {
+                name,
+                msg,
+                project,
+                permission_mode,
+                json,
+            } => {
+                // The session's contract is checked against the caller's project.
+                let Some(p) = project else {
+                    return Err(needs_project("agent send"));
+                };
+                w.w("agent").w("send").pos(name.clone());
+                w.opt("--project", Some(p.to_string_lossy()))
+                    .opt("--permission-mode", permission_mode.as_ref())
+                    .flag("--json", *json);
+                input = message(&mut w, msg)?;
+                wait = Duration::from_secs(120);
+                "agent send"
+            }
+            AgentAction::Wait {
+                name,
+                timeout,
+                timeout_s,
+                json,
+            } => {
+                w.w("agent").w("wait").pos(name.clone());
+                w.opt("--timeout", timeout.map(|t| format!("{t}ms")))
+                    .opt("--timeout-s", *timeout_s)
+                    .flag("--json", *json);
+                wait = Duration::from_millis(
+                    timeout.or(timeout_s.map(|s| s * 1000)).unwrap_or(600_000),
+                );
+                "agent wait"
+            }
+            AgentAction::Reply { name, json } => {
+                w.w("agent")
+                    .w("reply")
+                    .flag("--json", *json)
+                    .pos(name.clone());
+                "agent reply"
+            }
+            AgentAction::Ask {
+                target,
+                msg,
+                project,
+                permission_mode,
+                timeout,
+                timeout_s,
+                json,
+            } => {
+                // An adapter starts there; a session's contract is checked against it.
+                if project.is_none() {
+                    return Err(needs_project("agent ask"));
+                }
+                w.w("agent").w("ask").pos(target.clone());
+                w.opt("--project", project.as_ref().map(|p| p.to_string_lossy()))
+                    .opt("--permission-mode", permission_mode.as_ref())
+                    .opt("--timeout", timeout.map(|t| format!("{t}ms")))
+                    .opt("--timeout-s", *timeout_s)
+                    .flag("--json", *json);
+                input = message(&mut w, msg)?;
+                // Starting the CLI, then the turn.
+                wait = Duration::from_millis(
+                    timeout.or(timeout_s.map(|s| s * 1000)).unwrap_or(600_000) + 60_000,
+                );
+                "agent ask"
+            }
+            AgentAction::List { json } => {
+                w.w("agent").w("list").flag("--json", *json);
+                "agent list"
+            }
+            AgentAction::Stop {
+                name,
+                confirm,
+                json,
+            } => {
+                w.w("agent").w("stop").pos(name.clone());
+                w.flag("--confirm", *confirm).flag("--json", *json);
+                "agent stop"
+            }
+            AgentAction::Name { adapter, project } => {
+                let Some(p) = project else {
+                    return Err(needs_project("agent name"));
+                };
+                w.w("agent").w("name").pos(adapter.clone());
+                w.opt("--project", Some(p.to_string_lossy()));
+                "agent name"
+            }
+            AgentAction::Attach { .. } | AgentAction::Exec { .. } => return Ok(None),
+        },
+        Command::Side { action } => match action {
+            SideAction::Status { target, json } => {
+                w.w("side").w("status");
+                w.opt("--target", target.as_ref()).flag("--json", *json);
+                "side status"
+            }
+            SideAction::History {
+                target,
+                turn,
+                contains,
+                limit,
+                json,
+            } => {
+                w.w("side").w("history");
+                w.opt("--target", target.as_ref())
+                    .opt("--turn", *turn)
+                    .opt("--contains", contains.as_ref())
+                    .opt("--limit", Some(*limit))
+                    .flag("--json", *json);
+                "side history"
+            }
+            _ => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some((w, input, wait + MARGIN, what)))
+}
+
+fn open(host: &str) -> Result<Remote, CliError> {
+    Remote::new(host).map_err(CliError::usage)
+}
+
+/// Run a forwarded command on `host` and pass its answer back.
+pub fn run(host: &str, socket: Socket, cmd: Command) -> CliResult {
+    let remote = open(host)?;
+    if let Command::Watch {
+        action: WatchAction::Start(a),
+    } = cmd
+    {
+        return watch_start(&remote, &socket, a);
+    }
+    let Some((w, input, wait, what)) = build(&cmd)? else {
+        return Err(CliError::usage(
+            "refused: this command does not run on another host",
+        ));
+    };
+    let out = call::run(
+        &remote,
+        &socket,
+        &[],
+        &w.words(),
+        input.as_deref(),
+        wait,
+        what,
+    )?;
+    call::pass_through(out)
+}
+
+/// `watch start --host`: the job starts on the host with its result kept for this
+/// machine's collector, and is recorded here for the agents it notifies.
+fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> CliResult {
+    // The addressees are this machine's agents: resolved here, as a local start does.
+    let local = crate::tmux::Tmux::new(Socket::resolve(None, None));
+    let notify = match a.notify.as_deref() {
+        Some(n) => crate::address::resolve(&local, "--notify", n)?,
+        None => {
+            let me = crate::control::policy::caller(&local).agent;
+            if let Some(w) = crate::address::default_notify_warning(&me) {
+                eprintln!("tmuxmate: {w}");
+            }
+            me
+        }
+    };
+    let mut to = vec![notify];
+    for f in &a.forward {
+        to.push(crate::address::resolve(&local, "--forward", f)?);
+    }
+    to.sort();
+    to.dedup();
+    let collector = pending::collector();
+    let mut w = W::default();
+    w.w("remote")
+        .w("watch-start")
+        .w("--collector")
+        .w(collector.clone());
+    w.opt("--target", a.target.as_ref())
+        .opt("--done-regex", a.done_regex.as_ref())
+        .opt("--timeout", a.timeout.map(|t| format!("{t}ms")))
+        .opt("--timeout-min", a.timeout_min.as_ref())
+        .flag("--cancel-mode", a.cancel_mode)
+        .w("--json")
+        .w("--");
+    for c in &a.cmd {
+        w.w(c.clone());
+    }
+    let out = call::run(
+        remote,
+        socket,
+        &[],
+        &w.0,
+        None,
+        Duration::from_secs(60),
+        "watch start",
+    )?;
+    if !out.status.success() {
+        return call::pass_through(out);
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+        CliError::new(format!(
+            "host {}: watch start answered something that is not its JSON ({e}): {}",
+            remote.host,
+            String::from_utf8_lossy(&out.stdout).trim()
+        ))
+    })?;
+    let (Some(job), Some(pane)) = (v["jobId"].as_str(), v["paneId"].as_str()) else {
+        return Err(CliError::new(format!(
+            "host {}: watch start's answer has no jobId/paneId: {v}",
+            remote.host
+        )));
+    };
+    let host = remote.host.to_string();
+    if let Err(e) = pending::record(&host, socket, job, &to, &collector) {
+        // Nothing here would ever fetch its result: take the job back.
+        let stop = vec!["watch".into(), "stop".into(), "--".into(), job.to_string()];
+        let _ = call::run(
+            remote,
+            socket,
+            &[],
+            &stop,
+            None,
+            Duration::from_secs(30),
+            "watch stop",
+        );
+        // A window the start made goes too (a pane given with -t is the user's).
+        if a.target.is_none() {
+            let t = crate::tmux::Tmux::remote(socket.clone(), remote.clone());
+            let _ = t.run(&crate::targs![
+                "kill-pane",
+                "-t",
+                crate::tmux::Arg::id(pane)
+            ]);
+        }
+        return Err(crate::error::state_io(
+            "record the remote watch job in",
+            &pending::dir(),
+            e,
+        ));
+    }
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), &out.stderr);
+    crate::cmd::out_json_or_line(
+        a.json,
+        &serde_json::json!({"jobId": job, "paneId": pane, "host": host}),
+        |_| format!("{job} {pane}"),
+    );
+    Ok(())
+}
+
+/// `capture -t %N` in one remote tmux call (`super::capture`), `send -t TEXT` in one call
+/// to the host's tmuxmate (its tmux calls then stay on the host). `Ok(false)`: not this
+/// route (no tmuxmate there, or a form that must go the plain way); the caller then
+/// takes the several-call path over ssh.
+pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<bool, CliError> {
+    let mut w = W::default();
+    match cmd {
+        // One tmux command list: needs nothing on the host but tmux.
+        Command::Capture(a) => {
+            // (The wrapper checks the host's tmux version before its first call.)
+            let tmux = crate::tmux::Tmux::remote(socket.clone(), open(host)?);
+            let Some(c) = super::capture::one_call(&tmux, a) else {
+                return Ok(false);
+            };
+            if a.json {
+                crate::cmd::out_json(&c.json());
+            } else {
+                let text = c.text.render();
+                if !text.is_empty() {
+                    crate::cmd::out_line(&text);
+                }
+            }
+            return Ok(true);
+        }
+        // Inline text only: text read from stdin or a file could not be read twice.
+        Command::Send(a)
+            if a.target.is_some()
+                && a.file.is_none()
+                && a.text
+                    .as_deref()
+                    .is_some_and(|t| t != "-" && t.len() <= INLINE_MAX) =>
+        {
+            w.w("send");
+            w.opt("--target", a.target.as_ref())
+                .flag("--enter", a.enter)
+                .flag("--cancel-mode", a.cancel_mode)
+                .flag("--json", a.json)
+                .w("--")
+                .w(a.text.clone().unwrap_or_default());
+        }
+        _ => return Ok(false),
+    }
+    let remote = open(host)?;
+    if call::known(&remote.host.to_string()) == Some(false) {
+        return Ok(false);
+    }
+    match call::run(
+        &remote,
+        socket,
+        &[],
+        &w.0,
+        None,
+        crate::tmux::client::DEFAULT_TIMEOUT,
+        "capture/send",
+    ) {
+        Ok(out) => call::pass_through(out).map(|()| true),
+        Err(Missing::NotInstalled(_)) => Ok(false),
+        Err(Missing::Other(e)) => Err(e),
+    }
+}

@@ -1,0 +1,21 @@
+//! tmuxmate on another host: installing it there, running it there, and bringing the
+//! results of its watch jobs back to the agents on this machine.
+//!
+//! `call` runs the installed tmuxmate over the host's ssh master (the same master, slots
+//! and retries as the remote tmux calls: `crate::tmux::remote`); `install` copies this
+//! binary there; `forward` turns a `--host` command (watch, agent, side status/history,
+//! capture and send) into one such call and prints its answer as is; `served` is what
+//! runs on the host; `pending` is this machine's list of remote watch jobs and the
+//! per-turn step that queues their results once.
+//!
+//! Invariants: nothing but our own fixed shell text and words quoted by
+//! `crate::sys::shell` reaches the remote shell; bulk text goes over stdin; a command
+//! that needs tmuxmate on a host where it is missing is refused naming what works with
+//! plain tmux and how to install it.
+
+pub mod call;
+pub mod capture;
+pub mod forward;
+pub mod install;
+pub mod pending;
+pub mod served;

@@ -1,0 +1,305 @@
+//! This machine's remote watch jobs, and the per-turn step that brings their results in.
+//!
+//! Owns: one record per job started with `watch start --host` under
+//! `<state>/remote/watches/` (host, server flags, job id, this machine's addressees, the
+//! collector address the host queues its result for), and [`pull`], which the per-turn
+//! call runs first.
+//!
+//! Invariants:
+//! - No record, no ssh: `pull` costs one `readdir` of a directory that usually does not
+//!   exist.
+//! - Exactly once, also across dropped connections: the host keeps a result until it is
+//!   acknowledged; here it is queued under `remote-watch:<host>:<job id>` (a ledger
+//!   refuses a key it has seen), then acknowledged, then the record goes. A failure at
+//!   any step repeats only steps that are harmless to repeat, at the next turn.
+//! - Unattended: every failure is logged and the turn goes on (exit 0); a host that
+//!   failed is not asked again for [`RETRY_AFTER`] so a dead host cannot slow every turn.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::call;
+use crate::ledger::Ledger;
+use crate::sys::state;
+use crate::tmux::Socket;
+use crate::tmux::remote::Remote;
+
+/// Every collector address starts so (the host refuses others).
+pub const COLLECTOR_PREFIX: &str = "tmuxmate-remote-collector:";
+const RETRY_AFTER: Duration = Duration::from_secs(30);
+const CALL_TIMEOUT: Duration = Duration::from_secs(15);
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteWatch {
+    pub v: u32,
+    pub host: String,
+    #[serde(default)]
+    pub socket_name: Option<String>,
+    #[serde(default)]
+    pub socket_path: Option<String>,
+    pub job_id: String,
+    pub notify: Vec<String>,
+    pub collector: String,
+    pub at: u64,
+}
+
+impl RemoteWatch {
+    fn socket(&self) -> Socket {
+        match (&self.socket_path, &self.socket_name) {
+            (Some(p), _) => Socket::Path(p.into()),
+            (None, Some(n)) => Socket::Name(n.clone()),
+            _ => Socket::Default,
+        }
+    }
+    fn server(&self) -> (String, Option<String>, Option<String>, String) {
+        (
+            self.host.clone(),
+            self.socket_name.clone(),
+            self.socket_path.clone(),
+            self.collector.clone(),
+        )
+    }
+}
+
+pub fn dir() -> PathBuf {
+    state::state_dir().join("remote").join("watches")
+}
+
+/// This machine's (and state directory's) address on every host: results for it wait
+/// there in a ledger of their own until this machine acknowledges them.
+pub fn collector() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let id = format!(
+        "{}\0{}\0{}",
+        host.trim(),
+        nix::unistd::getuid(),
+        state::state_dir().display()
+    );
+    format!(
+        "{COLLECTOR_PREFIX}{}",
+        &crate::sys::hash::sha256_hex(id.as_bytes())[..24]
+    )
+}
+
+fn key_of(host: &str, socket: &Socket, job: &str) -> String {
+    let h =
+        crate::sys::hash::sha256_hex(format!("{host}\0{}\0{job}", socket.describe()).as_bytes());
+    h[..32].to_string()
+}
+
+/// Record a job started on `host` (written before `watch start --host` answers).
+pub fn record(
+    host: &str,
+    socket: &Socket,
+    job: &str,
+    notify: &[String],
+    collector: &str,
+) -> std::io::Result<()> {
+    let (socket_name, socket_path) = match socket {
+        Socket::Name(n) => (Some(n.clone()), None),
+        Socket::Path(p) => (None, Some(p.to_string_lossy().into_owned())),
+        Socket::Default => (None, None),
+    };
+    let r = RemoteWatch {
+        v: 1,
+        host: host.to_string(),
+        socket_name,
+        socket_path,
+        job_id: job.to_string(),
+        notify: notify.to_vec(),
+        collector: collector.to_string(),
+        at: state::now_ms(),
+    };
+    let d = dir();
+    state::private_dir(&d)?;
+    let body = serde_json::to_vec(&r).map_err(std::io::Error::other)?;
+    state::write_atomic(
+        &d.join(format!("{}.json", key_of(host, socket, job))),
+        &body,
+    )
+}
+
+fn records(d: &Path) -> Vec<(PathBuf, RemoteWatch)> {
+    let Ok(rd) = std::fs::read_dir(d) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter_map(|p| {
+            let r = serde_json::from_slice::<RemoteWatch>(&std::fs::read(&p).ok()?).ok()?;
+            Some((p, r))
+        })
+        .collect()
+}
+
+/// The per-turn step: for every host with remote watch jobs of ours, fetch the finished
+/// results, queue them for their agents here, acknowledge them there. Never fails.
+pub fn pull() {
+    let d = dir();
+    let recs = records(&d);
+    if recs.is_empty() {
+        return;
+    }
+    // One puller at a time: the others wait (bounded by its calls) and then find the
+    // records it left, so two turns never race to acknowledge.
+    let _lock = match state::open_private(
+        &d.join(".lock"),
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+    )
+    .map(|f| nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive))
+    {
+        Ok(Ok(l)) => l,
+        _ => {
+            state::log("remote results: cannot lock the remote watch list; next turn");
+            return;
+        }
+    };
+    let recs = records(&d);
+    let mut servers: Vec<(String, Option<String>, Option<String>, String)> =
+        recs.iter().map(|(_, r)| r.server()).collect();
+    servers.sort();
+    servers.dedup();
+    for srv in servers {
+        let group: Vec<&(PathBuf, RemoteWatch)> =
+            recs.iter().filter(|(_, r)| r.server() == srv).collect();
+        let mark = d.join(format!(
+            "{}.failed",
+            key_of(&srv.0, &group[0].1.socket(), "")
+        ));
+        if recently(&mark) {
+            continue;
+        }
+        match pull_server(&group) {
+            Ok(()) => {
+                let _ = std::fs::remove_file(&mark);
+            }
+            Err(e) => {
+                state::log(&format!(
+                    "remote results from host {}: {e}; asked again at a later turn",
+                    srv.0
+                ));
+                let _ = state::write_private(&mark, b"");
+            }
+        }
+    }
+}
+
+/// A failure mark younger than [`RETRY_AFTER`] (`TMUXMATE_REMOTE_RETRY_MS` overrides it).
+fn recently(mark: &Path) -> bool {
+    let after = std::env::var("TMUXMATE_REMOTE_RETRY_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(RETRY_AFTER);
+    std::fs::metadata(mark)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().is_ok_and(|e| e < after))
+}
+
+fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<(), String> {
+    let first = &group[0].1;
+    let remote = Remote::new(&first.host)?;
+    let socket = first.socket();
+    let mut args: Vec<String> = vec![
+        "remote".into(),
+        "results".into(),
+        "--collector".into(),
+        first.collector.clone(),
+    ];
+    for (_, r) in group {
+        args.push("--job".into());
+        args.push(r.job_id.clone());
+    }
+    let out = call::run(
+        &remote,
+        &socket,
+        &[],
+        &args,
+        None,
+        CALL_TIMEOUT,
+        "watch results",
+    )
+    .map_err(|e| crate::error::CliError::from(e).human())?;
+    if !out.status.success() {
+        return Err(format!(
+            "`remote results` failed there (exit {:?}): {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("`remote results` answered no JSON ({e})"))?;
+    let mut acked: Vec<String> = Vec::new();
+    let mut done: Vec<&Path> = Vec::new();
+    for (path, r) in group {
+        let key = format!("watch:{}", r.job_id);
+        let item = v["items"]
+            .as_array()
+            .and_then(|a| a.iter().find(|i| i["key"] == key.as_str()));
+        match (
+            item.and_then(|i| i["text"].as_str()),
+            v["jobs"][&r.job_id].as_str(),
+        ) {
+            (Some(text), _) => {
+                let local = format!("remote-watch:{}:{}", r.host, r.job_id);
+                let text = format!("[host {}] {text}", r.host);
+                let queued = r.notify.iter().all(|agent| {
+                    Ledger::for_agent(agent)
+                        .queue(&local, &text)
+                        .map_err(|e| {
+                            state::log(&format!(
+                                "remote watch {}: cannot queue for {agent}: {e}",
+                                r.job_id
+                            ))
+                        })
+                        .is_ok()
+                });
+                if queued {
+                    acked.push(key);
+                    done.push(path);
+                }
+            }
+            // Ended with nothing to deliver (stopped, or acknowledged before a crash
+            // here), or gone from the host: nothing will come.
+            (None, Some("ended" | "unknown")) => done.push(path),
+            _ => {}
+        }
+    }
+    if !acked.is_empty() {
+        let mut args: Vec<String> = vec![
+            "remote".into(),
+            "ack".into(),
+            "--collector".into(),
+            first.collector.clone(),
+        ];
+        args.extend(acked.iter().cloned());
+        let out = call::run(
+            &remote,
+            &socket,
+            &[],
+            &args,
+            None,
+            CALL_TIMEOUT,
+            "watch results",
+        )
+        .map_err(|e| crate::error::CliError::from(e).human())?;
+        if !out.status.success() {
+            return Err(format!(
+                "`remote ack` failed there (exit {:?}): {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+    }
+    for p in done {
+        let _ = std::fs::remove_file(p);
+    }
+    Ok(())
+}
