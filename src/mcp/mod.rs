@@ -96,12 +96,37 @@ pub struct Session {
     pub resources: resources::Watched,
     /// Tool calls still running, so EOF can let them answer first.
     in_flight: (Mutex<usize>, Condvar),
+    /// One client per host a tool named (`host`), kept so its version gate and ssh
+    /// master are set up once per server process.
+    remotes: Mutex<std::collections::HashMap<String, Tmux>>,
 }
 
 /// How long EOF waits for running tool calls to answer before the process exits.
 const DRAIN: Duration = Duration::from_secs(10);
 
 impl Session {
+    /// The client for a tmux server on `host` (`socket`: a `-L` name, or a `-S` path
+    /// when it holds a `/`; none: the default server there), made once per server.
+    pub fn remote(&self, host: &str, socket: Option<&str>) -> Result<Tmux, crate::error::CliError> {
+        let key = format!("{host}\n{}", socket.unwrap_or(""));
+        if let Some(t) = self.remotes.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(t);
+        }
+        let r = crate::tmux::remote::Remote::new(host).map_err(crate::error::CliError::usage)?;
+        let sock = match socket {
+            Some(p) if p.contains('/') => {
+                crate::tmux::Socket::resolve_remote(None, Some(std::path::Path::new(p)))
+            }
+            Some(n) => crate::tmux::Socket::resolve_remote(Some(n), None),
+            None => crate::tmux::Socket::resolve_remote(None, None),
+        };
+        let t = Tmux::remote(sock, r);
+        if let Ok(mut m) = self.remotes.lock() {
+            m.insert(key, t.clone());
+        }
+        Ok(t)
+    }
+
     fn drain(&self) {
         let (count, cv) = &self.in_flight;
         let Ok(n) = count.lock() else {
@@ -162,6 +187,7 @@ pub fn serve(tmux: &Tmux) -> CliResult {
         out: Out(Arc::new(Mutex::new(std::io::stdout()))),
         resources: resources::Watched::default(),
         in_flight: (Mutex::new(0), Condvar::new()),
+        remotes: Mutex::default(),
     });
     state::log("mcp: serving on stdio");
     let stdin = std::io::stdin();

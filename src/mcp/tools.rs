@@ -67,33 +67,35 @@ pub fn list() -> &'static Value {
     static LIST: OnceLock<Value> = OnceLock::new();
     LIST.get_or_init(|| {
         let t = || ("target", s());
+        let h = || ("host", s());
+        let hs = || ("hostSocket", s());
         json!({"tools": [
             tool("tmux_list",
-                "Sessions, windows (layout) and panes (paneId, target, command, createdByUs, createdBy = creator's address, agent = the pane's own). One tmux call.",
-                &[], &[],
+                "Sessions, windows (layout) and panes (paneId, target, command, createdByUs, createdBy = creator's address, agent = the pane's own). One tmux call. Every tmux_* tool (not watch) takes host ([user@]host[:port], over one ssh master) and hostSocket (a -L name or -S path there).",
+                &[h(), hs()], &[],
                 &[("sessions", json!({"type": "array"})), ("windows", json!({"type": "array"})), ("panes", json!({"type": "array"}))]),
             tool("tmux_send_keys",
                 "Type one line of literal text byte-exact (text, enter) or press named keys (keys: Enter Escape Tab BTab Up Down Left Right Home End PageUp PageDown BSpace C-a..C-z F1..F12). Refuses: no target, control chars, other key names, a dead pane, a pane in copy mode (unless cancelMode).",
-                &[t(), ("text", s()), ("keys", words()), ("enter", b()), ("cancelMode", b())], &[],
+                &[t(), ("text", s()), ("keys", words()), ("enter", b()), ("cancelMode", b()), h(), hs()], &[],
                 &[("target", s()), ("paneId", s()), ("sent", n()), ("enter", b()), ("keys", words()), ("inMode", b())]),
             tool("tmux_paste",
                 "Paste multi-line text as one bracketed paste (controls made visible), then at most one Enter after settleMs (default 150). Refuses: empty text, dead pane, copy mode with enter.",
-                &[t(), ("text", s()), ("enter", b()), ("settleMs", n())], &["text"],
+                &[t(), ("text", s()), ("enter", b()), ("settleMs", n()), h(), hs()], &["text"],
                 &[("target", s()), ("paneId", s()), ("bytes", n()), ("lines", n()), ("sanitized", n()), ("enter", b())]),
             tool("tmux_capture",
                 "A pane's screen, last N lines (lines) or all scrollback (all), cut to maxBytes (default 100000) keeping the newest; text block = the capture; stored as a snapshot resource.",
-                &[t(), ("lines", n()), ("all", b()), ("maxBytes", n()), ("ansi", b()), ("join", b())], &[],
+                &[t(), ("lines", n()), ("all", b()), ("maxBytes", n()), ("ansi", b()), ("join", b()), h(), hs()], &[],
                 &[("target", s()), ("paneId", s()), ("text", s()), ("lineCount", n()), ("truncated", b()), ("snapshot", json!({"type": ["string", "null"]}))]),
             tool("tmux_split",
                 "New pane marked ours: a split of target (horizontal, size N or N%), else a new window. cmd: argv words. Refuses a program not on PATH.",
-                &[t(), ("horizontal", b()), ("size", s()), ("cwd", s()), ("cmd", words())], &[],
+                &[t(), ("horizontal", b()), ("size", s()), ("cwd", s()), ("cmd", words()), h(), hs()], &[],
                 &[("paneId", s()), ("target", s())]),
             tool("tmux_swap", "Swap two panes (no keys sent). Refuses the same pane twice.",
-                &[("src", s()), ("dst", s())], &["src", "dst"],
+                &[("src", s()), ("dst", s()), h(), hs()], &["src", "dst"],
                 &[("src", s()), ("dst", s())]),
             tool("tmux_run",
                 "Run cmd (argv words; for shell syntax [\"sh\",\"-c\",\"...\"]) in a fresh pane, or typed into an idle POSIX shell pane (target), and wait: exit status and output. untilStable MS for REPLs/TUIs. timeoutMs default 50000. Refuses busy, non-shell or mode panes.",
-                &[t(), ("cmd", words()), ("timeoutMs", n()), ("untilStable", n()), ("maxBytes", n()), ("keep", b())], &["cmd"],
+                &[t(), ("cmd", words()), ("timeoutMs", n()), ("untilStable", n()), ("maxBytes", n()), ("keep", b()), h(), hs()], &["cmd"],
                 &[("paneId", s()), ("text", s()), ("exitStatus", json!({"type": ["integer", "null"]})), ("truncated", b()), ("stabilized", b()), ("timedOut", b()), ("elapsedMs", n()), ("kept", b())]),
             tool("tmux_watch",
                 "Start cmd in the background (new window, or typed into an idle shell pane); done at exit or doneRegex. Result at the agent's next turn and as resource tmuxmate://watch/<jobId> (updated notification when done).",
@@ -101,7 +103,7 @@ pub fn list() -> &'static Value {
                 &[("kind", s()), ("jobId", s()), ("paneId", s()), ("uri", s())]),
             tool("tmux_kill",
                 "Kill a pane, window, session or server. Refuses without confirm:true, without an exact target, the caller's own pane/window/session/server, and when the approval policy says no (fails closed).",
-                &[("scope", json!({"enum": ["pane", "window", "session", "server"]})), t(), ("confirm", b())], &["scope"],
+                &[("scope", json!({"enum": ["pane", "window", "session", "server"]})), t(), ("confirm", b()), h(), hs()], &["scope"],
                 &[("scope", s()), ("target", json!({"type": ["string", "null"]})), ("paneId", json!({"type": ["string", "null"]})), ("windowId", json!({"type": ["string", "null"]})), ("sessionId", json!({"type": ["string", "null"]})), ("killed", b())]),
             tool("agent_ask",
                 "Ask another agent CLI (target: claude/codex/gemini to start or reuse one for project, or a managed session name): send once, wait, complete reply. delivery: delivered, unconfirmed or not-delivered; never retried. Refuses busy agents and dialogs. timeoutS default 50.",
@@ -152,6 +154,36 @@ fn args<T: DeserializeOwned>(name: &str, v: &Value) -> Result<T, RpcError> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
+
+/// Which server a tool call talks to: `host` and `hostSocket` (a `-L` name, or a `-S`
+/// path when it holds a `/`), taken out of the arguments.
+struct Server {
+    host: String,
+    socket: Option<String>,
+}
+
+/// The arguments without `host`/`hostSocket`, and the server they name. Only strings are
+/// taken; anything else stays in place, so the schema check refuses it. A `hostSocket`
+/// without `host` stays too (it means nothing here).
+fn take_host(a: &Value) -> (Value, Option<Server>) {
+    let mut a = a.clone();
+    let Some(m) = a.as_object_mut() else {
+        return (a, None);
+    };
+    if !m.get("host").is_some_and(Value::is_string) {
+        return (a, None);
+    }
+    let host = m
+        .remove("host")
+        .and_then(|h| h.as_str().map(str::to_string));
+    let socket = match m.get("hostSocket") {
+        Some(Value::String(_)) => m
+            .remove("hostSocket")
+            .and_then(|v| v.as_str().map(str::to_string)),
+        _ => None,
+    };
+    (a, host.map(|host| Server { host, socket }))
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -305,7 +337,28 @@ pub fn call(session: &Session, params: &Value) -> Result<Value, RpcError> {
         .and_then(Value::as_str)
         .ok_or_else(|| RpcError::new(INVALID_PARAMS, "tools/call needs a tool name"))?;
     let a = params.get("arguments").unwrap_or(&Value::Null);
-    let tmux = &session.tmux;
+    // `host` picks the server for the tmux tools (the rest of the arguments are the
+    // tool's own); the other tools refuse it rather than act on this machine.
+    let (a, host) = take_host(a);
+    let a = &a;
+    let remote;
+    let tmux = match host {
+        None => &session.tmux,
+        Some(_) if !name.starts_with("tmux_") || name == "tmux_watch" => {
+            return Ok(failed(&CliError::usage(format!(
+                "refused: {name} does not take host here (it needs tmuxmate on the host); \
+                 run `tmuxmate remote install HOST` once, then the CLI with --host (e.g. \
+                 `tmuxmate agent ask --host HOST --project DIR ...`, `tmuxmate watch start --host HOST -- CMD`)"
+            ))));
+        }
+        Some(h) => match session.remote(&h.host, h.socket.as_deref()) {
+            Ok(t) => {
+                remote = t;
+                &remote
+            }
+            Err(e) => return Ok(failed(&e)),
+        },
+    };
     let progress = params
         .pointer("/_meta/progressToken")
         .filter(|t| t.is_string() || t.is_number())

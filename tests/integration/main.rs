@@ -16,7 +16,7 @@ pub mod hostile;
 mod install;
 mod ledger;
 mod location;
-mod mcp;
+pub mod mcp;
 mod privacy;
 mod remote;
 mod run;

@@ -14,7 +14,7 @@ use crate::util::*;
 const WAIT: Duration = Duration::from_secs(60);
 
 /// A client on the server's pipes: requests answered by id, notifications kept apart.
-struct Client {
+pub struct Client {
     child: Child,
     stdin: Option<ChildStdin>,
     rx: mpsc::Receiver<Value>,
@@ -25,7 +25,11 @@ struct Client {
 
 impl Client {
     fn start(s: &Server) -> Client {
-        let mut c = s.tmuxmate();
+        Client::spawn(s.tmuxmate())
+    }
+
+    /// `c mcp` on pipes (the caller sets the environment: a server's, an ssh config).
+    pub fn spawn(mut c: std::process::Command) -> Client {
         c.arg("mcp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -91,7 +95,7 @@ impl Client {
         }
     }
 
-    fn initialize(&mut self) {
+    pub fn initialize(&mut self) {
         let r = self.request(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {},
@@ -102,13 +106,13 @@ impl Client {
     }
 
     /// A tools/call result (the JSON-RPC `result`), failing on a JSON-RPC error.
-    fn call(&mut self, tool: &str, args: Value) -> Value {
+    pub fn call(&mut self, tool: &str, args: Value) -> Value {
         let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
         assert!(r.get("error").is_none(), "{tool}: {r}");
         r["result"].clone()
     }
 
-    fn ok(&mut self, tool: &str, args: Value) -> Value {
+    pub fn ok(&mut self, tool: &str, args: Value) -> Value {
         let r = self.call(tool, args.clone());
         assert_eq!(r["isError"], false, "{tool} {args}: {r}");
         let sc = r["structuredContent"].clone();
@@ -127,7 +131,7 @@ impl Client {
         sc
     }
 
-    fn refused(&mut self, tool: &str, args: Value) -> String {
+    pub fn refused(&mut self, tool: &str, args: Value) -> String {
         let r = self.call(tool, args.clone());
         assert_eq!(r["isError"], true, "{tool} {args}: {r}");
         r["content"][0]["text"].as_str().unwrap().to_string()
@@ -141,7 +145,7 @@ impl Client {
     }
 
     /// Close stdin; the server must exit 0 on its own.
-    fn finish(mut self) {
+    pub fn finish(mut self) {
         drop(self.stdin.take());
         let st = wait_until("tmuxmate mcp to exit at EOF", WAIT, || {
             self.child.try_wait().unwrap()

@@ -1224,3 +1224,76 @@ fn a_managed_agent_on_the_host_is_started_asked_and_stopped_over_host() {
     nothing_ran(&r.s);
     assert!(!r.d.remote_home().join("NEVER").exists());
 }
+
+/// The MCP server's tmux tools take `host` (and `hostSocket`, the server there): the
+/// same listing, byte-exact typing and capture as on this machine, over one connection
+/// kept for the whole server process; the tools that need tmuxmate on the host refuse
+/// `host` and say what to use; a host that is not one is refused before ssh runs.
+#[test]
+fn mcp_tools_take_a_host() {
+    let r = rig!();
+    let rec = r.s.recorder_pane("rec");
+    let shell = r.s.window("sh", "sh");
+    let mut c = r.bare();
+    c.stderr(Stdio::null());
+    let mut m = crate::mcp::Client::spawn(c);
+    m.initialize();
+    let at = |mut v: serde_json::Value| {
+        v["host"] = r.d.host().into();
+        v["hostSocket"] = r.s.socket_path().to_string_lossy().into_owned().into();
+        v
+    };
+    let before = r.d.connections();
+    let l = m.ok("tmux_list", at(serde_json::json!({})));
+    let panes = l["panes"].as_array().unwrap();
+    assert!(
+        panes.iter().any(|p| p["paneId"] == rec.pane.as_str()),
+        "{l}"
+    );
+    let text = "x; kill-server #{pane_id} $(touch NEVER) 日本";
+    let sent = m.ok(
+        "tmux_send_keys",
+        at(serde_json::json!({"target": rec.pane, "text": text})),
+    );
+    assert_eq!(sent["paneId"], rec.pane.as_str());
+    rec.expect(text.as_bytes());
+    r.s.tmux(&["send-keys", "-t", &shell, "-l", "printf 'mcp-%s\\n' remote"]);
+    r.s.tmux(&["send-keys", "-t", &shell, "Enter"]);
+    wait_until("the capture over host", Duration::from_secs(10), || {
+        let c = m.ok("tmux_capture", at(serde_json::json!({"target": shell})));
+        c["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("mcp-remote"))
+            .then_some(())
+    });
+    let run = m.ok(
+        "tmux_run",
+        at(serde_json::json!({"cmd": ["sh", "-c", "echo ran-there; exit 3"]})),
+    );
+    assert_eq!(
+        (run["exitStatus"].as_i64(), run["text"].as_str()),
+        (Some(3), Some("ran-there"))
+    );
+    assert_eq!(
+        r.d.connections() - before,
+        1,
+        "one connection for every call"
+    );
+    let e = m.refused(
+        "agent_ask",
+        at(serde_json::json!({"target": "claude", "message": "hi"})),
+    );
+    assert!(
+        e.contains("does not take host") && e.contains("remote install"),
+        "{e}"
+    );
+    let e = m.refused(
+        "tmux_list",
+        serde_json::json!({"host": "-oProxyCommand=touch NEVER"}),
+    );
+    assert!(e.contains("-oProxyCommand"), "{e}");
+    m.finish();
+    alive(&r.s);
+    nothing_ran(&r.s);
+    assert!(!r.d.remote_home().join("NEVER").exists());
+}
