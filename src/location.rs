@@ -170,7 +170,7 @@ pub fn read_for(tmux: &Tmux, pid: i32) -> Result<Reading, NoLocation> {
     }
     // No tmux (or one too old) is the first thing to say, before terminals.
     tmux.check_version().map_err(NoLocation::Tmux)?;
-    let dev = match procfs::terminal_of(pid) {
+    let dev = match procfs::terminal_of(pid, crate::sys::foreground::is_launcher) {
         Terminal::Tty { dev, .. } => dev,
         Terminal::None(reason) => return Err(NoLocation::NoTerminal(reason)),
     };

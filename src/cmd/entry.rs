@@ -33,7 +33,7 @@ fn intercept_version() {
         return;
     }
     let tmux = crate::tmux::Tmux::new(crate::tmux::Socket::Default);
-    let t = crate::tmux::version::described(&tmux);
+    let t = crate::tmux::version::described(&tmux.program, tmux.timeout);
     super::out(&format!("tmuxmate {}\n{t}\n", env!("CARGO_PKG_VERSION")));
     std::process::exit(0);
 }

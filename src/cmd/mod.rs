@@ -16,6 +16,7 @@ pub mod keys;
 pub mod kill;
 pub mod list;
 pub mod paste;
+pub mod remote;
 pub mod run;
 pub mod send;
 pub mod side;
@@ -93,14 +94,14 @@ pub fn dispatch(cli: Cli) -> CliResult {
         host::Route::Tmux(h) => host::client(&h, sock, path)?,
         host::Route::Either(h) => {
             let remote_socket = Socket::resolve_remote(sock, path);
-            if crate::remote::forward::fast(&h, &remote_socket, &cli.command)? {
+            if remote::fast(&h, &remote_socket, &cli.command)? {
                 return Ok(());
             }
             host::client(&h, sock, path)?
         }
         host::Route::Tmuxmate(h) => {
             let remote_socket = Socket::resolve_remote(sock, path);
-            return crate::remote::forward::run(&h, remote_socket, cli.command);
+            return remote::forwarded(&h, remote_socket, cli.command);
         }
     };
     match cli.command {
@@ -142,18 +143,6 @@ pub fn dispatch(cli: Cli) -> CliResult {
         Command::Completions { shell } => install::completions(shell),
         Command::Man => install::man(),
         Command::Mcp => crate::mcp::serve(&tmux),
-        Command::Remote { action } => remote_action(&tmux, action),
-    }
-}
-
-fn remote_action(tmux: &Tmux, action: crate::cli::RemoteAction) -> CliResult {
-    use crate::cli::RemoteAction;
-    use crate::remote::{install, served};
-    match action {
-        RemoteAction::Install { machine, json } => install::install(&machine, json),
-        RemoteAction::Id => served::id(),
-        RemoteAction::WatchStart { collector, args } => served::watch_start(tmux, &collector, args),
-        RemoteAction::Results { collector, jobs } => served::results(&collector, &jobs),
-        RemoteAction::Ack { collector, keys } => served::ack(&collector, &keys),
+        Command::Remote { action } => remote::run(&tmux, action),
     }
 }

@@ -43,24 +43,8 @@ fn list(json: bool) -> CliResult {
 pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
     match action {
         WatchAction::Start(a) => {
-            // `--timeout` (ms) as the minutes `watch::start` takes (the old `--timeout-min`
-            // and the MCP tool's `timeoutMin` speak minutes).
-            let timeout_min = match a.timeout {
-                Some(ms) => Some(format!("{}", ms as f64 / 60_000.0)),
-                None => a.timeout_min.clone(),
-            };
-            let s = start::start(
-                tmux,
-                &start::Request {
-                    target: a.target.as_deref(),
-                    cmd: &a.cmd,
-                    done_regex: a.done_regex.as_deref(),
-                    timeout_min: timeout_min.as_deref(),
-                    notify: a.notify.as_deref(),
-                    forward: &a.forward,
-                    cancel_mode: a.cancel_mode,
-                },
-            )?;
+            let timeout_min = a.timeout_minutes();
+            let s = start::start(tmux, &a.request(&timeout_min))?;
             if a.json {
                 super::out_json(&s);
             } else {

@@ -59,6 +59,28 @@ impl Captured {
 }
 
 pub fn capture(tmux: &Tmux, r: &Request) -> Result<Captured, CliError> {
+    // Over ssh each call is a round trip: a `%N` pane's capture is one command list
+    // there (any surprise falls back to the calls below, which say what went wrong).
+    if tmux.is_remote()
+        && let Some(target) = r.target
+        && let Some(g) = super::capture_list::one_call(
+            tmux,
+            &super::capture_list::Ask {
+                target,
+                range: r.range.unwrap_or(Range::Screen),
+                max_bytes: r.max_bytes,
+                ansi: r.ansi,
+                join: r.join,
+            },
+        )
+    {
+        return Ok(Captured {
+            pane_id: g.pane_id,
+            target: g.target,
+            text: g.text,
+            snapshot: g.snapshot,
+        });
+    }
     let budget = budget::budget(tmux, r.max_bytes)?;
     // The agent address only matters when no target is given (the "newest pane we
     // created" fallback); finding it costs a tty lookup, so skip it when one is named.

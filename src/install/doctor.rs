@@ -98,7 +98,7 @@ fn check_options(tmux: &Tmux, r: &mut Report) {
 }
 
 fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
-    match version::found(tmux) {
+    match version::found(&tmux.program, tmux.timeout) {
         Ok((path, text)) => match version::parse(&text) {
             Some(v) if v >= version::MINIMUM => {
                 r.ok("tmux", format!("{text} ({})", path.display()))

@@ -158,26 +158,6 @@ pub fn note(host: &str, installed: bool) {
     }
 }
 
-/// Print a forwarded answer as it came (stdout, then stderr) and end with its exit status.
-pub fn pass_through(out: Finished) -> crate::error::CliResult {
-    use std::io::Write;
-    {
-        let mut o = std::io::stdout().lock();
-        let _ = o.write_all(&out.stdout);
-        let _ = o.flush();
-    }
-    {
-        let mut e = std::io::stderr().lock();
-        let _ = e.write_all(&out.stderr);
-        let _ = e.flush();
-    }
-    match out.status.code() {
-        Some(0) => Ok(()),
-        Some(n) => std::process::exit(n),
-        None => std::process::exit(1),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::call::{self, REL_PATH};
-use crate::error::{CliError, CliResult};
+use crate::error::CliError;
 use crate::sys::shell;
 use crate::tmux::remote::Remote;
 
@@ -23,14 +23,37 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Installed {
-    host: String,
-    path: String,
-    installed: bool,
-    already_installed: bool,
-    bytes: u64,
-    sha256: String,
-    version: &'static str,
+pub struct Installed {
+    pub host: String,
+    pub path: String,
+    pub installed: bool,
+    pub already_installed: bool,
+    pub bytes: u64,
+    pub sha256: String,
+    pub version: &'static str,
+}
+
+impl Installed {
+    /// The line people read.
+    pub fn line(&self) -> String {
+        if self.already_installed {
+            format!(
+                "already installed: tmuxmate {} on {} is ~/{REL_PATH} with the same SHA-256 ({}); nothing copied",
+                self.version,
+                self.host,
+                &self.sha256[..12]
+            )
+        } else {
+            format!(
+                "installed tmuxmate {} on {} as ~/{REL_PATH} ({} bytes, SHA-256 {}); watch, agent and side status/history now work with --host {}",
+                self.version,
+                self.host,
+                self.bytes,
+                &self.sha256[..12],
+                self.host
+            )
+        }
+    }
 }
 
 /// The OS name Rust uses for a `uname -s` answer.
@@ -71,7 +94,7 @@ pub fn sha256_of(path: &std::path::Path, bytes: &[u8]) -> String {
     crate::sys::hash::sha256_hex(bytes)
 }
 
-pub fn install(spec: &str, json: bool) -> CliResult {
+pub fn install(spec: &str) -> Result<Installed, CliError> {
     let remote = Remote::new(spec).map_err(CliError::usage)?;
     let host = remote.host.to_string();
     let exe = std::env::current_exe()
@@ -121,16 +144,7 @@ pub fn install(spec: &str, json: bool) -> CliResult {
     };
     if there == hash {
         call::note(&host, true);
-        let r = report(false);
-        super::super::cmd::out_json_or_line(json, &r, |r| {
-            format!(
-                "already installed: tmuxmate {} on {} is ~/{REL_PATH} with the same SHA-256 ({}); nothing copied",
-                r.version,
-                r.host,
-                &r.sha256[..12]
-            )
-        });
-        return Ok(());
+        return Ok(report(false));
     }
     let n = bytes.len();
     let q = shell::quote;
@@ -157,18 +171,7 @@ pub fn install(spec: &str, json: bool) -> CliResult {
         )));
     }
     call::note(&host, true);
-    let r = report(true);
-    super::super::cmd::out_json_or_line(json, &r, |r| {
-        format!(
-            "installed tmuxmate {} on {} as ~/{REL_PATH} ({} bytes, SHA-256 {}); watch, agent and side status/history now work with --host {}",
-            r.version,
-            r.host,
-            r.bytes,
-            &r.sha256[..12],
-            r.host
-        )
-    });
-    Ok(())
+    Ok(report(true))
 }
 
 #[cfg(test)]

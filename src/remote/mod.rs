@@ -3,8 +3,8 @@
 //!
 //! `call` runs the installed tmuxmate over the host's ssh master (the same master, slots
 //! and retries as the remote tmux calls: `crate::tmux::remote`); `install` copies this
-//! binary there; `forward` turns a `--host` command (watch, agent, side status/history,
-//! capture and send) into one such call and prints its answer as is; `served` is what
+//! binary there (`crate::cli::forward` turns a `--host` command line into one such call);
+//! `served` is what
 //! runs on the host; `pending` is this machine's list of remote watch jobs and the
 //! per-turn step that queues their results once.
 //!
@@ -14,8 +14,6 @@
 //! plain tmux and how to install it.
 
 pub mod call;
-pub mod capture;
-pub mod forward;
 pub mod install;
 pub mod pending;
 pub mod served;

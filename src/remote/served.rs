@@ -12,20 +12,20 @@
 
 use serde::Serialize;
 
-use crate::cli::{WatchAction, WatchStartArgs};
 use crate::control::watch::job::{self, JobStatus};
+use crate::control::watch::start;
 use crate::control::watch::{poller, valid_id};
-use crate::error::{CliError, CliResult};
+use crate::error::CliError;
 use crate::ledger::{Ledger, Record};
 use crate::sys::state;
 use crate::tmux::Tmux;
 
-pub fn id() -> CliResult {
+/// `tmuxmate VERSION SHA256` of this binary.
+pub fn id() -> Result<String, CliError> {
     let exe = std::env::current_exe()?;
     let bytes = std::fs::read(&exe)?;
     let h = super::install::sha256_of(&exe, &bytes);
-    crate::cmd::out_line(&format!("tmuxmate {} {h}", env!("CARGO_PKG_VERSION")));
-    Ok(())
+    Ok(format!("tmuxmate {} {h}", env!("CARGO_PKG_VERSION")))
 }
 
 fn check_collector(c: &str) -> Result<(), CliError> {
@@ -38,13 +38,24 @@ fn check_collector(c: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-pub fn watch_start(tmux: &Tmux, collector: &str, mut args: WatchStartArgs) -> CliResult {
+/// A watch job whose result is kept for `collector` (the asking machine), with the
+/// request's other fields as given; `notify`/`forward` of the request are ignored.
+pub fn watch_start(
+    tmux: &Tmux,
+    collector: &str,
+    r: &start::Request,
+) -> Result<start::Started, CliError> {
     check_collector(collector)?;
     // Known here, so `--notify` takes it; the asking machine resolved its own agents.
     Ledger::for_agent(collector).seen()?;
-    args.notify = Some(collector.to_string());
-    args.forward.clear();
-    crate::cmd::watch::run(tmux, WatchAction::Start(args))
+    start::start(
+        tmux,
+        &start::Request {
+            notify: Some(collector),
+            forward: &[],
+            ..*r
+        },
+    )
 }
 
 #[derive(Serialize)]
@@ -62,7 +73,8 @@ struct Results {
     items: Vec<Item>,
 }
 
-pub fn results(collector: &str, jobs: &[String]) -> CliResult {
+/// The collector's results (not consumed) and the asked jobs' states, as one JSON line.
+pub fn results(collector: &str, jobs: &[String]) -> Result<String, CliError> {
     check_collector(collector)?;
     // What the per-turn call does here too: repair interrupted completions, restart a
     // dead poller (the host may have rebooted since the job started).
@@ -88,17 +100,15 @@ pub fn results(collector: &str, jobs: &[String]) -> CliResult {
             text: p.text,
         })
         .collect();
-    crate::cmd::out_line(
-        &serde_json::to_string(&Results {
-            jobs: states,
-            items,
-        })
-        .unwrap_or_default(),
-    );
-    Ok(())
+    Ok(serde_json::to_string(&Results {
+        jobs: states,
+        items,
+    })
+    .unwrap_or_default())
 }
 
-pub fn ack(collector: &str, keys: &[String]) -> CliResult {
+/// Mark `keys` delivered in the collector's ledger; how many were pending.
+pub fn ack(collector: &str, keys: &[String]) -> Result<usize, CliError> {
     check_collector(collector)?;
     let n = Ledger::for_agent(collector).transact(|t| {
         let pending: Vec<String> = t.state.pending.iter().map(|p| p.key.clone()).collect();
@@ -112,6 +122,5 @@ pub fn ack(collector: &str, keys: &[String]) -> CliResult {
         }
         n
     })?;
-    crate::cmd::out_line(&format!("{n}"));
-    Ok(())
+    Ok(n)
 }

@@ -3,7 +3,7 @@
 //! Owns: finding the terminal a process belongs to without spawning `ps` on Linux (`ps`
 //! is the fallback elsewhere), and the rule for hook subprocesses that have no tty.
 //! Invariant: a tty is only borrowed from an ancestor across processes that are plain
-//! launchers (`foreground::is_launcher`: shells, env, timeout…); a detached non-shell process in between (a shared
+//! launchers (the caller's test: `foreground::is_launcher`, shells, env, timeout…); a detached non-shell process in between (a shared
 //! background server such as Codex's app-server daemon) serves many terminals, so the
 //! answer there is "no terminal", never its parent's.
 
@@ -142,8 +142,9 @@ pub enum Terminal {
     None(String),
 }
 
-/// The controlling terminal of `pid`, or of its nearest ancestor that has one.
-pub fn terminal_of(pid: i32) -> Terminal {
+/// The controlling terminal of `pid`, or of its nearest ancestor that has one, looking
+/// through ancestors whose executable `launcher` accepts (`foreground::is_launcher`).
+pub fn terminal_of(pid: i32, launcher: fn(&str) -> bool) -> Terminal {
     if !std::path::Path::new("/proc/self/stat").exists() {
         return ps_fallback(pid);
     }
@@ -160,7 +161,7 @@ pub fn terminal_of(pid: i32) -> Terminal {
         }
         if depth > 0 {
             let name = exe_name(cur).unwrap_or_else(|| st.comm.clone());
-            if !super::foreground::is_launcher(&name) {
+            if !launcher(&name) {
                 // Only Codex's app-server daemon is known to do this; naming it for
                 // any other caller (a CI runner, cron, an IDE) would send people astray.
                 let advice = if name.contains("codex") {

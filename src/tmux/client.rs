@@ -136,12 +136,9 @@ impl Tmux {
     /// hot path this is a `PATH` lookup and one small file read.
     pub fn check_version(&self) -> Result<(), TmuxError> {
         self.gate
-            .get_or_init(|| {
-                if self.is_remote() {
-                    super::version::check_remote(self)
-                } else {
-                    super::version::check(self)
-                }
+            .get_or_init(|| match &self.remote {
+                Some(r) => super::version::check_remote(r, &self.program, || self.run(&["-V"])),
+                None => super::version::check(&self.program, self.timeout),
             })
             .clone()
     }

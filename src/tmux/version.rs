@@ -7,8 +7,10 @@
 
 use std::path::PathBuf;
 
-use super::client::Tmux;
+use std::time::Duration;
+
 use super::error::TmuxError;
+use super::remote::Remote;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Version {
@@ -53,23 +55,23 @@ pub fn parse(text: &str) -> Option<Version> {
 }
 
 /// Check that tmux exists and is new enough. Cached per binary identity in the state dir.
-pub fn check(tmux: &Tmux) -> Result<(), TmuxError> {
-    found(tmux).and_then(|(_, text)| gate(&text))
+pub fn check(program: &str, timeout: Duration) -> Result<(), TmuxError> {
+    found(program, timeout).and_then(|(_, text)| gate(&text))
 }
 
 /// What `tmuxmate --version` says of tmux: its `-V` text and path, or why none was found.
-pub fn described(tmux: &Tmux) -> String {
-    match found(tmux) {
+pub fn described(program: &str, timeout: Duration) -> String {
+    match found(program, timeout) {
         Ok((path, text)) => format!("{text} ({})", path.display()),
         Err(e) => format!("tmux: {e}"),
     }
 }
 
 /// The tmux binary and its `tmux -V` text (cached like [`check`]), for `--version` and doctor.
-pub fn found(tmux: &Tmux) -> Result<(PathBuf, String), TmuxError> {
-    let Some(bin) = crate::sys::which::which(&tmux.program) else {
+pub fn found(program: &str, timeout: Duration) -> Result<(PathBuf, String), TmuxError> {
+    let Some(bin) = crate::sys::which::which(program) else {
         return Err(TmuxError::NotInstalled {
-            program: tmux.program.clone(),
+            program: program.to_string(),
         });
     };
     let key = std::fs::metadata(&bin).ok().map(|m| {
@@ -87,12 +89,12 @@ pub fn found(tmux: &Tmux) -> Result<(PathBuf, String), TmuxError> {
     let mut cmd = crate::sys::process::command(&bin);
     cmd.arg("-V");
     let argv = || vec![bin.display().to_string(), "-V".into()];
-    let out = match crate::sys::process::run(cmd, None, tmux.timeout) {
+    let out = match crate::sys::process::run(cmd, None, timeout) {
         Ok(out) => out,
         Err(crate::sys::process::Failure::TimedOut) => {
             return Err(TmuxError::Timeout {
                 argv: argv(),
-                after: tmux.timeout,
+                after: timeout,
             });
         }
         Err(e) => {
@@ -116,12 +118,14 @@ const REMOTE_TTL_MS: u64 = 10 * 60 * 1000;
 /// The same gate for a server on another host: `tmux -V` over the connection, cached per
 /// host in the state dir for [`REMOTE_TTL_MS`]. A missing tmux there is reported by the
 /// transport ([`TmuxError::RemoteNoTmux`]).
-pub fn check_remote(tmux: &Tmux) -> Result<(), TmuxError> {
-    let Some(r) = &tmux.remote else {
-        return check(tmux);
-    };
+/// `ask` runs `tmux -V` (`program`) on the host over the connection.
+pub fn check_remote(
+    r: &Remote,
+    program: &str,
+    ask: impl FnOnce() -> Result<String, TmuxError>,
+) -> Result<(), TmuxError> {
     let host = r.host.to_string();
-    let key = format!("{host}\t{}", tmux.program);
+    let key = format!("{host}\t{program}");
     let cache = crate::sys::state::state_dir().join("ssh-tmux-versions");
     let cached = || {
         let now = crate::sys::state::now_ms();
@@ -143,7 +147,7 @@ pub fn check_remote(tmux: &Tmux) -> Result<(), TmuxError> {
             if let Some(v) = found {
                 return Ok(v);
             }
-            let v = tmux.run(&["-V"])?.trim().to_string();
+            let v = ask()?.trim().to_string();
             let mut lines: Vec<&str> = text
                 .lines()
                 .filter(|l| !l.starts_with(&format!("{key}\t")))

@@ -1,4 +1,8 @@
-//! Command-line definitions only (clap derive). Handlers live in `cmd/`.
+//! The command line: its definitions (clap derive) and, in `forward`, a parsed command
+//! turned back into the command line of the tmuxmate on another host. Handlers live in
+//! `cmd/`; nothing here prints.
+
+pub mod forward;
 
 use std::path::PathBuf;
 
@@ -628,6 +632,33 @@ pub struct WatchStartArgs {
     /// The command: one argument is a shell command line; several are quoted words.
     #[arg(last = true)]
     pub cmd: Vec<String>,
+}
+
+impl WatchStartArgs {
+    /// `--timeout` (ms) as the minutes `watch::start` takes (the old `--timeout-min` and
+    /// the MCP tool's `timeoutMin` speak minutes).
+    pub fn timeout_minutes(&self) -> Option<String> {
+        match self.timeout {
+            Some(ms) => Some(format!("{}", ms as f64 / 60_000.0)),
+            None => self.timeout_min.clone(),
+        }
+    }
+
+    /// The domain request; `timeout_min` is [`Self::timeout_minutes`], kept by the caller.
+    pub fn request<'a>(
+        &'a self,
+        timeout_min: &'a Option<String>,
+    ) -> crate::control::watch::start::Request<'a> {
+        crate::control::watch::start::Request {
+            target: self.target.as_deref(),
+            cmd: &self.cmd,
+            done_regex: self.done_regex.as_deref(),
+            timeout_min: timeout_min.as_deref(),
+            notify: self.notify.as_deref(),
+            forward: &self.forward,
+            cancel_mode: self.cancel_mode,
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone)]

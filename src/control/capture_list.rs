@@ -1,4 +1,5 @@
-//! `capture -t %N --host H` as one remote tmux invocation (plain tmux on the host).
+//! A capture of a `%N` pane as one tmux invocation: what `capture` does for a server on
+//! another host, where every call is an ssh round trip (plain tmux on the host).
 //!
 //! Owns: the one command list that reads what a capture needs (the byte-budget and
 //! snapshot options, the pane's `session:window.pane`) and the pane's text, and cutting
@@ -11,10 +12,8 @@
 //! its number (tmux's own target matching never sees the person's text); the markers are
 //! random per call, and everything before the pane's text is read up to them.
 
-use crate::cli::CaptureArgs;
-use crate::control::budget::{self, Range};
-use crate::control::capture::Captured;
-use crate::control::snapshot;
+use super::budget::{self, Bounded, Range};
+use super::snapshot;
 use crate::targs;
 use crate::tmux::target::Target;
 use crate::tmux::{Arg, Tmux};
@@ -33,9 +32,26 @@ fn nonce() -> String {
     )
 }
 
+/// What to capture (`crate::control::capture::Request`'s fields this route reads).
+pub struct Ask<'a> {
+    pub target: &'a str,
+    pub range: Range,
+    pub max_bytes: Option<usize>,
+    pub ansi: bool,
+    pub join: bool,
+}
+
+/// The pane, its `session:window.pane`, the bounded text and its snapshot id.
+pub struct Got {
+    pub pane_id: String,
+    pub target: String,
+    pub text: Bounded,
+    pub snapshot: Option<String>,
+}
+
 /// The capture in one call, or None (then the caller takes the several-call path).
-pub fn one_call(tmux: &Tmux, a: &CaptureArgs) -> Option<Captured> {
-    let Ok(Target::Pane(n)) = Target::parse(a.target.as_deref()?) else {
+pub fn one_call(tmux: &Tmux, a: &Ask) -> Option<Got> {
+    let Ok(Target::Pane(n)) = Target::parse(a.target) else {
         return None;
     };
     if a.max_bytes == Some(0) {
@@ -84,13 +100,8 @@ pub fn one_call(tmux: &Tmux, a: &CaptureArgs) -> Option<Captured> {
     if a.join {
         args.push("-J".into());
     }
-    let range = match (a.all, a.lines) {
-        (true, _) => Range::All,
-        (false, Some(n)) => Range::Lines(n),
-        (false, None) => Range::Screen,
-    };
     let lines_arg;
-    match range {
+    match a.range {
         Range::Screen => {}
         Range::Lines(n) => {
             lines_arg = format!("-{n}");
@@ -118,7 +129,7 @@ pub fn one_call(tmux: &Tmux, a: &CaptureArgs) -> Option<Captured> {
     } else {
         None
     };
-    Some(Captured {
+    Some(Got {
         pane_id: id,
         target,
         text: b,

@@ -1,13 +1,15 @@
-//! `--host` commands that run the tmuxmate on the host: one remote call each, its answer
-//! (stdout, stderr, exit status; JSON as is) passed back unchanged.
+//! `--host` commands that run the tmuxmate on the host: a parsed command line turned back
+//! into the host's command line, one remote call each, its answer (stdout, stderr, exit
+//! status; JSON as is) handed to `cmd` to print unchanged. Part of the command-line layer
+//! because its input is the parse (`crate::cli`); it prints nothing itself.
 //!
 //! Owns: the remote argv of each forwarded command, built from the parsed flags (never
 //! from our own argv text), with `-L`/`-S` passed through so they select the server on
 //! that host; text that is bulk or local (`--file`, `-`, a long `--message`) read here
 //! and sent over stdin as `-`; `watch start`, which also records the job here so its
-//! result reaches this machine's agents (`super::pending`); and the one-call routes of
-//! `capture -t %N` (one tmux command list) and `send -t TEXT` (the host's tmuxmate, when
-//! it has one), which fall back to the several-call path.
+//! result reaches this machine's agents (`crate::remote::pending`); and the one-call
+//! route of `send -t TEXT` (the host's tmuxmate, when it has one), which falls back to
+//! the several-call path.
 //!
 //! Invariants: a path the command reads on the host (`--project`) must be given: this
 //! machine's current directory means nothing there, so it is refused rather than guessed.
@@ -15,10 +17,11 @@
 use std::io::Read;
 use std::time::Duration;
 
-use super::call::{self, Missing};
-use super::pending;
 use crate::cli::{AgentAction, Command, MessageArgs, SideAction, WatchAction, WatchStartArgs};
-use crate::error::{CliError, CliResult};
+use crate::error::CliError;
+use crate::remote::call::{self, Missing};
+use crate::remote::pending;
+use crate::sys::process::Finished;
 use crate::tmux::Socket;
 use crate::tmux::remote::Remote;
 
@@ -26,6 +29,19 @@ use crate::tmux::remote::Remote;
 const MARGIN: Duration = Duration::from_secs(60);
 /// Text longer than this goes over stdin instead of the command line.
 const INLINE_MAX: usize = 16 * 1024;
+
+/// What a forwarded command answered, for `cmd` to print.
+pub enum Answer {
+    /// The host's tmuxmate: its stdout, stderr and exit status, passed on as they came.
+    Passed(Finished),
+    /// `watch start --host`, recorded here: the job, and what the host said on stderr.
+    Started {
+        job: String,
+        pane: String,
+        host: String,
+        stderr: Vec<u8>,
+    },
+}
 
 /// Words of a remote command line, built flag by flag: values as `--flag=value` and the
 /// positionals after a `--` (see [`W::words`]), so a value that starts with `-` is never
@@ -282,8 +298,8 @@ fn open(host: &str) -> Result<Remote, CliError> {
     Remote::new(host).map_err(CliError::usage)
 }
 
-/// Run a forwarded command on `host` and pass its answer back.
-pub fn run(host: &str, socket: Socket, cmd: Command) -> CliResult {
+/// Run a forwarded command on `host`; its answer.
+pub fn run(host: &str, socket: Socket, cmd: Command) -> Result<Answer, CliError> {
     let remote = open(host)?;
     if let Command::Watch {
         action: WatchAction::Start(a),
@@ -305,12 +321,12 @@ pub fn run(host: &str, socket: Socket, cmd: Command) -> CliResult {
         wait,
         what,
     )?;
-    call::pass_through(out)
+    Ok(Answer::Passed(out))
 }
 
 /// `watch start --host`: the job starts on the host with its result kept for this
 /// machine's collector, and is recorded here for the agents it notifies.
-fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> CliResult {
+fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> Result<Answer, CliError> {
     // The addressees are this machine's agents: resolved here, as a local start does.
     let local = crate::tmux::Tmux::new(Socket::resolve(None, None));
     let notify = match a.notify.as_deref() {
@@ -355,7 +371,7 @@ fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> CliResult
         "watch start",
     )?;
     if !out.status.success() {
-        return call::pass_through(out);
+        return Ok(Answer::Passed(out));
     }
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
         CliError::new(format!(
@@ -398,39 +414,21 @@ fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> CliResult
             e,
         ));
     }
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), &out.stderr);
-    crate::cmd::out_json_or_line(
-        a.json,
-        &serde_json::json!({"jobId": job, "paneId": pane, "host": host}),
-        |_| format!("{job} {pane}"),
-    );
-    Ok(())
+    Ok(Answer::Started {
+        job: job.to_string(),
+        pane: pane.to_string(),
+        host,
+        stderr: out.stderr,
+    })
 }
 
-/// `capture -t %N` in one remote tmux call (`super::capture`), `send -t TEXT` in one call
-/// to the host's tmuxmate (its tmux calls then stay on the host). `Ok(false)`: not this
-/// route (no tmuxmate there, or a form that must go the plain way); the caller then
-/// takes the several-call path over ssh.
-pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<bool, CliError> {
+/// `send -t TEXT` in one call to the host's tmuxmate (its tmux calls then stay on the
+/// host). `Ok(None)`: not this route (no tmuxmate there, or a form that must go the plain
+/// way); the caller then takes the several-call path over ssh. (`capture -t %N` is one
+/// call on its own: `crate::control::capture_list`.)
+pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<Option<Answer>, CliError> {
     let mut w = W::default();
     match cmd {
-        // One tmux command list: needs nothing on the host but tmux.
-        Command::Capture(a) => {
-            // (The wrapper checks the host's tmux version before its first call.)
-            let tmux = crate::tmux::Tmux::remote(socket.clone(), open(host)?);
-            let Some(c) = super::capture::one_call(&tmux, a) else {
-                return Ok(false);
-            };
-            if a.json {
-                crate::cmd::out_json(&c.json());
-            } else {
-                let text = c.text.render();
-                if !text.is_empty() {
-                    crate::cmd::out_line(&text);
-                }
-            }
-            return Ok(true);
-        }
         // Inline text only: text read from stdin or a file could not be read twice.
         Command::Send(a)
             if a.target.is_some()
@@ -447,11 +445,11 @@ pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<bool, CliError
                 .w("--")
                 .w(a.text.clone().unwrap_or_default());
         }
-        _ => return Ok(false),
+        _ => return Ok(None),
     }
     let remote = open(host)?;
     if call::known(&remote.host.to_string()) == Some(false) {
-        return Ok(false);
+        return Ok(None);
     }
     match call::run(
         &remote,
@@ -462,8 +460,8 @@ pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<bool, CliError
         crate::tmux::client::DEFAULT_TIMEOUT,
         "capture/send",
     ) {
-        Ok(out) => call::pass_through(out).map(|()| true),
-        Err(Missing::NotInstalled(_)) => Ok(false),
+        Ok(out) => Ok(Some(Answer::Passed(out))),
+        Err(Missing::NotInstalled(_)) => Ok(None),
         Err(Missing::Other(e)) => Err(e),
     }
 }
