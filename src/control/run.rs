@@ -289,10 +289,8 @@ impl RunJson {
 /// (a regular builtin: a failed redirection does not end the pane's shell, as it would
 /// for `:`), and no tmux client is started.
 fn wrapper(rd: &RunDir, cmd: &[String], keep: usize, tee_output: bool) -> String {
-    let status = format!(
-        "(tmuxmate_st=$?; umask 077; echo \"$tmuxmate_st\" >{st}) 2>/dev/null",
-        st = rd.q("st"),
-    );
+    // No subshell (a fork) for the status: the run directory is private (0700) anyway.
+    let status = format!("echo \"$?\" 2>/dev/null >{st}", st = rd.q("st"));
     let signal = format!("echo 2>/dev/null >{done}", done = rd.q("done"));
     let cmd = quote_words(cmd);
     if tee_output {
