@@ -218,10 +218,7 @@ impl Tmux {
     /// client: `None` when that is not possible (remote, a program named by
     /// `TMUXMATE_TMUX`, a command the socket path does not take, no answering server)
     /// and nothing was sent. For text that must not appear in a client's argv.
-    pub fn run_on_socket<A: Args + ?Sized>(
-        &self,
-        args: &A,
-    ) -> Option<Result<Vec<u8>, TmuxError>> {
+    pub fn run_on_socket<A: Args + ?Sized>(&self, args: &A) -> Option<Result<Vec<u8>, TmuxError>> {
         self.socket_argv(&args.argv())
     }
 

@@ -368,11 +368,23 @@ mod tests {
             eligible(&["set-buffer", "-b", "b", "--", "x", ";", "load-buffer", "-"]),
             Use::No
         );
-        assert_eq!(eligible(&["start-server", ";", "new-session", "-d"]), Use::No);
+        assert_eq!(
+            eligible(&["start-server", ";", "new-session", "-d"]),
+            Use::No
+        );
         assert_eq!(eligible(&["split-window"]), Use::No);
         // Typing, buffers and creating on a running server are server-only writes.
         assert_eq!(
-            eligible(&["set-buffer", "-b", "b", "--", "x", ";", "paste-buffer", "-dr"]),
+            eligible(&[
+                "set-buffer",
+                "-b",
+                "b",
+                "--",
+                "x",
+                ";",
+                "paste-buffer",
+                "-dr"
+            ]),
             Use::Write
         );
         assert_eq!(
@@ -380,7 +392,13 @@ mod tests {
             Use::Write
         );
         assert_eq!(eligible(&["new-session", "-d"]), Use::Write);
-        assert!(creates_session(&["set-option", "a", ";", "new-session", "-d"]));
+        assert!(creates_session(&[
+            "set-option",
+            "a",
+            ";",
+            "new-session",
+            "-d"
+        ]));
         assert!(!creates_session(&["new-window", "-n", "new-session"]));
         // A `;` inside an argument is written `\;` and separates nothing.
         assert_eq!(
