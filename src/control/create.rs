@@ -73,8 +73,24 @@ fn create_listed(
     after: &[Arg],
     undo: &[Arg],
 ) -> Result<String, CliError> {
-    let fresh = match tmux.run(&["show-options", "-gv", "window-size"]) {
-        Ok(v) if v.trim() == "manual" => false,
+    let window_size = tmux
+        .run(&["show-options", "-gv", "window-size"])
+        .map(|v| v.trim().to_string());
+    create_listed_knowing(tmux, window_size, before, args, after, undo)
+}
+
+/// [`create_listed`] with the global `window-size` already asked (`Err`: no server, or
+/// the question failed).
+fn create_listed_knowing(
+    tmux: &Tmux,
+    window_size: Result<String, crate::tmux::TmuxError>,
+    before: &[Arg],
+    args: &[Arg],
+    after: &[Arg],
+    undo: &[Arg],
+) -> Result<String, CliError> {
+    let fresh = match window_size {
+        Ok(v) if v == "manual" => false,
         Err(e) if e.is_no_server() => true,
         _ => {
             let r = tmux.run(&list_of(&[before, args, after]));
@@ -463,14 +479,33 @@ fn new_own_session_with(
     name: Option<&Text>,
     cmd: &[String],
 ) -> Result<Option<Created>, CliError> {
-    let Ok(old) = tmux.run(&["show-options", "-gv", "history-limit"]) else {
+    // One round trip for the three values (a `-q` of an unset option prints no line, so
+    // ours comes last).
+    let Ok(facts) = tmux.run(&targs![
+        "show-options",
+        "-gv",
+        "history-limit",
+        Arg::SEP,
+        "show-options",
+        "-gv",
+        "window-size",
+        Arg::SEP,
+        "show-options",
+        "-gqv",
+        crate::tmux::options::HISTORY_LIMIT.name
+    ]) else {
         return Ok(None);
     };
-    let old = old.trim();
-    if old.is_empty() || !old.bytes().all(|b| b.is_ascii_digit()) {
+    let mut lines = facts.lines();
+    let (Some(old), Some(window_size)) = (lines.next(), lines.next()) else {
+        return Ok(None);
+    };
+    let ours = lines.next().unwrap_or("");
+    if lines.next().is_some() || old.is_empty() || !old.bytes().all(|b| b.is_ascii_digit()) {
         return Ok(None);
     }
-    let limit = history_limit(tmux).to_string();
+    let o = crate::tmux::options::HISTORY_LIMIT;
+    let limit = o.number_or_default(ours).to_string();
     let set: Vec<Arg> = targs!["set-option", "-g", "history-limit", Arg::id(&limit)].into();
     let restore: Vec<Arg> = targs!["set-option", "-g", "history-limit", Arg::id(old)].into();
     let mut args: Vec<Arg> = targs![
@@ -500,7 +535,8 @@ fn new_own_session_with(
         Arg::SEP
     ]);
     after.extend(restore.iter().cloned());
-    let out = match create_listed(tmux, &set, &args, &after, &restore) {
+    let known = Ok(window_size.to_string());
+    let out = match create_listed_knowing(tmux, known, &set, &args, &after, &restore) {
         Ok(out) => out,
         Err(e) if e.human().contains("duplicate session") => return Ok(None),
         Err(e) => return Err(e),
