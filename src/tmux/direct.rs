@@ -222,7 +222,7 @@ fn exchange(path: &Path, args: &[&str], timeout: Duration, sent: &mut bool) -> O
             // The client skips what does not fit one message, and so do we.
             if super::client::server_env_allowed(k)
                 && !kv.contains('\0')
-                && HEADER + kv.len() + 1 <= MAX_MESSAGE
+                && HEADER + kv.len() < MAX_MESSAGE
             {
                 head.extend(msg(MSG_IDENTIFY_ENVIRON, &cstr(&kv), false));
             }
