@@ -5,7 +5,9 @@
 //! carry argv, exit status and stderr. Invariants: no other module spawns tmux; every
 //! argument is passed as one argv element (never through a shell) and is an
 //! [`super::arg::Arg`] or a literal of ours, so user text reaches tmux only encoded for the
-//! position it takes (bulk text such as send/paste payloads goes on stdin); a call that can
+//! position it takes (bulk text such as send/paste payloads goes on stdin, or, under
+//! 12 KiB, as a `set-buffer` argument over the socket only: [`Tmux::run_on_socket`],
+//! `crate::control::pane_input`); a call that can
 //! start a server (`new-session`) runs with `server_env` only, because a new server copies
 //! its first client's whole environment into its global environment, where every later
 //! pane, hook and `show-environment -g` would see the caller's secrets.
