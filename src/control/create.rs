@@ -5,7 +5,9 @@
 //! force before the pane exists, and the `@tmuxmate-created` mark. Invariants: sessions
 //! are found by exact name through their `$N` id, never by tmux's prefix matching; the
 //! user's session-level `history-limit` is restored after creation; a command to run is
-//! passed to tmux as one argv element (tmux hands it to `sh -c`), never parsed by tmux;
+//! passed to tmux as one argv element (tmux hands it to `sh -c`), or for our own commands
+//! (the run wrapper) as one argument per word (tmux execs them, no shell), never parsed
+//! by tmux;
 //! names and start directories are [`Text`] encoded for tmux's format expansion; no
 //! creation runs with a global `window-size manual` in force (it crashes tmux 3.3a).
 
@@ -71,8 +73,24 @@ fn create_listed(
     after: &[Arg],
     undo: &[Arg],
 ) -> Result<String, CliError> {
-    let fresh = match tmux.run(&["show-options", "-gv", "window-size"]) {
-        Ok(v) if v.trim() == "manual" => false,
+    let window_size = tmux
+        .run(&["show-options", "-gv", "window-size"])
+        .map(|v| v.trim().to_string());
+    create_listed_knowing(tmux, window_size, before, args, after, undo)
+}
+
+/// [`create_listed`] with the global `window-size` already asked (`Err`: no server, or
+/// the question failed).
+fn create_listed_knowing(
+    tmux: &Tmux,
+    window_size: Result<String, crate::tmux::TmuxError>,
+    before: &[Arg],
+    args: &[Arg],
+    after: &[Arg],
+    undo: &[Arg],
+) -> Result<String, CliError> {
+    let fresh = match window_size {
+        Ok(v) if v == "manual" => false,
         Err(e) if e.is_no_server() => true,
         _ => {
             let r = tmux.run(&list_of(&[before, args, after]));
@@ -361,6 +379,16 @@ pub fn new_work_window_of_ours(
     name: Option<&Text>,
     cmd: &[String],
 ) -> Result<Created, CliError> {
+    // Outside tmux with no `tmuxmate` session yet (a run from an MCP client, each time:
+    // the session goes with its last window): the session is created around our window,
+    // in one command list, with no placeholder window to start and kill.
+    if caller.pane_id.is_none()
+        && !tmux.is_remote()
+        && session_by_name(tmux, OWN_SESSION)?.is_none()
+        && let Some(c) = new_own_session_with(tmux, caller, name, cmd)?
+    {
+        return Ok(c);
+    }
     let (session, placeholder) = work_session(tmux, caller)?;
     let r = new_window_with(tmux, caller, &session, name, None, cmd, true);
     if let Some(w) = placeholder {
@@ -409,7 +437,11 @@ fn new_window_with(
         if let Some(c) = cwd {
             args.extend(targs!["-c", c.expanded()]);
         }
-        if !cmd.is_empty() {
+        if mark_in_list {
+            // Our own command (the run wrapper): each word its own argument, so tmux runs
+            // it without the default-shell layer (one exec less in the new pane).
+            args.extend(cmd.iter().map(|w| Arg::literal(w)));
+        } else if !cmd.is_empty() {
             args.push(Arg::literal(&shell_cmd));
         }
         let mut after = match index {
@@ -432,6 +464,92 @@ fn new_window_with(
         None => (create(None)?, false),
     };
     finish(tmux, &out, caller, marked)
+}
+
+/// The `tmuxmate` session, created with our command as its first window (marked ours,
+/// `history-limit` in force: the global value is raised for the creation and put back in
+/// the same command list, which tmux runs without interleaving other clients' commands).
+/// `None` when it was not made and nothing is left behind: no server yet, an unreadable
+/// value, or another call created the session meanwhile; the caller then takes the usual
+/// path. Any other failure of the list is the caller's error (the session may exist, and
+/// running the command a second time elsewhere is not an option).
+fn new_own_session_with(
+    tmux: &Tmux,
+    caller: &Caller,
+    name: Option<&Text>,
+    cmd: &[String],
+) -> Result<Option<Created>, CliError> {
+    // One round trip for the three values (a `-q` of an unset option prints no line, so
+    // ours comes last).
+    let Ok(facts) = tmux.run(&targs![
+        "show-options",
+        "-gv",
+        "history-limit",
+        Arg::SEP,
+        "show-options",
+        "-gv",
+        "window-size",
+        Arg::SEP,
+        "show-options",
+        "-gqv",
+        crate::tmux::options::HISTORY_LIMIT.name
+    ]) else {
+        return Ok(None);
+    };
+    let mut lines = facts.lines();
+    let (Some(old), Some(window_size)) = (lines.next(), lines.next()) else {
+        return Ok(None);
+    };
+    let ours = lines.next().unwrap_or("");
+    if lines.next().is_some() || old.is_empty() || !old.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(None);
+    }
+    let o = crate::tmux::options::HISTORY_LIMIT;
+    let limit = o.number_or_default(ours).to_string();
+    let set: Vec<Arg> = targs!["set-option", "-g", "history-limit", Arg::id(&limit)].into();
+    let restore: Vec<Arg> = targs!["set-option", "-g", "history-limit", Arg::id(old)].into();
+    let mut args: Vec<Arg> = targs![
+        "new-session",
+        "-d",
+        "-s",
+        OWN_SESSION,
+        "-P",
+        "-F",
+        "#{pane_id} #{session_name}:#{window_index}.#{pane_index}"
+    ]
+    .into();
+    if let Some(n) = name {
+        args.extend(targs!["-n", n.expanded()]);
+    }
+    // Each word its own argument: tmux runs them without a shell (no default-shell layer).
+    args.extend(cmd.iter().map(|w| Arg::literal(w)));
+    // After new-session, the list's next commands target the new session and its pane.
+    let mut after: Vec<Arg> = targs!["set-option", "destroy-unattached", "off", Arg::SEP].into();
+    let v = Text::lossy(&CreatedMark::new(&caller.agent).to_json());
+    after.extend(targs![
+        "set-option",
+        "-p",
+        "--",
+        crate::tmux::options::CREATED.name,
+        v.literal(),
+        Arg::SEP
+    ]);
+    after.extend(restore.iter().cloned());
+    let known = Ok(window_size.to_string());
+    let out = match create_listed_knowing(tmux, known, &set, &args, &after, &restore) {
+        Ok(out) => out,
+        Err(e) if e.human().contains("duplicate session") => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut it = out.trim_end_matches('\n').splitn(2, ' ');
+    let pane_id = it.next().unwrap_or("").to_string();
+    let target = it.next().unwrap_or("").to_string();
+    if !pane_id.starts_with('%') || !target.starts_with(OWN_SESSION) {
+        return Err(CliError::new(format!(
+            "tmux created the {OWN_SESSION} session but did not report its pane (got {out:?})"
+        )));
+    }
+    Ok(Some(Created { pane_id, target }))
 }
 
 /// How a split is laid out.

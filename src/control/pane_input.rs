@@ -1,12 +1,22 @@
 //! Getting text and keys into a pane without tmux or a shell reinterpreting them.
 //!
-//! Owns: the buffer path (`load-buffer -b <unique> -` from stdin, then `paste-buffer -d`,
-//! with the buffer deleted even on failure), paste sanitizing, single-line validation and
-//! the named-key allow-list. Invariants: model text never travels as `send-keys`
-//! arguments (tmux's parser eats a trailing `;` even after `-l --`) and is never read as
-//! key names; a bracketed paste cannot be ended early by its payload (tmux before 3.7
-//! passes an embedded `ESC[201~` through), so ESC and C0 controls other than tab and
-//! newline are replaced by visible control pictures before loading.
+//! Owns: the buffer path (text into a uniquely named buffer, then `paste-buffer -d`, with
+//! the buffer deleted even on failure), paste sanitizing, single-line validation and the
+//! named-key allow-list. Invariants: model text never travels as `send-keys` arguments
+//! (tmux's parser eats a trailing `;` even after `-l --`, and `send-keys -l` turns text
+//! into key presses: tmux drops characters it cannot measure) and is never read as key
+//! names; a bracketed paste cannot be ended early by its payload (tmux before 3.7 passes
+//! an embedded `ESC[201~` through), so ESC and C0 controls other than tab and newline are
+//! replaced by visible control pictures before loading.
+//!
+//! How the text reaches the buffer (the rule, issue 13): text that fits one message to
+//! the server (under [`SOCKET_TEXT_MAX`] bytes) goes as the data argument of `set-buffer
+//! -b <unique> -- TEXT` over the server's socket (`crate::tmux::direct`, one round trip,
+//! no process start), always as [`Arg::literal`], so tmux's argument splitter gives back
+//! exactly the text (a trailing `;` is escaped; nothing else in an argument is
+//! interpreted); it never goes into a tmux client's argv, where other processes could
+//! read it. Everything else - larger text, a remote server, no usable socket - goes
+//! `load-buffer -b <unique> -` on a tmux client's stdin as before.
 
 use crate::targs;
 use crate::tmux::Arg;
@@ -51,8 +61,14 @@ pub fn paste_then_enter(
     paste_list(tmux, pane_id, data, bracketed, true)
 }
 
+/// Text under this many bytes may travel as a `set-buffer` argument over the socket: the
+/// whole command list must fit tmux's 16 KiB message (a longer list is refused by the
+/// socket path before anything is sent, and the text then goes on stdin).
+pub const SOCKET_TEXT_MAX: usize = 12 * 1024;
+
 /// One invocation (one round trip over ssh for a remote server): tmux's queue runs the
-/// paste only after `load-buffer -` has read all of stdin, and stops at a failed load.
+/// paste only after the buffer holds all of the text (`load-buffer -` reads all of stdin
+/// first), and stops at a failed load.
 fn paste_list(
     tmux: &Tmux,
     pane_id: &str,
@@ -62,11 +78,7 @@ fn paste_list(
 ) -> Result<(), CliError> {
     let name = unique_buffer();
     let flags = if bracketed { "-dpr" } else { "-dr" };
-    let mut args = Vec::from(targs![
-        "load-buffer",
-        "-b",
-        Arg::id(&name),
-        "-",
+    let mut rest = Vec::from(targs![
         Arg::SEP,
         "paste-buffer",
         flags,
@@ -76,7 +88,7 @@ fn paste_list(
         Arg::id(pane_id)
     ]);
     if enter {
-        args.extend(targs![
+        rest.extend(targs![
             Arg::SEP,
             "send-keys",
             "-t",
@@ -84,7 +96,24 @@ fn paste_list(
             "Enter"
         ]);
     }
-    let r = tmux.run_bytes(&args, Some(data)).map(|_| ());
+    // Small text: the data argument of set-buffer, over the socket only (see the header).
+    let small = (data.len() < SOCKET_TEXT_MAX && !data.contains(&0))
+        .then(|| std::str::from_utf8(data).ok())
+        .flatten();
+    let on_socket = small.and_then(|text| {
+        let mut args = Vec::from(targs!["set-buffer", "-b", Arg::id(&name), "--"]);
+        args.push(Arg::literal(text));
+        args.extend(rest.iter().cloned());
+        tmux.run_on_socket(&args)
+    });
+    let r = match on_socket {
+        Some(r) => r.map(|_| ()),
+        None => {
+            let mut args = Vec::from(targs!["load-buffer", "-b", Arg::id(&name), "-"]);
+            args.extend(rest);
+            tmux.run_bytes(&args, Some(data)).map(|_| ())
+        }
+    };
     if r.is_err() {
         let _ = tmux.run(&targs!["delete-buffer", "-b", Arg::id(&name)]);
     }

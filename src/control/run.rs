@@ -6,8 +6,8 @@
 //! command runs from a small POSIX script we write to `<state>/run/<id>/cmd.sh`:
 //!
 //! ```sh
-//! { trap : INT; ( CMD ) 2>&1; echo "$?" >st.tmp; } | (trap '' INT; exec tee /dev/tty) \
-//!   | (trap '' INT; exec tail -c KEEP) >out; mv -f st.tmp st; tmux wait-for -S CHANNEL
+//! { trap : INT; ( CMD ) 2>&1; echo "$?" >st; } | (trap '' INT; exec tee /dev/tty) \
+//!   | (trap '' INT; exec tail -c KEEP) >out; echo >done
 //! ```
 //!
 //! - CMD is the user's words, each single-quoted for `sh` (argv semantics: for shell syntax
@@ -20,14 +20,15 @@
 //!   (no pagers, usually no colour); its stdin is the pane's terminal.
 //! - Ctrl-C in the pane interrupts the command (its status, 130, is recorded) but not the
 //!   wrapper, `tee` or `tail`, so the result is still delivered.
-//! - Done = the status file `st` exists (it is renamed into place after the output is
-//!   complete), and the wrapper then signals a unique `wait-for` channel. We wait on that
-//!   channel from a thread; tmux remembers a signal sent before anyone waits (measured on
-//!   3.3a), and the main thread also polls for `st` every 20 ms, so a command that ends
-//!   within a few milliseconds, or a lost signal, is never missed.
-//! - Timeout: we release our own waiter (`wait-for -S`), report `timedOut: true`, an
-//!   exit status only if it exists by then, and the output so far read from the pane.
-//!   The command keeps running in its pane.
+//! - Done = the marker file `done` exists. The wrapper creates it (with a shell builtin)
+//!   only after the whole pipeline has ended, so by then `st` holds the status and `out`
+//!   the complete output. We poll for it: every millisecond for the first 50 ms, every
+//!   5 ms up to a second, then every 20 ms (a `stat` each). Why no `tmux wait-for -S` from
+//!   the wrapper any more (issue 13): that is a tmux client start in the pane (about
+//!   10 ms, more on a loaded machine) on the path of every short command, and the
+//!   signal's only job was to end our wait sooner than the poll would.
+//! - Timeout: we report `timedOut: true`, an exit status only if it exists by then, and
+//!   the output so far read from the pane. The command keeps running in its pane.
 //!
 //! Where it runs:
 //! - Without `-t`: a new window (never a split of the user's window) in the caller's
@@ -61,7 +62,6 @@
 use crate::targs;
 use crate::tmux::Arg;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -97,7 +97,7 @@ pub struct RunJson {
     pub dropped_at_least: bool,
 }
 
-/// How often the main thread looks for the status file (the safety net under wait-for).
+/// How often a long wait looks for the end marker.
 const POLL: Duration = Duration::from_millis(20);
 /// Extra bytes `tail` keeps beyond the budget, so our own cut can still find a line start.
 const TAIL_SLACK: usize = 4096;
@@ -124,9 +124,6 @@ impl RunDir {
         })?;
         Ok(RunDir { dir, id })
     }
-    fn channel(&self) -> String {
-        format!("tmuxmate-{}", self.id)
-    }
     fn file(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
@@ -139,8 +136,9 @@ impl RunDir {
             .ok()
             .and_then(|s| s.trim().parse().ok())
     }
+    /// The wrapper's pipeline has ended (`st` and `out` are complete).
     fn done(&self) -> bool {
-        self.file("st").exists()
+        self.file("done").exists()
     }
 }
 
@@ -177,7 +175,7 @@ pub struct Request<'a> {
     pub until_stable: Option<u64>,
     pub max_bytes: Option<usize>,
     pub keep: bool,
-    /// Called while waiting (about every 20 ms) with the time waited so far.
+    /// Called while waiting (every 1 to 20 ms) with the time waited so far.
     pub progress: Progress<'a>,
 }
 
@@ -281,27 +279,21 @@ impl RunJson {
 }
 
 /// The wrapper body (see the module docs). `tee_output` false runs the command on the
-/// pane's terminal (for TUIs under `--until-stable`).
-fn wrapper(tmux: &Tmux, rd: &RunDir, cmd: &[String], keep: usize, tee_output: bool) -> String {
-    let signal = format!(
-        "mv -f {st_tmp} {st} 2>/dev/null; {prog} wait-for -S {ch} 2>/dev/null",
-        st_tmp = rd.q("st.tmp"),
-        st = rd.q("st"),
-        prog = quote(&tmux.program),
-        ch = quote(&rd.channel()),
-    );
+/// pane's terminal (for TUIs under `--until-stable`). The end marker is written by `echo`
+/// (a regular builtin: a failed redirection does not end the pane's shell, as it would
+/// for `:`), and no tmux client is started.
+fn wrapper(rd: &RunDir, cmd: &[String], keep: usize, tee_output: bool) -> String {
+    // No subshell (a fork) for the status: the run directory is private (0700) anyway.
+    let status = format!("echo \"$?\" 2>/dev/null >{st}", st = rd.q("st"));
+    let signal = format!("echo 2>/dev/null >{done}", done = rd.q("done"));
     let cmd = quote_words(cmd);
     if tee_output {
         format!(
-            "{{ trap : INT; ( {cmd} ) 2>&1; (tmuxmate_st=$?; umask 077; echo \"$tmuxmate_st\" >{st_tmp}) 2>/dev/null; }} | (trap '' INT; exec tee /dev/tty) | (trap '' INT; umask 077; exec tail -c {keep} >{out}); {signal}\n",
-            st_tmp = rd.q("st.tmp"),
+            "{{ trap : INT; ( {cmd} ) 2>&1; {status}; }} | (trap '' INT; exec tee /dev/tty) | (trap '' INT; umask 077; exec tail -c {keep} >{out}); {signal}\n",
             out = rd.q("out"),
         )
     } else {
-        format!(
-            "( {cmd} ); (tmuxmate_st=$?; umask 077; echo \"$tmuxmate_st\" >{st_tmp}) 2>/dev/null; {signal}\n",
-            st_tmp = rd.q("st.tmp"),
-        )
+        format!("( {cmd} ); {status}; {signal}\n")
     }
 }
 
@@ -353,8 +345,8 @@ fn in_new_pane(
     let rd = RunDir::create()?;
     let deadline = Instant::now() + timeout;
     let keep = budget + TAIL_SLACK;
-    let created = new_pane(tmux, &rd, &wrapper(tmux, &rd, cmd, keep, true))?;
-    let finished = wait_done(tmux, &rd, deadline, progress);
+    let created = new_pane(tmux, &rd, &wrapper(&rd, cmd, keep, true))?;
+    let finished = wait_done(&rd, deadline, progress);
     finish(
         tmux,
         &rd,
@@ -410,12 +402,12 @@ fn typed(
     let rd = RunDir::create()?;
     let deadline = Instant::now() + timeout;
     let keep = budget + TAIL_SLACK;
-    write_script(&rd, &wrapper(tmux, &rd, cmd, keep, true))?;
+    write_script(&rd, &wrapper(&rd, cmd, keep, true))?;
     // The leading space keeps the line out of history where `ignorespace` is set; the
     // line itself is ours (a quoted path), so no user text is ever typed.
     let line = format!(" . {}", rd.q("cmd.sh"));
     type_line(tmux, &pane.pane_id, &line, false)?;
-    let finished = wait_done(tmux, &rd, deadline, progress);
+    let finished = wait_done(&rd, deadline, progress);
     finish(
         tmux,
         &rd,
@@ -471,58 +463,35 @@ fn type_line(tmux: &Tmux, pane_id: &str, text: &str, bracketed: bool) -> CliResu
     pane_input::paste_then_enter(tmux, pane_id, text.as_bytes(), bracketed)
 }
 
+/// How long to sleep before the next look at the end marker, `waited` into the wait: a
+/// short command is seen within a millisecond, a long one costs a `stat` every 20 ms.
+fn poll_interval(waited: Duration) -> Duration {
+    if waited < Duration::from_millis(50) {
+        Duration::from_millis(1)
+    } else if waited < Duration::from_secs(1) {
+        Duration::from_millis(5)
+    } else {
+        POLL
+    }
+}
+
 /// Block until the wrapper is done or the deadline passes; true when done.
-fn wait_done(tmux: &Tmux, rd: &RunDir, deadline: Instant, progress: Progress) -> bool {
+fn wait_done(rd: &RunDir, deadline: Instant, progress: Progress) -> bool {
     let began = Instant::now();
-    let channel = rd.channel();
-    let (tx, rx) = mpsc::channel::<bool>();
-    let mut waiter = tmux.clone();
-    waiter.timeout = deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(5);
-    let ch = channel.clone();
-    let handle = std::thread::spawn(move || {
-        let _ = tx.send(waiter.run(&targs!["wait-for", Arg::id(&ch)]).is_ok());
-    });
-    let mut waiting = true;
-    let done = loop {
+    loop {
         if rd.done() {
-            // The wrapper signals right after renaming `st`; give it a moment so the
-            // channel is consumed by our waiter rather than left set in the server.
-            if waiting && rx.recv_timeout(Duration::from_millis(200)).is_ok() {
-                waiting = false;
-            }
-            break true;
+            return true;
         }
         let now = Instant::now();
         if now >= deadline {
-            break false;
+            return false;
         }
+        let waited = now.duration_since(began);
         if let Some(p) = progress {
-            p(now.duration_since(began));
+            p(waited);
         }
-        if waiting {
-            match rx.recv_timeout(POLL.min(deadline - now)) {
-                // Signalled: `st` was renamed before the signal, so the next look sees it
-                // (or the wrapper failed to write it: done, status unknown).
-                Ok(true) => {
-                    waiting = false;
-                    if !rd.done() {
-                        break true;
-                    }
-                }
-                // The wait-for client failed (server gone, killed): polling carries on.
-                Ok(false) | Err(mpsc::RecvTimeoutError::Disconnected) => waiting = false,
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-            }
-        } else {
-            std::thread::sleep(POLL.min(deadline - now));
-        }
-    };
-    if waiting {
-        // Release our own waiter rather than leave a tmux client blocked.
-        let _ = tmux.run(&targs!["wait-for", "-S", Arg::id(&channel)]);
+        std::thread::sleep(poll_interval(waited).min(deadline - now));
     }
-    let _ = handle.join();
-    done
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -570,7 +539,7 @@ fn stable_new_pane(
 ) -> Result<Outcome, CliError> {
     let rd = RunDir::create()?;
     let deadline = Instant::now() + timeout;
-    let created = new_pane(tmux, &rd, &wrapper(tmux, &rd, cmd, 0, false))?;
+    let created = new_pane(tmux, &rd, &wrapper(&rd, cmd, 0, false))?;
     let (stabilized, timed_out) = wait_stable(
         tmux,
         &created.pane_id,

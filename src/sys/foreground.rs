@@ -81,7 +81,9 @@ pub fn of(pane_pid: i32) -> Option<(String, Option<String>)> {
         // `list` would spend its time on.
         return Some((st.comm.clone(), procfs::exe_name(fg)));
     }
-    let cmdline = std::fs::read(format!("/proc/{fg}/cmdline")).unwrap_or_default();
+    // Only argv[0] is needed: done at its NUL.
+    let cmdline =
+        procfs::read_small(&format!("/proc/{fg}/cmdline"), |b| b.contains(&0)).unwrap_or_default();
     let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
     let argv0 = String::from_utf8_lossy(argv0);
     let base = argv0

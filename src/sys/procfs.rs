@@ -20,8 +20,32 @@ pub struct Stat {
 }
 
 pub fn stat(pid: i32) -> Option<Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse_stat(&text)
+    let text = read_small(&format!("/proc/{pid}/stat"), |b| b.ends_with(b"\n"))?;
+    parse_stat(&String::from_utf8_lossy(&text))
+}
+
+/// A small `/proc` file in as few system calls as it takes: procfs reports size 0, so
+/// `fs::read` probes with a `statx` and reads of 32, 32, 64... bytes (eight calls for one
+/// `stat` line); a 1 KiB buffer holds a whole `stat` line at once, and `complete` says
+/// when what was read is all that is needed (no read to find the end). A 500-pane `list`
+/// reads one or two of these per pane.
+pub fn read_small(path: &str, complete: impl Fn(&[u8]) -> bool) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut buf = vec![0u8; 1024];
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            buf.resize(len * 2, 0);
+        }
+        let n = f.read(&mut buf[len..]).ok()?;
+        len += n;
+        if n == 0 || complete(&buf[..len]) {
+            break;
+        }
+    }
+    buf.truncate(len);
+    Some(buf)
 }
 
 fn parse_stat(text: &str) -> Option<Stat> {

@@ -5,7 +5,9 @@
 //! carry argv, exit status and stderr. Invariants: no other module spawns tmux; every
 //! argument is passed as one argv element (never through a shell) and is an
 //! [`super::arg::Arg`] or a literal of ours, so user text reaches tmux only encoded for the
-//! position it takes (bulk text such as send/paste payloads goes on stdin); a call that can
+//! position it takes (bulk text such as send/paste payloads goes on stdin, or, under
+//! 12 KiB, as a `set-buffer` argument over the socket only: [`Tmux::run_on_socket`],
+//! `crate::control::pane_input`); a call that can
 //! start a server (`new-session`) runs with `server_env` only, because a new server copies
 //! its first client's whole environment into its global environment, where every later
 //! pane, hook and `show-environment -g` would see the caller's secrets.
@@ -233,6 +235,41 @@ impl Tmux {
         self.run_argv(&args.argv(), input)
     }
 
+    /// Run over the server's socket only (`super::direct`), never by starting the tmux
+    /// client: `None` when that is not possible (remote, a program named by
+    /// `TMUXMATE_TMUX`, a command the socket path does not take, no answering server)
+    /// and nothing was sent. For text that must not appear in a client's argv.
+    pub fn run_on_socket<A: Args + ?Sized>(&self, args: &A) -> Option<Result<Vec<u8>, TmuxError>> {
+        if let Err(e) = self.check_version() {
+            return Some(Err(e));
+        }
+        self.socket_argv(&args.argv())
+    }
+
+    fn socket_argv(&self, args: &[&str]) -> Option<Result<Vec<u8>, TmuxError>> {
+        let how = super::direct::eligible(args);
+        if self.explicit_program || self.remote.is_some() || how == super::direct::Use::No {
+            return None;
+        }
+        let r = super::direct::run(&self.socket_file()?, args, self.timeout, how)?;
+        if r.timed_out {
+            return Some(Err(TmuxError::Timeout {
+                argv: self.argv_of(args),
+                after: self.timeout,
+            }));
+        }
+        if r.status == 0 {
+            return Some(Ok(r.stdout));
+        }
+        let stderr = String::from_utf8_lossy(&r.stderr).trim_end().to_string();
+        Some(Err(TmuxError::classify(
+            self.argv_of(args),
+            Some(r.status),
+            stderr,
+            &self.socket,
+        )))
+    }
+
     fn run_argv(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
         // `-V` is the gate's own question (asked over ssh for a remote server).
         if args != ["-V"] {
@@ -241,30 +278,10 @@ impl Tmux {
         // Queries and our server-only writes go straight to the server's socket when they
         // can (no client process); a surprise before a write is sent, or any surprise in
         // a query, falls through to the real tmux client below.
-        let how = super::direct::eligible(args);
         if input.is_none()
-            && !self.explicit_program
-            && self.remote.is_none()
-            && how != super::direct::Use::No
-            && let Some(sock) = self.socket_file()
-            && let Some(r) = super::direct::run(&sock, args, self.timeout, how)
+            && let Some(r) = self.socket_argv(args)
         {
-            if r.timed_out {
-                return Err(TmuxError::Timeout {
-                    argv: self.argv_of(args),
-                    after: self.timeout,
-                });
-            }
-            if r.status == 0 {
-                return Ok(r.stdout);
-            }
-            let stderr = String::from_utf8_lossy(&r.stderr).trim_end().to_string();
-            return Err(TmuxError::classify(
-                self.argv_of(args),
-                Some(r.status),
-                stderr,
-                &self.socket,
-            ));
+            return r;
         }
         let argv = self.argv_of(args);
         let Some(r) = &self.remote else {

@@ -1,17 +1,33 @@
 //! Talking to the tmux server over its socket without spawning the tmux client.
 //!
 //! Owns: the client side of tmux's imsg protocol (version 8, verified against tmux 3.3a by
-//! tracing the real client) for one read-only command: identify, send the command, answer
+//! tracing the real client) for one command (list): identify, send the command, answer
 //! the server's write requests, collect stdout/stderr and the exit status. Why: the
-//! per-turn call is one process start plus one tmux query; spawning the tmux client is
-//! most of that cost. Invariants: it is only an accelerator - any surprise (no socket, a
-//! protocol version or message it does not know, EOF, a timeout) returns `None` and the
-//! caller runs the real tmux client instead, which also produces every error message;
-//! only commands that need no client environment, stdin or terminal use it: queries, and
-//! a few writes of ours (removing a pane, wait-for, setting an option); model text is
-//! never part of these commands. A command list (`a ; b`) qualifies when each of its
-//! commands does. A write is never sent twice: once its command message is on the socket,
-//! a surprise is reported as a failed call instead of falling back to the client.
+//! per-turn call is one process start plus one tmux query, and a resident `tmuxmate mcp`
+//! pays no process start at all; spawning the tmux client is most of the cost of either.
+//!
+//! Invariants: it is only an accelerator - any surprise before a command is sent (no
+//! socket, a protocol version or message it does not know, a command too large for one
+//! message) returns `None` and the caller runs the real tmux client instead, which also
+//! produces every error message. A write is never sent twice: once its command message is
+//! on the socket, a surprise is reported as a failed call instead of falling back.
+//! Only commands that need nothing of the client but its cwd use it: queries, the
+//! server-only writes of ours (removing a pane, wait-for, options, typing and buffers:
+//! `send-keys`, `set-buffer`, `paste-buffer`, `delete-buffer`) and creating windows and
+//! sessions on a running server (`new-window`, `new-session`; a server that is not running
+//! is started by the real client). A command list (`a ; b`) qualifies when each of its
+//! commands does. `load-buffer -` (stdin) never does.
+//!
+//! Argv is data here exactly as it is for the tmux client: the server receives the same
+//! argv in the same `MSG_COMMAND` message and splits it into commands only at arguments
+//! ending in an unescaped `;` (cmd-parse.y `cmd_parse_from_arguments`; no re-tokenizing,
+//! quoting or format expansion of an argument happens there), which [`super::arg::Arg`]
+//! escapes. So runtime text may travel as an argument (e.g. `set-buffer -- TEXT`): it is
+//! bounded by the message size (16 KiB with every argument), and unlike the client's
+//! argv it is never visible to other processes in `/proc/<pid>/cmdline`.
+//! Creating a session sends the environment the real client would keep for a call that
+//! may start a server (`super::client::server_env_allowed`): the server copies its
+//! `update-environment` variables into the new session, as it does for the client.
 
 use std::io::{IoSlice, Read, Write};
 use std::os::fd::AsRawFd;
@@ -28,6 +44,7 @@ const MSG_IDENTIFY_FLAGS: u32 = 100;
 const MSG_IDENTIFY_TERM: u32 = 101;
 const MSG_IDENTIFY_TTYNAME: u32 = 102;
 const MSG_IDENTIFY_STDIN: u32 = 104;
+const MSG_IDENTIFY_ENVIRON: u32 = 105;
 const MSG_IDENTIFY_DONE: u32 = 106;
 const MSG_IDENTIFY_CLIENTPID: u32 = 107;
 const MSG_IDENTIFY_CWD: u32 = 108;
@@ -58,10 +75,31 @@ fn is_query(cmd: &str) -> bool {
     )
 }
 
-/// Writes that act on the server only (no client environment, stdin, cwd or terminal).
+/// Writes that act on the server only (no client environment, stdin or terminal; a new
+/// window or session takes the client's cwd, which we send as the real client does).
 fn is_server_write(cmd: &str) -> bool {
-    matches!(cmd, "kill-pane" | "kill-window" | "wait-for" | "set-option")
+    matches!(
+        cmd,
+        "kill-pane"
+            | "kill-window"
+            | "wait-for"
+            | "set-option"
+            | "send-keys"
+            | "set-buffer"
+            | "paste-buffer"
+            | "delete-buffer"
+            | "new-window"
+            | "new-session"
+    )
 }
+
+/// A list that creates a session: the server reads the client's environment for it.
+fn creates_session(args: &[&str]) -> bool {
+    commands(args).any(|c| c == "new-session")
+}
+
+/// The largest message tmux accepts (`MAX_IMSGSIZE`), header included.
+pub const MAX_MESSAGE: usize = 16384;
 
 /// The first word of each command of a list (`;` elements separate; a `;` inside an
 /// argument of ours is always written `\;`, see `super::arg`).
@@ -175,6 +213,21 @@ fn exchange(path: &Path, args: &[&str], timeout: Duration, sent: &mut bool) -> O
     head.extend(msg(MSG_IDENTIFY_FEATURES, &0u32.to_le_bytes(), false));
     head.extend(msg(MSG_IDENTIFY_TTYNAME, &cstr(""), false));
     head.extend(msg(MSG_IDENTIFY_CWD, &cstr(&cwd), false));
+    if creates_session(args) {
+        for (k, v) in std::env::vars_os() {
+            let (Some(k), Some(v)) = (k.to_str(), v.to_str()) else {
+                continue;
+            };
+            let kv = format!("{k}={v}");
+            // The client skips what does not fit one message, and so do we.
+            if super::client::server_env_allowed(k)
+                && !kv.contains('\0')
+                && HEADER + kv.len() < MAX_MESSAGE
+            {
+                head.extend(msg(MSG_IDENTIFY_ENVIRON, &cstr(&kv), false));
+            }
+        }
+    }
     sock.write_all(&head).ok()?;
     send_fd(
         &sock,
@@ -197,7 +250,7 @@ fn exchange(path: &Path, args: &[&str], timeout: Duration, sent: &mut bool) -> O
     for a in args {
         cmd.extend(cstr(a));
     }
-    if HEADER + cmd.len() > 16384 {
+    if HEADER + cmd.len() > MAX_MESSAGE {
         return None; // the client's message size limit; let tmux say so
     }
     tail.extend(msg(MSG_COMMAND, &cmd, false));
@@ -312,10 +365,41 @@ mod tests {
         // Commands that need the client (stdin, environment, a new server) never do.
         assert_eq!(eligible(&["load-buffer", "-"]), Use::No);
         assert_eq!(
-            eligible(&["set-option", "x", "y", ";", "new-window"]),
+            eligible(&["set-buffer", "-b", "b", "--", "x", ";", "load-buffer", "-"]),
             Use::No
         );
-        assert_eq!(eligible(&["new-session", "-d"]), Use::No);
+        assert_eq!(
+            eligible(&["start-server", ";", "new-session", "-d"]),
+            Use::No
+        );
+        assert_eq!(eligible(&["split-window"]), Use::No);
+        // Typing, buffers and creating on a running server are server-only writes.
+        assert_eq!(
+            eligible(&[
+                "set-buffer",
+                "-b",
+                "b",
+                "--",
+                "x",
+                ";",
+                "paste-buffer",
+                "-dr"
+            ]),
+            Use::Write
+        );
+        assert_eq!(
+            eligible(&["set-option", "x", "y", ";", "new-window"]),
+            Use::Write
+        );
+        assert_eq!(eligible(&["new-session", "-d"]), Use::Write);
+        assert!(creates_session(&[
+            "set-option",
+            "a",
+            ";",
+            "new-session",
+            "-d"
+        ]));
+        assert!(!creates_session(&["new-window", "-n", "new-session"]));
         // A `;` inside an argument is written `\;` and separates nothing.
         assert_eq!(
             eligible(&["set-option", "x", "a\\;", "send-keys"]),

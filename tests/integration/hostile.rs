@@ -299,3 +299,82 @@ fn agent_start_from_hostile_projects_and_branches_names_the_session_tmux_has() {
     }
     nothing_ran(&s);
 }
+
+/// A `tmux` first on PATH that logs each invocation's first command word, then runs the
+/// real one: which calls started a tmux client, and which went over the socket.
+fn logging_tmux(s: &Server) -> (std::ffi::OsString, PathBuf) {
+    let real = std::env::var_os("PATH")
+        .unwrap_or_default()
+        .to_string_lossy()
+        .split(':')
+        .map(|d| Path::new(d).join("tmux"))
+        .find(|p| p.is_file())
+        .expect("tmux on PATH");
+    let bin = s.dir.join("logbin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = s.dir.join("tmux-calls.log");
+    let script = format!(
+        "#!/bin/sh\nfor a; do case \"$a\" in -*|{name}) ;; *) echo \"$a\" >>'{log}'; break ;; esac; done\nexec '{real}' \"$@\"\n",
+        name = s.name,
+        log = log.display(),
+        real = real.display()
+    );
+    let p = bin.join("tmux");
+    std::fs::write(&p, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut path = bin.into_os_string();
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    (path, log)
+}
+
+/// Issue 13's rule change: text under 12 KiB reaches its buffer as a `set-buffer`
+/// argument over the server's socket (no tmux client starts, the text is in no process's
+/// argv); larger text still goes `load-buffer -` on a client's stdin. Both arrive byte for
+/// byte, for every value of the corpus (a trailing `;`, `\;`, formats, `#(...)`, `$(...)`,
+/// a leading `-`, CJK, emoji, 10 KB), typed (`send`) and pasted (`paste`).
+#[test]
+fn text_over_the_socket_and_on_stdin_arrives_byte_exact() {
+    let s = server!();
+    let r = s.recorder_pane("rec");
+    let (path, log) = logging_tmux(&s);
+    let run = |args: &[&str]| {
+        let out = s
+            .tmuxmate()
+            .env("PATH", &path)
+            .args(args)
+            .output()
+            .expect("spawn tmuxmate");
+        ok(&out);
+    };
+    let mut want = Vec::new();
+    let mut corpus = corpus();
+    corpus.push(format!("{};", "big ".repeat(4096))); // 16 KiB: over the socket limit
+    for v in &corpus {
+        run(&["send", "-t", &r.pane, "--", v]);
+        want.extend_from_slice(v.as_bytes());
+        r.expect(&want);
+        run(&["send", "-t", &r.pane, "--enter", "--", v]);
+        want.extend_from_slice(v.as_bytes());
+        want.push(b'\r');
+        r.expect(&want);
+        let multi = format!("{v}\nsecond line");
+        run(&["paste", "-t", &r.pane, "--", &multi]);
+        want.extend_from_slice(b"\x1b[200~");
+        want.extend_from_slice(multi.as_bytes());
+        want.extend_from_slice(b"\x1b[201~");
+        r.expect(&want);
+    }
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    // Only the 16 KiB value (three times) started a client, and it was load-buffer.
+    let started: Vec<&str> = calls.lines().collect();
+    assert_eq!(
+        started,
+        vec!["load-buffer"; 3],
+        "tmux clients started: {calls}"
+    );
+    assert_eq!(s.tmux(&["list-buffers", "-F", "#{buffer_name}"]).trim(), "");
+    nothing_ran(&s);
+    alive(&s);
+}
