@@ -10,7 +10,7 @@
 //! `/clear` (a new session id in the same pane) the items queued for the pane's previous
 //! address move to the new one once, and later ones follow (`Ledger::move_to`).
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::ledger::{self, Ledger};
 use crate::location::Reading;
 use crate::sys::state;
@@ -23,15 +23,15 @@ use crate::tmux::panes;
 const LIST_MAX: usize = 10;
 
 /// The address `what` (e.g. "--notify") names, or a clear refusal listing known agents.
-pub fn resolve(tmux: &Tmux, what: &str, addr: &str) -> Result<String, CliError> {
-    ledger::check_address(what, addr).map_err(CliError::usage)?;
+pub fn resolve(tmux: &Tmux, what: &str, addr: &str) -> Result<String, Error> {
+    ledger::check_address(what, addr).map_err(Error::usage)?;
     if Ledger::for_agent(addr).peek().known() {
         return Ok(addr.to_string());
     }
     if is_pane_id(addr) {
         let rows = panes::list_all(tmux)?;
         let Some(p) = rows.iter().find(|p| p.pane_id == addr) else {
-            return Err(CliError::new(format!(
+            return Err(Error::new(format!(
                 "{what} {addr}: there is no pane {addr} on this tmux server{}",
                 known_hint()
             )));
@@ -53,12 +53,12 @@ pub fn resolve(tmux: &Tmux, what: &str, addr: &str) -> Result<String, CliError> 
         if Ledger::for_agent(&own).peek().known() {
             return Ok(own);
         }
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "{what} {addr}: no agent is known in pane {addr} (an agent becomes known at its first per-turn call through `tmuxmate hook` or `tmuxmate turn`){}",
             known_hint()
         )));
     }
-    Err(CliError::new(format!(
+    Err(Error::new(format!(
         "{what} {}: no agent with that address is known (an address is a harness session id or `turn --agent` name that made a per-turn call, or a pane id such as %3 whose agent did){}",
         shown(addr),
         known_hint()

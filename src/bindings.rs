@@ -12,7 +12,7 @@
 //! - the popup's command reaches tmux as separate argv words, so tmux execs it without a
 //!   shell and expands nothing in it; flags newer than 3.2 (`-T`) are gated on the version.
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::sys::state;
 use crate::targs;
 use crate::tmux::Arg;
@@ -93,18 +93,18 @@ pub fn valid_key(k: &str) -> bool {
 }
 
 /// This binary's path for a `run-shell` text: shell-quoted, every `#` doubled.
-fn bin_for_format() -> Result<String, CliError> {
+fn bin_for_format() -> Result<String, Error> {
     let bin = std::env::current_exe()?;
     let bin = bin.to_string_lossy();
     if bin.chars().any(|c| c.is_control()) {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: this binary's path {bin:?} has a control character; install tmuxmate under a plain path"
         )));
     }
     Ok(crate::sys::shell::readable(&bin).replace('#', "##"))
 }
 
-fn option(tmux: &Tmux, name: &str) -> Result<String, CliError> {
+fn option(tmux: &Tmux, name: &str) -> Result<String, Error> {
     Ok(tmux
         .run(&targs!["show-options", "-gqv", Arg::id(name)])?
         .trim_end_matches('\n')
@@ -126,7 +126,7 @@ fn binding_of(listing: &str, key: &str) -> Option<String> {
 }
 
 /// Is `key` in the prefix table bound to something other than `action`? (Unbound: no.)
-fn taken_by_other(tmux: &Tmux, key: &str, action: &Action) -> Result<Option<String>, CliError> {
+fn taken_by_other(tmux: &Tmux, key: &str, action: &Action) -> Result<Option<String>, Error> {
     let listing = tmux.run(&["list-keys", "-T", "prefix"])?;
     Ok(binding_of(&listing, key).filter(|l| !l.contains(action.mark.trim())))
 }
@@ -135,7 +135,7 @@ fn taken_by_other(tmux: &Tmux, key: &str, action: &Action) -> Result<Option<Stri
 /// removed first, so that an upgrade does not keep them, nor count M-s as someone else's.
 const LEGACY: &[&str] = &["side run -t #{pane_id}", "snapshots --limit 50 |"];
 
-fn remove_legacy(tmux: &Tmux) -> Result<Vec<String>, CliError> {
+fn remove_legacy(tmux: &Tmux) -> Result<Vec<String>, Error> {
     let listing = tmux.run(&["list-keys", "-T", "prefix"])?;
     let mut gone = Vec::new();
     for l in listing.lines() {
@@ -152,7 +152,7 @@ fn remove_legacy(tmux: &Tmux) -> Result<Vec<String>, CliError> {
 }
 
 /// What `init bind` did, one line per action (also logged).
-pub fn bind_all(tmux: &Tmux) -> Result<Vec<String>, CliError> {
+pub fn bind_all(tmux: &Tmux) -> Result<Vec<String>, Error> {
     let bin = bin_for_format()?;
     let mut report = remove_legacy(tmux)?;
     for l in &report {
@@ -166,7 +166,7 @@ pub fn bind_all(tmux: &Tmux) -> Result<Vec<String>, CliError> {
     Ok(report)
 }
 
-fn bind_one(tmux: &Tmux, a: &Action, bin: &str) -> Result<String, CliError> {
+fn bind_one(tmux: &Tmux, a: &Action, bin: &str) -> Result<String, Error> {
     let set = option(tmux, a.option)?;
     let (key, explicit) = if set.is_empty() {
         (a.default.to_string(), false)
@@ -239,9 +239,9 @@ fn server_version(tmux: &Tmux) -> Option<Version> {
 /// A popup on `client` running `argv` (exec'd by tmux, no shell, nothing expanded).
 /// It closes when the command succeeds; when it fails it stays open showing why, until
 /// Escape (`-EE`). Blocks until the popup closes (display-popup holds its caller).
-pub fn popup(tmux: &Tmux, client: &str, title: &str, argv: &[String]) -> Result<(), CliError> {
+pub fn popup(tmux: &Tmux, client: &str, title: &str, argv: &[String]) -> Result<(), Error> {
     if client.is_empty() || client.chars().any(|c| c.is_control()) {
-        return Err(CliError::usage(format!(
+        return Err(Error::usage(format!(
             "--client {client:?} is not a tmux client name (see `tmux list-clients`)"
         )));
     }
@@ -277,7 +277,7 @@ pub fn popup(tmux: &Tmux, client: &str, title: &str, argv: &[String]) -> Result<
 }
 
 /// Tell the person at `client` that a key did nothing, and why (the log has the detail).
-pub fn tell(tmux: &Tmux, client: &str, what: &str, e: &CliError) {
+pub fn tell(tmux: &Tmux, client: &str, what: &str, e: &Error) {
     state::log(&format!("key {what} on client {client}: {}", e.msg));
     let first = e.msg.lines().next().unwrap_or("");
     let short: String = first.chars().take(120).collect();

@@ -6,7 +6,7 @@
 //! where replies are read from. Invariant: a new CLI is a new row here, not a new code
 //! path elsewhere.
 
-use crate::error::CliError;
+use crate::error::Error;
 
 /// Which agent CLI an adapter drives. Stored in a session's contract and shown as its
 /// lower-case name.
@@ -333,19 +333,19 @@ impl Adapter {
 
 /// The adapter `agent start` asked for: a known name, or `custom` with its CLI and ready
 /// pattern (which must compile).
-pub fn choose(name: &str, cli: Option<&str>, ready: Option<&str>) -> Result<Adapter, CliError> {
+pub fn choose(name: &str, cli: Option<&str>, ready: Option<&str>) -> Result<Adapter, Error> {
     if name == AdapterName::Custom.as_str() {
         let (Some(cli), Some(re)) = (cli, ready) else {
-            return Err(CliError::usage(
+            return Err(Error::usage(
                 "the custom adapter needs --cli PATH and --ready-regex RE",
             ));
         };
         regex::Regex::new(re)
-            .map_err(|e| CliError::usage(format!("--ready-regex does not compile: {e}")))?;
+            .map_err(|e| Error::usage(format!("--ready-regex does not compile: {e}")))?;
         return Ok(custom(cli, re));
     }
     by_name(name).ok_or_else(|| {
-        CliError::usage(format!(
+        Error::usage(format!(
             "unknown adapter {name:?}: use one of {}",
             NAMES.join(", ")
         ))

@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::deliver::{self, Delivery};
 use super::{adapters, launch, naming, turns};
 use crate::control::policy;
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::Tmux;
 
 /// How long a start may wait for the agent's ready screen.
@@ -32,11 +32,11 @@ pub struct Request<'a> {
 /// A failed ask: how far the message got, and why.
 pub struct Failed {
     pub delivery: Delivery,
-    pub error: CliError,
+    pub error: Error,
 }
 
-impl From<CliError> for Failed {
-    fn from(error: CliError) -> Failed {
+impl From<Error> for Failed {
+    fn from(error: Error) -> Failed {
         Failed {
             delivery: Delivery::NotDelivered,
             error,
@@ -44,7 +44,7 @@ impl From<CliError> for Failed {
     }
 }
 
-fn project_dir(p: Option<&Path>) -> Result<std::path::PathBuf, CliError> {
+fn project_dir(p: Option<&Path>) -> Result<std::path::PathBuf, Error> {
     match p {
         Some(d) => Ok(d.to_path_buf()),
         None => Ok(std::env::current_dir()?),
@@ -52,10 +52,10 @@ fn project_dir(p: Option<&Path>) -> Result<std::path::PathBuf, CliError> {
 }
 
 /// The project root a send checks the session's contract against.
-pub fn caller_project(p: Option<&Path>) -> Result<String, CliError> {
+pub fn caller_project(p: Option<&Path>) -> Result<String, Error> {
     let d = project_dir(p)?;
     let proj = naming::project(&d).map_err(|e| {
-        CliError::new(format!(
+        Error::new(format!(
             "cannot read project directory {}: {e}",
             d.display()
         ))

@@ -7,20 +7,20 @@
 
 use std::path::Path;
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::targs;
 use crate::tmux::{Arg, Tmux};
 
 use super::{adapters, naming, session};
 
 /// `agent attach NAME`: show the agent's session in this terminal.
-pub fn attach(tmux: &Tmux, name: &str) -> Result<(), CliError> {
+pub fn attach(tmux: &Tmux, name: &str) -> Result<(), Error> {
     let (c, _) = session::resolve(tmux, name)?;
     if std::env::var_os("TMUX").is_some() {
         tmux.run(&targs!["switch-client", "-t", Arg::id(&c.session_id)])?;
         Ok(())
     } else {
-        Err(CliError::new(format!(
+        Err(Error::new(format!(
             "could not attach: {}",
             tmux.exec_interactive(&targs!["attach-session", "-t", Arg::id(&c.session_id)])
         )))
@@ -28,13 +28,13 @@ pub fn attach(tmux: &Tmux, name: &str) -> Result<(), CliError> {
 }
 
 /// `agent name`: the session name `adapter` gets for the project in `dir`.
-pub fn name_for(adapter: &str, dir: &Path) -> Result<String, CliError> {
+pub fn name_for(adapter: &str, dir: &Path) -> Result<String, Error> {
     let ad = adapters::by_name(adapter).ok_or_else(|| {
-        CliError::usage(format!(
+        Error::usage(format!(
             "unknown adapter {adapter:?}: use one of claude, codex, gemini"
         ))
     })?;
     let p = naming::project(dir)
-        .map_err(|e| CliError::new(format!("cannot read {}: {e}", dir.display())))?;
+        .map_err(|e| Error::new(format!("cannot read {}: {e}", dir.display())))?;
     Ok(naming::name(ad.prefix, &p))
 }

@@ -11,7 +11,7 @@ use crate::targs;
 use crate::tmux::Arg;
 use serde::{Deserialize, Serialize};
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::Tmux;
 use crate::tmux::format::{parse_records, record_format};
 
@@ -73,11 +73,11 @@ pub struct SendMark {
 }
 
 /// `$N` of the session named exactly `name`, if any.
-pub fn find(tmux: &Tmux, name: &str) -> Result<Option<String>, CliError> {
+pub fn find(tmux: &Tmux, name: &str) -> Result<Option<String>, Error> {
     crate::control::create::session_by_name(tmux, name)
 }
 
-pub fn read(tmux: &Tmux, session_id: &str) -> Result<Contract, CliError> {
+pub fn read(tmux: &Tmux, session_id: &str) -> Result<Contract, Error> {
     let fmt = record_format(KEYS);
     let out = tmux.run_bytes(
         &targs![
@@ -91,10 +91,10 @@ pub fn read(tmux: &Tmux, session_id: &str) -> Result<Contract, CliError> {
         None,
     )?;
     let recs = parse_records(&out, KEYS.len())
-        .map_err(|d| CliError::new(format!("unreadable session options: {d}")))?;
+        .map_err(|d| Error::new(format!("unreadable session options: {d}")))?;
     let r = recs.into_iter().next().unwrap_or_default();
     if r.first().is_none_or(|s| s != session_id) {
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "session {session_id} disappeared while tmuxmate was working with it; nothing was done to any other session"
         )));
     }
@@ -115,7 +115,7 @@ pub fn read(tmux: &Tmux, session_id: &str) -> Result<Contract, CliError> {
     })
 }
 
-pub fn set(tmux: &Tmux, session_id: &str, key: &str, value: &str) -> Result<(), CliError> {
+pub fn set(tmux: &Tmux, session_id: &str, key: &str, value: &str) -> Result<(), Error> {
     // Values are data (a project path, a message's head): option values are not expanded.
     tmux.run(&targs![
         "set-option",

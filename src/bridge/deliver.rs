@@ -18,7 +18,7 @@ use super::contract::{self, Contract, SendMark};
 use super::hints::{attach_line, tm_hint};
 use super::session::{check_pane, pin_record, reply_file, resolve};
 use super::transcript;
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::Tmux;
 
 #[derive(Debug, Serialize)]
@@ -79,7 +79,7 @@ pub enum Delivery {
 #[derive(Debug)]
 pub struct Failed {
     pub delivery: Delivery,
-    pub error: CliError,
+    pub error: Error,
 }
 
 pub fn send(
@@ -88,7 +88,7 @@ pub fn send(
     message: &str,
     caller_project: &str,
     mode: Option<&str>,
-) -> Result<Sent, CliError> {
+) -> Result<Sent, Error> {
     send_staged(tmux, name, message, caller_project, mode).map_err(|f| f.error)
 }
 
@@ -129,9 +129,9 @@ fn type_prompt(
     message: &str,
     caller_project: &str,
     mode: Option<&str>,
-) -> Result<(Contract, SendMark, String, Adapter, String), CliError> {
+) -> Result<(Contract, SendMark, String, Adapter, String), Error> {
     if message.trim().is_empty() {
-        return Err(CliError::usage(
+        return Err(Error::usage(
             "refused: the message is empty; nothing was sent",
         ));
     }
@@ -142,25 +142,25 @@ fn type_prompt(
     pin_record(tmux, &mut c, &a, None)?;
     let scr = super::screen(tmux, &c.pane);
     if mid_turn(tmux, &c, &a) {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: {name} is mid-turn (its previous message has not finished); wait with `{}`",
             tm_hint(tmux, &["agent", "wait", name])
         )));
     }
     if let Some(d) = super::any(&a.dialogs, &scr) {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: {name} shows a dialog ({d:?}); tmuxmate never types into dialogs. Answer it yourself: {}",
             attach_line(tmux, name)
         )));
     }
     if let Some(b) = super::any(&a.busy, &scr) {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: {name} is busy ({b:?}); wait with `{}`",
             tm_hint(tmux, &["agent", "wait", name])
         )));
     }
     if !a.ready.is_empty() && !super::ready(&a, &scr) {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: {name} is not at its prompt; inspect: {}",
             attach_line(tmux, name)
         )));
@@ -215,7 +215,7 @@ fn type_prompt(
             break now;
         }
         if Instant::now() >= drawn_by {
-            return Err(CliError::new(format!(
+            return Err(Error::new(format!(
                 "the message was pasted into {name}, but its screen did not change within {} s; Enter was NOT pressed, so nothing was submitted (the text may sit in its input). Look: {}",
                 draw_limit.as_secs(),
                 attach_line(tmux, name)
@@ -240,7 +240,7 @@ fn type_prompt(
     std::thread::sleep(settle(&a, pasted_at.elapsed()));
     let scr = super::screen(tmux, &c.pane);
     if let Some(d) = super::any(&a.dialogs, &scr) {
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "a dialog appeared after the message was pasted into {name} ({d:?}); Enter was NOT pressed, the text sits in the composer. Look: {}",
             attach_line(tmux, name)
         )));
@@ -289,7 +289,7 @@ fn verify(
     a: &Adapter,
     mark: &SendMark,
     pasted: &str,
-) -> Result<String, CliError> {
+) -> Result<String, Error> {
     let start = Instant::now();
     // A large paste takes the CLI longer to take in (1 MiB: 0.2 s in Claude 2.1.332,
     // 3.5 s in Codex 0.171, ~30 s in Gemini CLI 0.61 on a loaded machine).
@@ -323,7 +323,7 @@ fn verify(
     }
     // Never a reason to send again: the prompt may be recorded late, and `wait`/`reply`
     // look for it from the same mark.
-    Err(CliError::new(format!(
+    Err(Error::new(format!(
         "the message was pasted and Enter pressed once, but {} did not record it as a prompt within {:.1} s; no second Enter was pressed. Do not send it again: if it was taken late, `{}` returns its reply. Look: {}",
         c.name,
         limit.as_secs_f64(),

@@ -22,7 +22,7 @@ use super::hints::attach_line;
 use super::naming;
 use super::session::check_contract;
 use crate::control::policy::Caller;
-use crate::error::CliError;
+use crate::error::Error;
 use crate::sys::state;
 use crate::tmux::{Text, Tmux};
 
@@ -90,14 +90,14 @@ pub fn start(
     project_dir: &Path,
     mode: Option<&str>,
     timeout: Duration,
-) -> Result<Started, CliError> {
+) -> Result<Started, Error> {
     let proj = naming::project(project_dir).map_err(|e| {
-        CliError::new(format!(
+        Error::new(format!(
             "cannot read project directory {}: {e}",
             project_dir.display()
         ))
     })?;
-    let usage = |e: crate::tmux::TextError| CliError::usage(e.to_string());
+    let usage = |e: crate::tmux::TextError| Error::usage(e.to_string());
     let root_text = Text::from_os("the project directory", proj.root.as_os_str()).map_err(usage)?;
     let root = root_text.as_str().to_string();
     let name = naming::name(adapter.prefix, &proj);
@@ -105,7 +105,7 @@ pub fn start(
     if let Some(m) = mode
         && adapter.mode_args(m).is_none()
     {
-        return Err(CliError::usage(format!(
+        return Err(Error::usage(format!(
             "unknown permission mode {m:?} for {}: use one of {}",
             adapter.name,
             adapter.mode_names()
@@ -129,7 +129,7 @@ pub fn start(
     }
     let mode = mode.unwrap_or(adapter.default_mode()).to_string();
     let cli = which(&adapter.cli).ok_or_else(|| {
-        CliError::new(format!(
+        Error::new(format!(
             "the {} CLI ({}) is not on your PATH; install it or pass --cli",
             adapter.name, adapter.cli
         ))
@@ -248,7 +248,7 @@ fn finish_start(
     cli_session: Option<&str>,
     cli: &str,
     timeout: Duration,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     for (k, v) in [
         (crate::tmux::options::MANAGED.name, "1"),
         (crate::tmux::options::ADAPTER.name, adapter.name.as_str()),
@@ -275,7 +275,7 @@ fn finish_start(
     wait_ready(tmux, adapter, pane, name, timeout)
 }
 
-fn write_private(p: &Path, data: &[u8]) -> Result<(), CliError> {
+fn write_private(p: &Path, data: &[u8]) -> Result<(), Error> {
     state::write_private(p, data).map_err(|e| crate::error::state_io("write", p, e))
 }
 
@@ -298,7 +298,7 @@ pub fn wait_ready(
     pane: &str,
     name: &str,
     timeout: Duration,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     let start = Instant::now();
     loop {
         let dead = tmux
@@ -326,7 +326,7 @@ pub fn wait_ready(
                     Arg::id(pane)
                 ])
                 .unwrap_or(scr);
-            return Err(CliError::new(format!(
+            return Err(Error::new(format!(
                 "the {} CLI exited during start-up (the session {name} was removed); its last lines:\n{}",
                 a.name,
                 last_lines(&scr)
@@ -337,7 +337,7 @@ pub fn wait_ready(
             )));
         }
         if let Some(d) = super::any(&a.dialogs, &scr) {
-            let mut e = CliError::refused(format!(
+            let mut e = Error::refused(format!(
                 "refused: the {} CLI in session {name} shows a start-up dialog ({d:?}); tmuxmate never answers dialogs. Answer it yourself: {}",
                 a.name,
                 attach_line(tmux, name)
@@ -354,7 +354,7 @@ pub fn wait_ready(
                 std::thread::sleep(Duration::from_millis(a.late_dialog_ms));
                 let scr = super::screen(tmux, pane);
                 if let Some(d) = super::any(&a.dialogs, &scr) {
-                    let mut e = CliError::refused(format!(
+                    let mut e = Error::refused(format!(
                         "refused: the {} CLI in session {name} opened a dialog after start-up ({d:?}); answer it yourself: {}",
                         a.name,
                         attach_line(tmux, name)
@@ -366,7 +366,7 @@ pub fn wait_ready(
             return Ok(());
         }
         if start.elapsed() > timeout {
-            return Err(CliError::new(format!(
+            return Err(Error::new(format!(
                 "the {} CLI did not show its prompt within {} s (the session {name} was removed); its last lines:\n{}",
                 a.name,
                 timeout.as_secs(),
@@ -392,17 +392,17 @@ fn history(tmux: &Tmux, pane: &str) -> String {
 }
 
 /// `tmuxmate agent _exec SPEC`: become the CLI described by SPEC (and delete SPEC).
-pub fn exec(spec_path: &Path) -> CliError {
+pub fn exec(spec_path: &Path) -> Error {
     let spec: Spec = match std::fs::read(spec_path)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
     {
         Some(s) => s,
-        None => return CliError::new(format!("cannot read launch spec {}", spec_path.display())),
+        None => return Error::new(format!("cannot read launch spec {}", spec_path.display())),
     };
     let _ = std::fs::remove_file(spec_path);
     let Some(prog) = spec.argv.first() else {
-        return CliError::new("empty launch spec");
+        return Error::new("empty launch spec");
     };
     // The pane's own terminal facts win over the caller's (its TERM may be `dumb`).
     let mut env = spec.env;
@@ -425,5 +425,5 @@ pub fn exec(spec_path: &Path) -> CliError {
         .envs(env)
         .current_dir(&spec.cwd);
     let err = crate::sys::process::exec(cmd);
-    CliError::new(format!("could not start {prog}: {err}"))
+    Error::new(format!("could not start {prog}: {err}"))
 }

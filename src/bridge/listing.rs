@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::targs;
 use crate::tmux::{Arg, Tmux};
 
@@ -28,7 +28,7 @@ pub struct Listed {
 }
 
 /// Every managed agent session on this server.
-pub fn list(tmux: &Tmux) -> Result<Vec<Listed>, CliError> {
+pub fn list(tmux: &Tmux) -> Result<Vec<Listed>, Error> {
     let fmt = crate::tmux::format::record_format(contract::KEYS);
     let out = match tmux.run_bytes(&targs!["list-sessions", "-F", Arg::ours(&fmt)], None) {
         Ok(o) => o,

@@ -6,17 +6,17 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::error::CliError;
+use crate::error::Error;
 
 /// Bound on one message (a 1 MiB message is fine; 16 MiB is surely a mistake).
 const MAX_MESSAGE: usize = 16 << 20;
 
 /// Where the message comes from: the first given of `text`, `file`, stdin.
-pub fn read(text: Option<&str>, file: Option<&Path>, stdin: bool) -> Result<String, CliError> {
+pub fn read(text: Option<&str>, file: Option<&Path>, stdin: bool) -> Result<String, Error> {
     let raw = match (text, file, stdin) {
         (Some(t), _, _) => t.as_bytes().to_vec(),
         (None, Some(f), _) => std::fs::read(f)
-            .map_err(|e| CliError::new(format!("cannot read --file {}: {e}", f.display())))?,
+            .map_err(|e| Error::new(format!("cannot read --file {}: {e}", f.display())))?,
         (None, None, true) => {
             let mut b = Vec::new();
             std::io::stdin()
@@ -25,20 +25,18 @@ pub fn read(text: Option<&str>, file: Option<&Path>, stdin: bool) -> Result<Stri
             b
         }
         _ => {
-            return Err(CliError::usage(
+            return Err(Error::usage(
                 "no message: give --message TEXT, --file FILE, or - to read stdin",
             ));
         }
     };
     if raw.len() > MAX_MESSAGE {
-        return Err(CliError::usage(
-            "refused: the message is larger than 16 MiB",
-        ));
+        return Err(Error::usage("refused: the message is larger than 16 MiB"));
     }
     let s = String::from_utf8(raw)
-        .map_err(|_| CliError::usage("refused: the message is not valid UTF-8"))?;
+        .map_err(|_| Error::usage("refused: the message is not valid UTF-8"))?;
     if s.trim().is_empty() {
-        return Err(CliError::usage(
+        return Err(Error::usage(
             "refused: the message is empty; nothing was sent",
         ));
     }

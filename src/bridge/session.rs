@@ -13,17 +13,17 @@ use super::adapters::{self, Adapter, ReplySource};
 use super::contract::{self, Contract, SendMark};
 use super::hints::{attach_line, tm_hint};
 use super::transcript;
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::Tmux;
 use crate::tmux::panes;
 
 /// The adapter of a managed session (custom sessions carry their CLI path).
-pub fn adapter_of(c: &Contract) -> Result<Adapter, CliError> {
+pub fn adapter_of(c: &Contract) -> Result<Adapter, Error> {
     if c.adapter == adapters::AdapterName::Custom.as_str() {
         return Ok(adapters::custom(&c.cli, ".")); // ready pattern is only used at start
     }
     adapters::by_name(&c.adapter).ok_or_else(|| {
-        CliError::refused(format!(
+        Error::refused(format!(
             "refused: session {} is not managed by a known adapter ({:?})",
             c.name, c.adapter
         ))
@@ -31,22 +31,22 @@ pub fn adapter_of(c: &Contract) -> Result<Adapter, CliError> {
 }
 
 /// Resolve a managed session by exact name.
-pub fn resolve(tmux: &Tmux, name: &str) -> Result<(Contract, Adapter), CliError> {
+pub fn resolve(tmux: &Tmux, name: &str) -> Result<(Contract, Adapter), Error> {
     let Some(sid) = contract::find(tmux, name)? else {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: no tmux session is named exactly {name:?} (see `{}`)",
             tm_hint(tmux, &["agent", "list"])
         )));
     };
     let c = contract::read(tmux, &sid)?;
     if !c.managed {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: session {name} is not managed by tmuxmate; it was not started with `tmuxmate agent start`"
         )));
     }
     let a = adapter_of(&c)?;
     if !c.name.starts_with(&format!("{}-", a.prefix)) {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: session {name} is outside the {} adapter's namespace ({}-*)",
             a.name, a.prefix
         )));
@@ -56,13 +56,13 @@ pub fn resolve(tmux: &Tmux, name: &str) -> Result<(Contract, Adapter), CliError>
 
 /// The pinned pane exists, is alive, belongs to the session, and runs the CLI; returns
 /// the pane's process id.
-pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<i32, CliError> {
+pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<i32, Error> {
     let rows = panes::query(
         tmux,
         &targs!["list-panes", "-s", "-t", Arg::id(&c.session_id)],
     )?;
     let Some(p) = rows.iter().find(|p| p.pane_id == c.pane) else {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: the pinned pane {} of session {} is gone (was it closed by hand?); stop the session with `{}` and start again",
             c.pane,
             c.name,
@@ -70,7 +70,7 @@ pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<i32, CliErro
         )));
     };
     if p.dead {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: the {} CLI in pane {} of session {} has exited; inspect it ({}) and stop the session with `{}`",
             a.name,
             c.pane,
@@ -83,7 +83,7 @@ pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<i32, CliErro
     let fg = crate::sys::procfs::stat(pid).map(|s| if s.tpgid > 0 { s.tpgid } else { pid });
     let exes = fg.map(crate::sys::procfs::group_exes).unwrap_or_default();
     if !exes.iter().any(|e| a.exes.contains(e)) {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: the foreground of pane {} is {:?}, not the {} CLI ({}); was the CLI restarted by hand? inspect: {}",
             c.pane,
             exes,
@@ -135,7 +135,7 @@ pub fn pin_record(
     c: &mut Contract,
     a: &Adapter,
     mark: Option<&SendMark>,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     match a.reply {
         ReplySource::CodexRollout if c.rollout.is_empty() => {
             let since = mark.map(|m| m.at).unwrap_or(0);
@@ -241,27 +241,27 @@ pub fn check_contract(
     adapter: &Adapter,
     project: &str,
     mode: Option<&str>,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     let name = &c.name;
     if !c.managed {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: a tmux session named {name} exists but tmuxmate does not manage it; rename or remove it yourself, or work from another project"
         )));
     }
     if c.adapter != adapter.name.as_str() {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: session {name} is managed for the {} adapter, not {}",
             c.adapter, adapter.name
         )));
     }
     if !name.starts_with(&format!("{}-", adapter.prefix)) {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: session {name} is outside the {} namespace ({}-*)",
             adapter.name, adapter.prefix
         )));
     }
     if c.project != project {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: session {name} works on project {}, but you are in {project}",
             c.project
         )));
@@ -269,7 +269,7 @@ pub fn check_contract(
     if let Some(m) = mode
         && c.mode != m
     {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: session {name} runs with permission mode {}, you asked for {m}; stop it (`{}`) to change the mode",
             c.mode,
             tm_hint(tmux, &["agent", "stop", name, "--confirm"])

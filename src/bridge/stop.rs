@@ -11,7 +11,7 @@ use crate::targs;
 use crate::tmux::Arg;
 use std::time::{Duration, Instant};
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::Tmux;
 
 /// A process as seen once: pid and kernel start time (to recognise pid reuse).
@@ -132,7 +132,7 @@ pub fn stop(
     name: &str,
     session_id: &str,
     pane_pid: Option<i32>,
-) -> Result<Stopped, CliError> {
+) -> Result<Stopped, Error> {
     let procs = pane_pid.map(agent_processes).unwrap_or_default();
     tmux.run(&targs!["kill-session", "-t", Arg::id(session_id)])?;
     let mut left = wait_gone(&procs, Duration::from_secs(2));
@@ -147,7 +147,7 @@ pub fn stop(
         left = wait_gone(&left, Duration::from_secs(2));
     }
     if !left.is_empty() {
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "stopped session {name}, but these processes of its agent are still running after SIGKILL: {:?}; look at them with `ps -o pid,stat,cmd -p {}`",
             left.iter().map(|p| p.pid).collect::<Vec<_>>(),
             left.iter()
@@ -166,9 +166,9 @@ pub fn stop(
 
 /// `agent stop NAME --confirm`: refuses the caller's own session, asks the approval
 /// policy, then [`stop`]s the session and every process of its agent.
-pub fn stop_agent(tmux: &Tmux, name: &str, confirm: bool) -> Result<Stopped, CliError> {
+pub fn stop_agent(tmux: &Tmux, name: &str, confirm: bool) -> Result<Stopped, Error> {
     if !confirm {
-        return Err(CliError::usage(format!(
+        return Err(Error::usage(format!(
             "refused: stopping {name} kills its tmux session and the agent in it; add --confirm"
         )));
     }
@@ -182,7 +182,7 @@ pub fn stop_agent(tmux: &Tmux, name: &str, confirm: bool) -> Result<Stopped, Cli
         .iter()
         .any(|x| &x.pane_id == p)
     {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: {name} is the session you are running in"
         )));
     }

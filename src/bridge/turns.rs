@@ -18,7 +18,7 @@ use super::contract::{Contract, SendMark};
 use super::gemini_chat;
 use super::hints::{attach_line, tm_hint};
 use super::transcript::{self, Turn};
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::Tmux;
 
 /// How long a pane reply must stay unchanged before it counts as complete.
@@ -153,9 +153,9 @@ pub fn pane_turn(tmux: &Tmux, c: &Contract, a: &Adapter, m: &SendMark) -> Turn {
     t
 }
 
-fn current(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(Turn, String), CliError> {
+fn current(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(Turn, String), Error> {
     let Some(m) = &c.last_send else {
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "nothing was sent to {} through tmuxmate yet; send with `{}`",
             c.name,
             tm_hint(tmux, &["agent", "send", &c.name, "--message", "..."])
@@ -188,7 +188,7 @@ fn current(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<(Turn, String), Cli
 }
 
 /// Block until the turn after the last send is complete, or time out.
-pub fn wait(tmux: &Tmux, name: &str, timeout: Duration) -> Result<Reply, CliError> {
+pub fn wait(tmux: &Tmux, name: &str, timeout: Duration) -> Result<Reply, Error> {
     wait_with(tmux, name, timeout, None)
 }
 
@@ -198,7 +198,7 @@ pub fn wait_with(
     name: &str,
     timeout: Duration,
     on_progress: Option<&(dyn Fn(Duration) + Sync)>,
-) -> Result<Reply, CliError> {
+) -> Result<Reply, Error> {
     let (c, a) = super::session::resolve(tmux, name)?;
     let start = Instant::now();
     let progress = std::io::stderr().is_terminal();
@@ -216,7 +216,7 @@ pub fn wait_with(
         if t.complete && t.later_open {
             foreign_since.get_or_insert_with(Instant::now);
             if start.elapsed() >= timeout {
-                return Err(CliError::new(format!(
+                return Err(Error::new(format!(
                     "{name} is in a turn that tmuxmate did not start (a prompt given there after tmuxmate's last message was answered); it is still running after {} s. Wait again, or look: {}",
                     start.elapsed().as_secs(),
                     attach_line(tmux, name)
@@ -228,7 +228,7 @@ pub fn wait_with(
         if let Some(since) = foreign_since
             && t.complete
         {
-            return Err(CliError::new(format!(
+            return Err(Error::new(format!(
                 "the turn that was running in {name} was not started by tmuxmate; it ended after {} s, and {name} is idle now: send with `{}` (the reply to tmuxmate's own last message: `{}`)",
                 since.elapsed().as_secs(),
                 tm_hint(tmux, &["agent", "send", name, "--message", "..."]),
@@ -283,7 +283,7 @@ pub fn wait_with(
     }
 }
 
-pub fn reply(tmux: &Tmux, name: &str) -> Result<Reply, CliError> {
+pub fn reply(tmux: &Tmux, name: &str) -> Result<Reply, Error> {
     let (c, a) = super::session::resolve(tmux, name)?;
     let (t, source) = current(tmux, &c, &a)?;
     Ok(reply_of(tmux, name, t, source))

@@ -18,7 +18,7 @@ use std::io::Read;
 use std::time::Duration;
 
 use crate::cli::{AgentAction, Command, MessageArgs, SideAction, WatchAction, WatchStartArgs};
-use crate::error::CliError;
+use crate::error::Error;
 use crate::remote::call::{self, Missing};
 use crate::remote::pending;
 use crate::sys::process::Finished;
@@ -82,20 +82,20 @@ impl W {
     }
 }
 
-fn read_stdin() -> Result<Vec<u8>, CliError> {
+fn read_stdin() -> Result<Vec<u8>, Error> {
     let mut b = Vec::new();
     std::io::stdin()
         .read_to_end(&mut b)
-        .map_err(|e| CliError::new(format!("cannot read the text from stdin: {e}")))?;
+        .map_err(|e| Error::new(format!("cannot read the text from stdin: {e}")))?;
     Ok(b)
 }
 
-fn read_file(p: &std::path::Path) -> Result<Vec<u8>, CliError> {
-    std::fs::read(p).map_err(|e| CliError::new(format!("cannot read {}: {e}", p.display())))
+fn read_file(p: &std::path::Path) -> Result<Vec<u8>, Error> {
+    std::fs::read(p).map_err(|e| Error::new(format!("cannot read {}: {e}", p.display())))
 }
 
 /// The message flags for the host; the text itself over stdin when it is bulk or local.
-fn message(w: &mut W, m: &MessageArgs) -> Result<Option<Vec<u8>>, CliError> {
+fn message(w: &mut W, m: &MessageArgs) -> Result<Option<Vec<u8>>, Error> {
     if let Some(t) = &m.message {
         if t.len() <= INLINE_MAX {
             w.opt("--message", Some(t));
@@ -116,8 +116,8 @@ fn message(w: &mut W, m: &MessageArgs) -> Result<Option<Vec<u8>>, CliError> {
     Ok(None)
 }
 
-fn needs_project(what: &str) -> CliError {
-    CliError::usage(format!(
+fn needs_project(what: &str) -> Error {
+    Error::usage(format!(
         "refused: {what} with --host needs --project DIR, a directory on the host (this machine's current directory means nothing there)"
     ))
 }
@@ -126,7 +126,7 @@ fn needs_project(what: &str) -> CliError {
 type Forwarded = (W, Option<Vec<u8>>, Duration, &'static str);
 
 /// The remote argv, stdin, time allowed and name of a forwarded command (None: not one).
-fn build(cmd: &Command) -> Result<Option<Forwarded>, CliError> {
+fn build(cmd: &Command) -> Result<Option<Forwarded>, Error> {
     let mut w = W::default();
     let mut input = None;
     let mut wait = Duration::from_secs(30);
@@ -294,12 +294,12 @@ fn build(cmd: &Command) -> Result<Option<Forwarded>, CliError> {
     Ok(Some((w, input, wait + MARGIN, what)))
 }
 
-fn open(host: &str) -> Result<Remote, CliError> {
-    Remote::new(host).map_err(CliError::usage)
+fn open(host: &str) -> Result<Remote, Error> {
+    Remote::new(host).map_err(Error::usage)
 }
 
 /// Run a forwarded command on `host`; its answer.
-pub fn run(host: &str, socket: Socket, cmd: Command) -> Result<Answer, CliError> {
+pub fn run(host: &str, socket: Socket, cmd: Command) -> Result<Answer, Error> {
     let remote = open(host)?;
     if let Command::Watch {
         action: WatchAction::Start(a),
@@ -308,7 +308,7 @@ pub fn run(host: &str, socket: Socket, cmd: Command) -> Result<Answer, CliError>
         return watch_start(&remote, &socket, a);
     }
     let Some((w, input, wait, what)) = build(&cmd)? else {
-        return Err(CliError::usage(
+        return Err(Error::usage(
             "refused: this command does not run on another host",
         ));
     };
@@ -326,7 +326,7 @@ pub fn run(host: &str, socket: Socket, cmd: Command) -> Result<Answer, CliError>
 
 /// `watch start --host`: the job starts on the host with its result kept for this
 /// machine's collector, and is recorded here for the agents it notifies.
-fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> Result<Answer, CliError> {
+fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> Result<Answer, Error> {
     // The addressees are this machine's agents: resolved here, as a local start does.
     let local = crate::tmux::Tmux::new(Socket::resolve(None, None));
     let notify = match a.notify.as_deref() {
@@ -374,14 +374,14 @@ fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> Result<An
         return Ok(Answer::Passed(out));
     }
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
-        CliError::new(format!(
+        Error::new(format!(
             "host {}: watch start answered something that is not its JSON ({e}): {}",
             remote.host,
             String::from_utf8_lossy(&out.stdout).trim()
         ))
     })?;
     let (Some(job), Some(pane)) = (v["jobId"].as_str(), v["paneId"].as_str()) else {
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "host {}: watch start's answer has no jobId/paneId: {v}",
             remote.host
         )));
@@ -426,7 +426,7 @@ fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> Result<An
 /// host). `Ok(None)`: not this route (no tmuxmate there, or a form that must go the plain
 /// way); the caller then takes the several-call path over ssh. (`capture -t %N` is one
 /// call on its own: `crate::control::capture_list`.)
-pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<Option<Answer>, CliError> {
+pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<Option<Answer>, Error> {
     let mut w = W::default();
     match cmd {
         // Inline text only: text read from stdin or a file could not be read twice.

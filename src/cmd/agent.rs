@@ -5,10 +5,10 @@ use std::time::Duration;
 use crate::bridge::{adapters, ask, deliver, launch, listing, message, turns};
 use crate::cli::{AgentAction, AgentStartArgs, MessageArgs};
 use crate::control::policy;
-use crate::error::{CliError, CliResult};
+use crate::error::{CliResult, Error};
 use crate::tmux::Tmux;
 
-fn read_message(m: &MessageArgs) -> Result<String, CliError> {
+fn read_message(m: &MessageArgs) -> Result<String, Error> {
     message::read(
         m.message.as_deref(),
         m.message_file.as_deref(),
@@ -16,11 +16,11 @@ fn read_message(m: &MessageArgs) -> Result<String, CliError> {
     )
 }
 
-fn adapter_for(a: &AgentStartArgs) -> Result<adapters::Adapter, CliError> {
+fn adapter_for(a: &AgentStartArgs) -> Result<adapters::Adapter, Error> {
     adapters::choose(&a.adapter, a.cli.as_deref(), a.ready_regex.as_deref())
 }
 
-fn project_dir(p: &Option<std::path::PathBuf>) -> Result<std::path::PathBuf, CliError> {
+fn project_dir(p: &Option<std::path::PathBuf>) -> Result<std::path::PathBuf, Error> {
     match p {
         Some(d) => Ok(d.clone()),
         None => Ok(std::env::current_dir()?),
@@ -36,7 +36,7 @@ fn print_reply(r: &turns::Reply, json: bool) -> CliResult {
     if r.complete {
         Ok(())
     } else {
-        Err(CliError::new(format!("the reply of {} is incomplete", r.name)).printed())
+        Err(Error::new(format!("the reply of {} is incomplete", r.name)).printed())
     }
 }
 

@@ -39,7 +39,7 @@ fn intercept_version() {
 }
 
 /// A clap usage error as our error: its first line is the message, the rest the hint.
-fn usage_error(e: &clap::Error) -> crate::error::CliError {
+fn usage_error(e: &clap::Error) -> crate::error::Error {
     let text = e.render().to_string();
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let msg = lines
@@ -50,7 +50,7 @@ fn usage_error(e: &clap::Error) -> crate::error::CliError {
     let rest: Vec<&str> = lines
         .filter(|l| !l.starts_with("For more information"))
         .collect();
-    let mut c = crate::error::CliError::usage(msg);
+    let mut c = crate::error::Error::usage(msg);
     if !rest.is_empty() {
         c = c.with_hint(rest.join("; "));
     }
@@ -59,7 +59,7 @@ fn usage_error(e: &clap::Error) -> crate::error::CliError {
 
 /// Print a failure: one JSON object on stdout with `--json`, else one line on stderr; the
 /// mechanics go to the log, and to stderr with `--verbose`.
-fn report(e: &crate::error::CliError, json: bool, verbose: bool) -> ! {
+fn report(e: &crate::error::Error, json: bool, verbose: bool) -> ! {
     if let Some(d) = &e.detail {
         crate::sys::state::log(&format!("error: {} [{d}]", e.human()));
     }
@@ -75,7 +75,7 @@ fn report(e: &crate::error::CliError, json: bool, verbose: bool) -> ! {
 }
 
 /// The exit code of a failure: 2 for a usage error (as clap's own), 1 for any other.
-pub fn exit_code(e: &crate::error::CliError) -> i32 {
+pub fn exit_code(e: &crate::error::Error) -> i32 {
     if e.kind == crate::error::Kind::Usage {
         2
     } else {

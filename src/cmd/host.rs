@@ -13,7 +13,7 @@
 //! `$TMUXMATE_HOST` only applies to commands that work remotely.
 
 use crate::cli::{AgentAction, Command, SideAction, WatchAction};
-use crate::error::CliError;
+use crate::error::Error;
 use crate::remote::call::{NEEDS_TMUXMATE, PLAIN_TMUX};
 use crate::tmux::remote::Remote;
 use crate::tmux::{Socket, Tmux};
@@ -98,12 +98,12 @@ pub enum Route {
 }
 
 /// The route of this invocation.
-pub fn route(cli_host: Option<&str>, cmd: &Command) -> Result<Route, CliError> {
+pub fn route(cli_host: Option<&str>, cmd: &Command) -> Result<Route, Error> {
     let host = match cli_host {
         Some("") => return Ok(Route::Here),
         Some(h) => {
             if let Way::No(why) = way(cmd) {
-                return Err(CliError::usage(format!(
+                return Err(Error::usage(format!(
                     "refused: this command does not work with --host ({why}); run it without --host, \
                      or on the host itself (`ssh {h} tmuxmate ...`). With --host: {PLAIN_TMUX} \
                      (plain tmux on the host), and {NEEDS_TMUXMATE} (after `tmuxmate remote install {h}`)"
@@ -132,8 +132,8 @@ pub fn client(
     host: &str,
     socket: Option<&str>,
     path: Option<&std::path::Path>,
-) -> Result<Tmux, CliError> {
-    let r = Remote::new(host).map_err(CliError::usage)?;
+) -> Result<Tmux, Error> {
+    let r = Remote::new(host).map_err(Error::usage)?;
     let tmux = Tmux::remote(Socket::resolve_remote(socket, path), r);
     Ok(tmux)
 }

@@ -4,7 +4,7 @@
 use clap::CommandFactory;
 
 use crate::cli::{CompletionShell, InstallArgs, InstallTarget};
-use crate::error::{CliError, CliResult};
+use crate::error::{CliResult, Error};
 use crate::install::{Which, run};
 use crate::tmux::Tmux;
 
@@ -40,7 +40,7 @@ pub fn doctor(tmux: &Tmux, json: bool) -> CliResult {
         super::out(&d.text());
     }
     if problems > 0 {
-        let e = CliError::new(format!("doctor found {problems} problem(s)"));
+        let e = Error::new(format!("doctor found {problems} problem(s)"));
         // With --json the report is the one document (its `ok` and `problems` say it);
         // a second, error document after it would break every parser.
         return Err(if json { e.printed() } else { e });

@@ -2,22 +2,22 @@
 
 use crate::cli::PasteArgs;
 use crate::control::input;
-use crate::error::{CliError, CliResult};
+use crate::error::{CliResult, Error};
 use crate::tmux::Tmux;
 
-fn read_text(a: &PasteArgs) -> Result<String, CliError> {
+fn read_text(a: &PasteArgs) -> Result<String, Error> {
     let raw = match (&a.file, a.text.as_deref()) {
         (Some(f), _) => input::read_source(f)?,
         (None, Some("-")) => input::read_source(std::path::Path::new("-"))?,
         (None, Some(t)) => t.as_bytes().to_vec(),
         (None, None) => {
-            return Err(CliError::usage(
+            return Err(Error::usage(
                 "nothing to paste: give the text (after `--` if it starts with `-`), --file F, or - to read stdin",
             ));
         }
     };
     String::from_utf8(raw).map_err(|_| {
-        CliError::usage("refused: the text is not valid UTF-8; paste takes text, not binary data")
+        Error::usage("refused: the text is not valid UTF-8; paste takes text, not binary data")
     })
 }
 

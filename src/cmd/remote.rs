@@ -54,7 +54,7 @@ pub fn fast(
     host: &str,
     socket: &Socket,
     cmd: &crate::cli::Command,
-) -> Result<bool, crate::error::CliError> {
+) -> Result<bool, crate::error::Error> {
     match forward::fast(host, socket, cmd)? {
         Some(a) => print(a, false).map(|()| true),
         None => Ok(false),

@@ -4,7 +4,7 @@
 //! Invariant: no command here sends a byte to the main pane.
 
 use crate::cli::SideAction;
-use crate::error::{CliError, CliResult};
+use crate::error::{CliResult, Error};
 use crate::side::close::Closed;
 use crate::side::open::Opened;
 use crate::side::{self, relay, sandboxed};
@@ -100,7 +100,7 @@ pub fn run(tmux: &Tmux, action: SideAction) -> CliResult {
         SideAction::Close { target } => {
             let Closed { line, ok } = side::close::close(tmux, target.as_deref())?;
             super::out_line(&line);
-            if ok { Ok(()) } else { Err(CliError::new(line)) }
+            if ok { Ok(()) } else { Err(Error::new(line)) }
         }
     }
 }

@@ -11,14 +11,14 @@
 
 use crate::cli::{SnapshotsAction, SnapshotsArgs};
 use crate::control::snapshot::{self, Summary};
-use crate::error::{CliError, CliResult};
+use crate::error::{CliResult, Error};
 use crate::tmux::Tmux;
 
 pub fn run(tmux: &Tmux, a: SnapshotsArgs) -> CliResult {
     match a.action {
         Some(SnapshotsAction::Show { id }) => show(&id, a.json),
         Some(SnapshotsAction::Clear) => {
-            let n = snapshot::clear().map_err(CliError::new)?;
+            let n = snapshot::clear().map_err(Error::new)?;
             if a.json {
                 super::out_json(&serde_json::json!({ "cleared": n }));
             } else {
@@ -39,7 +39,7 @@ pub fn run(tmux: &Tmux, a: SnapshotsArgs) -> CliResult {
 /// The key binding's popup: the listing through `$PAGER` (else less) on `client`.
 fn popup(tmux: &Tmux, client: &str) -> CliResult {
     let r = std::env::current_exe()
-        .map_err(CliError::from)
+        .map_err(Error::from)
         .and_then(|bin| {
             // The pager needs a shell; the path reaches it as "$0", never inside the text.
             let script = r#""$0" snapshots --limit 50 | ${PAGER:-less}"#;
@@ -58,8 +58,8 @@ fn popup(tmux: &Tmux, client: &str) -> CliResult {
 }
 
 fn show(id: &str, json: bool) -> CliResult {
-    let Some(s) = snapshot::find(id).map_err(CliError::new)? else {
-        return Err(CliError::new(format!(
+    let Some(s) = snapshot::find(id).map_err(Error::new)? else {
+        return Err(Error::new(format!(
             "no snapshot with id {id:?}; run `tmuxmate snapshots` to list the stored ones (old ones are dropped once the log grows past a few MB)"
         )));
     };
@@ -85,7 +85,7 @@ fn show(id: &str, json: bool) -> CliResult {
 }
 
 fn list(limit: usize, json: bool) -> CliResult {
-    let snaps = snapshot::list(limit).map_err(CliError::new)?;
+    let snaps = snapshot::list(limit).map_err(Error::new)?;
     if json {
         let rows: Vec<Summary> = snaps.into_iter().map(Summary::from).collect();
         super::out_json(&rows);

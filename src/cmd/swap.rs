@@ -6,7 +6,7 @@ use crate::error::CliResult;
 use crate::tmux::Tmux;
 
 pub fn run(tmux: &Tmux, a: SwapArgs) -> CliResult {
-    let (src, dst) = a.pair().map_err(crate::error::CliError::usage)?;
+    let (src, dst) = a.pair().map_err(crate::error::Error::usage)?;
     let s = swap::swap(tmux, &src, &dst)?;
     if a.json {
         super::out_json(&s);

@@ -25,17 +25,17 @@ pub fn run(
     json: bool,
 ) -> CliResult {
     if agent.is_empty() {
-        return Err(crate::error::CliError::usage(
+        return Err(crate::error::Error::usage(
             "--agent must not be empty: pass the harness session id or another stable id",
         ));
     }
     if max_chars < crate::turn::MIN_MAX_CHARS {
-        return Err(crate::error::CliError::usage(format!(
+        return Err(crate::error::Error::usage(format!(
             "--max-chars {max_chars} is too small: give at least {} (the answer must hold a truncation marker)",
             crate::turn::MIN_MAX_CHARS
         )));
     }
-    crate::ledger::check_address("--agent", agent).map_err(crate::error::CliError::usage)?;
+    crate::ledger::check_address("--agent", agent).map_err(crate::error::Error::usage)?;
     let mut ans = compose(
         tmux,
         &TurnRequest {

@@ -7,7 +7,7 @@ use crate::control::watch::job::JobStatus;
 use crate::control::watch::job::{self, Outcome};
 use crate::control::watch::poller;
 use crate::control::watch::{gate, start, view};
-use crate::error::{CliError, CliResult};
+use crate::error::{CliResult, Error};
 use crate::sys::state;
 use crate::tmux::{Socket, Tmux};
 
@@ -99,7 +99,7 @@ pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
                     .trim()
                     .to_string(),
             };
-            poller::run(tmux, &socket).map_err(CliError::new)
+            poller::run(tmux, &socket).map_err(Error::new)
         }
         WatchAction::RecordExit { job: id, status } => {
             // Unattended (the wrapper): log, never fail loudly.

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::error::{CliError, CliResult};
+use crate::error::{CliResult, Error};
 use crate::location::{self, Reading};
 use crate::tmux::Tmux;
 
@@ -54,7 +54,7 @@ pub fn run(tmux: &Tmux, json_out: bool) -> CliResult {
             Ok(())
         }
         Err(e) => {
-            let mut c = CliError::new(e.to_string());
+            let mut c = Error::new(e.to_string());
             c.kind = crate::error::Kind::NotInPane;
             Err(c)
         }

@@ -35,7 +35,7 @@ use std::io::Read;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::sys::process;
 use crate::sys::state;
 use crate::targs;
@@ -105,7 +105,7 @@ pub fn approve(
     op: &str,
     affected_session_id: Option<&str>,
     description: &str,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     authorize(tmux, op, affected_session_id, description).map(|_| ())
 }
 
@@ -116,11 +116,11 @@ pub fn authorize(
     op: &str,
     affected_session_id: Option<&str>,
     description: &str,
-) -> Result<Option<String>, CliError> {
+) -> Result<Option<String>, Error> {
     let globs = match policy(tmux) {
         Ok(g) => g,
         Err(e) => {
-            return Err(CliError::refused(format!(
+            return Err(Error::refused(format!(
                 "refused: {op} ({description}): could not read the approval policy {POLICY_OPT} ({e}), \
                  and an unreadable policy counts as \"needs approval\"; nothing was done. \
                  Fix the tmux connection and run the command again"
@@ -180,8 +180,8 @@ struct Ask<'a> {
 }
 
 impl Ask<'_> {
-    fn refuse(&self, path: &str, why: &str) -> CliError {
-        CliError::refused(format!(
+    fn refuse(&self, path: &str, why: &str) -> Error {
+        Error::refused(format!(
             "refused: {} ({}) was not approved: {why} [decided by {path}]; nothing was done. \
              It runs once approved; or remove `{}` from {POLICY_OPT} \
              (`tmux set -g {POLICY_OPT} '...'`) to stop asking for it",
@@ -197,7 +197,7 @@ impl Ask<'_> {
     }
 
     /// The user's approver: `sh -c CMD tmuxmate-approve OP DESCRIPTION`, exit 0 = yes.
-    fn by_command(&self, cmd_line: &str) -> Result<String, CliError> {
+    fn by_command(&self, cmd_line: &str) -> Result<String, Error> {
         let path = COMMAND_OPT;
         // A program the user named in their tmux config, run through sh by design, with
         // our data only in argv/env; in a group of its own so its children die with it.
@@ -252,7 +252,7 @@ impl Ask<'_> {
     }
 
     /// A menu on the most recently active client attached to the affected session.
-    fn by_menu(&self, tmux: &Tmux) -> Result<String, CliError> {
+    fn by_menu(&self, tmux: &Tmux) -> Result<String, Error> {
         let path = "the tmux approval menu";
         let clients = attached_clients(tmux)
             .map_err(|e| self.refuse(path, &format!("could not list the tmux clients ({e})")))?;

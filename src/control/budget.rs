@@ -8,7 +8,7 @@
 //! a cut is always reported (`truncated`, with the dropped byte count) so the caller can
 //! mark it visibly. Only pane ids (`%N`) reach `capture-pane -t`.
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::targs;
 use crate::tmux::Arg;
 use crate::tmux::{Tmux, TmuxError};
@@ -57,10 +57,10 @@ pub fn capture_pane(
 /// Pick the budget: the flag, else the tmux option's value (`option` as read, may be
 /// empty), else the default. A malformed option is an error rather than a silent default,
 /// so a typo in tmux.conf does not quietly change what a model reads.
-pub fn budget_from(flag: Option<usize>, option: &str) -> Result<usize, CliError> {
+pub fn budget_from(flag: Option<usize>, option: &str) -> Result<usize, Error> {
     if let Some(b) = flag {
         if b == 0 {
-            return Err(CliError::usage(
+            return Err(Error::usage(
                 "--max-bytes must be at least 1 (it is the byte budget of the captured text)",
             ));
         }
@@ -72,7 +72,7 @@ pub fn budget_from(flag: Option<usize>, option: &str) -> Result<usize, CliError>
     }
     match v.parse::<usize>() {
         Ok(b) if b > 0 => Ok(b),
-        _ => Err(CliError::new(format!(
+        _ => Err(Error::new(format!(
             "the tmux option {MAX_BYTES_OPTION} is {v:?}, not a positive byte count; fix it with \
              `tmux set -g {MAX_BYTES_OPTION} {DEFAULT_MAX_BYTES}` or pass --max-bytes"
         ))),
@@ -80,7 +80,7 @@ pub fn budget_from(flag: Option<usize>, option: &str) -> Result<usize, CliError>
 }
 
 /// The budget, reading the tmux option only when no flag was given.
-pub fn budget(tmux: &Tmux, flag: Option<usize>) -> Result<usize, CliError> {
+pub fn budget(tmux: &Tmux, flag: Option<usize>) -> Result<usize, Error> {
     if flag.is_some() {
         return budget_from(flag, "");
     }

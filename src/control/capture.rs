@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::control::budget::{self, Bounded, Range};
 use crate::control::policy;
 use crate::control::snapshot;
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::Tmux;
 
 #[derive(Serialize, Debug)]
@@ -58,7 +58,7 @@ impl Captured {
     }
 }
 
-pub fn capture(tmux: &Tmux, r: &Request) -> Result<Captured, CliError> {
+pub fn capture(tmux: &Tmux, r: &Request) -> Result<Captured, Error> {
     // Over ssh each call is a round trip: a `%N` pane's capture is one command list
     // there (any surprise falls back to the calls below, which say what went wrong).
     if tmux.is_remote()

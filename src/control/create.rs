@@ -12,7 +12,7 @@
 //! creation runs with a global `window-size manual` in force (it crashes tmux 3.3a).
 
 use crate::control::policy::{Caller, CreatedMark};
-use crate::error::CliError;
+use crate::error::Error;
 use crate::targs;
 use crate::tmux::panes;
 use crate::tmux::{Arg, Text, Tmux};
@@ -46,7 +46,7 @@ const SAVED_WINDOW_SIZE: &str = crate::tmux::options::SAVED_WINDOW_SIZE.name;
 /// call starts the server, its config has not run yet: the list starts the server, saves
 /// whatever the config set, and restores exactly that. A failed creation (tmux skips the
 /// rest of the list) is followed by the restore on its own.
-fn create_guarded(tmux: &Tmux, args: &[Arg]) -> Result<String, CliError> {
+fn create_guarded(tmux: &Tmux, args: &[Arg]) -> Result<String, Error> {
     create_listed(tmux, &[], args, &[], &[])
 }
 
@@ -72,7 +72,7 @@ fn create_listed(
     args: &[Arg],
     after: &[Arg],
     undo: &[Arg],
-) -> Result<String, CliError> {
+) -> Result<String, Error> {
     let window_size = tmux
         .run(&["show-options", "-gv", "window-size"])
         .map(|v| v.trim().to_string());
@@ -88,7 +88,7 @@ fn create_listed_knowing(
     args: &[Arg],
     after: &[Arg],
     undo: &[Arg],
-) -> Result<String, CliError> {
+) -> Result<String, Error> {
     let fresh = match window_size {
         Ok(v) if v == "manual" => false,
         Err(e) if e.is_no_server() => true,
@@ -134,7 +134,7 @@ fn create_listed_knowing(
 }
 
 /// The `$N` id of the session named exactly `name`, if any.
-pub fn session_by_name(tmux: &Tmux, name: &str) -> Result<Option<String>, CliError> {
+pub fn session_by_name(tmux: &Tmux, name: &str) -> Result<Option<String>, Error> {
     let fmt = crate::tmux::format::record_format(&["session_id", "session_name"]);
     let out = match tmux.run_bytes(&targs!["list-sessions", "-F", Arg::ours(&fmt)], None) {
         Ok(o) => o,
@@ -142,7 +142,7 @@ pub fn session_by_name(tmux: &Tmux, name: &str) -> Result<Option<String>, CliErr
         Err(e) => return Err(e.into()),
     };
     let recs = crate::tmux::format::parse_records(&out, 2)
-        .map_err(|d| CliError::new(format!("unreadable list-sessions output: {d}")))?;
+        .map_err(|d| Error::new(format!("unreadable list-sessions output: {d}")))?;
     Ok(recs
         .into_iter()
         .find(|r| r[1] == name)
@@ -152,7 +152,7 @@ pub fn session_by_name(tmux: &Tmux, name: &str) -> Result<Option<String>, CliErr
 /// The session new work goes into: the caller's, else `tmuxmate` (created if missing).
 /// A freshly created `tmuxmate` session comes with a placeholder window, returned second,
 /// that the caller removes once its own window exists.
-pub fn work_session(tmux: &Tmux, caller: &Caller) -> Result<(String, Option<String>), CliError> {
+pub fn work_session(tmux: &Tmux, caller: &Caller) -> Result<(String, Option<String>), Error> {
     if let Some(p) = &caller.pane_id {
         let rows = panes::list_all(tmux)?;
         if let Some(r) = rows.iter().find(|r| &r.pane_id == p) {
@@ -174,9 +174,9 @@ pub fn new_session(
     tmux: &Tmux,
     name: &Text,
     cwd: Option<&Text>,
-) -> Result<(String, String), CliError> {
+) -> Result<(String, String), Error> {
     if let Some(c) = name.as_str().chars().find(|c| matches!(c, '.' | ':')) {
-        return Err(CliError::usage(format!(
+        return Err(Error::usage(format!(
             "the session name {name:?} contains {c:?}, which tmux does not allow in session \
              names (it would become '_'): pick a name without '.' and ':'"
         )));
@@ -204,7 +204,7 @@ pub fn new_session(
     let placeholder = it.next().unwrap_or_default().to_string();
     let stored = it.next().unwrap_or_default();
     if !sid.starts_with('$') || !placeholder.starts_with('@') {
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "tmux created session {name} but did not report its ids (got {out:?})"
         )));
     }
@@ -212,7 +212,7 @@ pub fn new_session(
         // tmux rewrote the name (it escapes some characters): a session under another
         // name than the one we report would be found by nobody. Take it back.
         let _ = tmux.run(&targs!["kill-session", "-t", Arg::id(&sid)]);
-        return Err(CliError::usage(format!(
+        return Err(Error::usage(format!(
             "tmux would store the session name {name:?} as {stored:?}: pick a name without \
              '$', '\\', '.' or ':'; nothing was created"
         )));
@@ -227,7 +227,7 @@ pub fn new_work_window(
     name: Option<&Text>,
     cwd: Option<&Text>,
     cmd: &[String],
-) -> Result<Created, CliError> {
+) -> Result<Created, Error> {
     let (session, placeholder) = work_session(tmux, caller)?;
     let r = new_window(tmux, caller, &session, name, cwd, cmd);
     if let Some(w) = placeholder {
@@ -299,12 +299,12 @@ fn free_window_index(tmux: &Tmux, session_id: &str) -> Option<u32> {
     Some(i)
 }
 
-fn finish(tmux: &Tmux, out: &str, caller: &Caller, marked: bool) -> Result<Created, CliError> {
+fn finish(tmux: &Tmux, out: &str, caller: &Caller, marked: bool) -> Result<Created, Error> {
     let mut it = out.trim_end_matches('\n').splitn(2, ' ');
     let pane_id = it.next().unwrap_or("").to_string();
     let target = it.next().unwrap_or("").to_string();
     if !pane_id.starts_with('%') {
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "tmux created a pane but did not report its id (got {out:?})"
         )));
     }
@@ -321,7 +321,7 @@ fn finish(tmux: &Tmux, out: &str, caller: &Caller, marked: bool) -> Result<Creat
             .map(|o| o.trim() != pane_id)
             .unwrap_or(true);
         if gone {
-            return Err(CliError::new(format!(
+            return Err(Error::new(format!(
                 "the command in the new pane {pane_id} exited at once, and its pane closed; \
                  nothing is left. Check the command (run it in a shell to see its error)"
             )));
@@ -334,7 +334,7 @@ fn finish(tmux: &Tmux, out: &str, caller: &Caller, marked: bool) -> Result<Creat
 }
 
 /// Mark a pane as ours (survives every tmuxmate and agent restart: it lives in tmux).
-pub fn mark(tmux: &Tmux, pane_id: &str, caller: &Caller) -> Result<(), CliError> {
+pub fn mark(tmux: &Tmux, pane_id: &str, caller: &Caller) -> Result<(), Error> {
     tmux.run(&mark_cmd(pane_id, caller))?;
     Ok(())
 }
@@ -364,7 +364,7 @@ pub fn new_window(
     name: Option<&Text>,
     cwd: Option<&Text>,
     cmd: &[String],
-) -> Result<Created, CliError> {
+) -> Result<Created, Error> {
     new_window_with(tmux, caller, session_id, name, cwd, cmd, false)
 }
 
@@ -378,7 +378,7 @@ pub fn new_work_window_of_ours(
     caller: &Caller,
     name: Option<&Text>,
     cmd: &[String],
-) -> Result<Created, CliError> {
+) -> Result<Created, Error> {
     // Outside tmux with no `tmuxmate` session yet (a run from an MCP client, each time:
     // the session goes with its last window): the session is created around our window,
     // in one command list, with no placeholder window to start and kill.
@@ -405,7 +405,7 @@ fn new_window_with(
     cwd: Option<&Text>,
     cmd: &[String],
     mark_in_list: bool,
-) -> Result<Created, CliError> {
+) -> Result<Created, Error> {
     // The command line goes to `sh -c`, which tmux does not format-expand; only its
     // trailing `;` needs the parser's escape.
     let shell_cmd = sh_join(cmd);
@@ -478,7 +478,7 @@ fn new_own_session_with(
     caller: &Caller,
     name: Option<&Text>,
     cmd: &[String],
-) -> Result<Option<Created>, CliError> {
+) -> Result<Option<Created>, Error> {
     // One round trip for the three values (a `-q` of an unset option prints no line, so
     // ours comes last).
     let Ok(facts) = tmux.run(&targs![
@@ -545,7 +545,7 @@ fn new_own_session_with(
     let pane_id = it.next().unwrap_or("").to_string();
     let target = it.next().unwrap_or("").to_string();
     if !pane_id.starts_with('%') || !target.starts_with(OWN_SESSION) {
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "tmux created the {OWN_SESSION} session but did not report its pane (got {out:?})"
         )));
     }
@@ -567,7 +567,7 @@ pub fn split(
     pane_id: &str,
     place: &Placement,
     cmd: &[String],
-) -> Result<Created, CliError> {
+) -> Result<Created, Error> {
     let (horizontal, size, cwd) = (place.horizontal, place.size, place.cwd);
     let shell_cmd = sh_join(cmd);
     let (set, restore) = history_limit_cmds(tmux, session_id);

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::control::pane_input;
 use crate::control::policy;
-use crate::error::{CliError, CliResult};
+use crate::error::Error;
 use crate::targs;
 use crate::tmux::Arg;
 use crate::tmux::Tmux;
@@ -56,31 +56,31 @@ pub struct Pressed {
 }
 
 /// The bytes of a file, or of stdin when the path is `-`, bounded.
-pub fn read_source(f: &std::path::Path) -> Result<Vec<u8>, CliError> {
+pub fn read_source(f: &std::path::Path) -> Result<Vec<u8>, Error> {
     let mut b = Vec::new();
     if f == std::path::Path::new("-") {
         std::io::stdin()
             .take(MAX_INPUT + 1)
             .read_to_end(&mut b)
-            .map_err(|e| CliError::new(format!("cannot read stdin: {e}")))?;
+            .map_err(|e| Error::new(format!("cannot read stdin: {e}")))?;
     } else {
         std::fs::File::open(f)
             .and_then(|h| h.take(MAX_INPUT + 1).read_to_end(&mut b))
-            .map_err(|e| CliError::new(format!("cannot read --file {}: {e}", f.display())))?;
+            .map_err(|e| Error::new(format!("cannot read --file {}: {e}", f.display())))?;
     }
     if b.len() as u64 > MAX_INPUT {
-        return Err(CliError::usage("refused: the text is larger than 16 MiB"));
+        return Err(Error::usage("refused: the text is larger than 16 MiB"));
     }
     Ok(b)
 }
 
 /// Refuse (or leave) copy/view mode before typing into a pane.
-pub fn ensure_not_in_mode(tmux: &Tmux, p: &PaneInfo, cancel: bool) -> CliResult {
+pub fn ensure_not_in_mode(tmux: &Tmux, p: &PaneInfo, cancel: bool) -> Result<(), Error> {
     if !p.in_mode {
         return Ok(());
     }
     if !cancel {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: pane {} is in {} (typed keys would be eaten by the mode, and a 'q' would leave it); \
              pass --cancel-mode to leave the mode first",
             p.pane_id,
@@ -97,9 +97,9 @@ pub fn ensure_not_in_mode(tmux: &Tmux, p: &PaneInfo, cancel: bool) -> CliResult 
     Ok(())
 }
 
-fn refuse_dead(p: &PaneInfo) -> CliResult {
+fn refuse_dead(p: &PaneInfo) -> Result<(), Error> {
     if p.dead {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: pane {} is dead (its program exited); nothing would read the text",
             p.pane_id
         )));
@@ -114,7 +114,7 @@ pub fn send(
     text: &str,
     enter: bool,
     cancel_mode: bool,
-) -> Result<Sent, CliError> {
+) -> Result<Sent, Error> {
     pane_input::validate_line(text)?;
     let p = policy::input_target(
         tmux,
@@ -158,11 +158,9 @@ pub fn paste(
     text: &str,
     enter: bool,
     settle: Option<u64>,
-) -> Result<Pasted, CliError> {
+) -> Result<Pasted, Error> {
     if text.is_empty() {
-        return Err(CliError::usage(
-            "refused: the text is empty; nothing to paste",
-        ));
+        return Err(Error::usage("refused: the text is empty; nothing to paste"));
     }
     let (clean, sanitized) = pane_input::sanitize_paste(text);
     let p = policy::input_target(
@@ -192,14 +190,14 @@ pub fn paste(
 }
 
 /// Press named keys; any name outside the allow-list refuses the whole call.
-pub fn keys(tmux: &Tmux, target: Option<&str>, keys: &[String]) -> Result<Pressed, CliError> {
+pub fn keys(tmux: &Tmux, target: Option<&str>, keys: &[String]) -> Result<Pressed, Error> {
     if keys.is_empty() {
-        return Err(CliError::usage(
+        return Err(Error::usage(
             "refused: no key names given; name at least one, e.g. Enter",
         ));
     }
     if let Some(bad) = keys.iter().find(|k| !pane_input::is_allowed_key(k)) {
-        return Err(CliError::usage(format!(
+        return Err(Error::usage(format!(
             "refused: {bad:?} is not an allowed key name. Allowed: Enter Escape Tab BTab Up Down Left Right \
              Home End PageUp PageDown BSpace C-a..C-z F1..F12. To type text use `tmuxmate send` or `paste`"
         )));

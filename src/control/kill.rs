@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::control::approval;
 use crate::control::kill_scope::KillScope;
 use crate::control::policy;
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::Tmux;
 use crate::tmux::panes::{self, PaneInfo};
 use crate::tmux::target::Target;
@@ -81,11 +81,11 @@ pub fn kill(
     scope_kind: KillScope,
     target: Option<&str>,
     confirm: bool,
-) -> Result<KillJson, CliError> {
+) -> Result<KillJson, Error> {
     let scope = scope_name(scope_kind);
     match (scope_kind, target) {
         (KillScope::Server, Some(t)) => {
-            return Err(CliError::usage(format!(
+            return Err(Error::usage(format!(
                 "refused: kill server takes no -t (got {t:?}); it kills the whole tmux server this \
                  command talks to, which -L/-S select. Nothing was killed"
             )));
@@ -93,11 +93,11 @@ pub fn kill(
         (KillScope::Server, None) => {}
         (_, Some(t)) => {
             Target::parse(t).map_err(|e| {
-                CliError::usage(format!("refused: kill {scope}: {e}. Nothing was killed"))
+                Error::usage(format!("refused: kill {scope}: {e}. Nothing was killed"))
             })?;
         }
         (_, None) => {
-            return Err(CliError::usage(format!(
+            return Err(Error::usage(format!(
                 "refused: kill {scope} needs -t naming the {scope} (e.g. -t %3 for a pane, @2 for \
                  a window, $1 for a session; see `tmuxmate list`). kill never guesses a target. \
                  Nothing was killed"
@@ -109,7 +109,7 @@ pub fn kill(
             Some(t) => format!("{scope} {t}"),
             None => "the tmux server".to_string(),
         };
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: kill {what} without --confirm; nothing was killed. Add --confirm to kill it"
         )));
     }
@@ -142,7 +142,7 @@ pub fn kill(
         (KillScope::Server, _) => tmux.run(&["kill-server"])?,
         // Never widen a lost id into something bigger (an empty -t is "current" to tmux).
         (_, None) => {
-            return Err(CliError::refused(format!(
+            return Err(Error::refused(format!(
                 "refused: kill {scope}: the target resolved to no id (a tmuxmate bug, please \
                  report it); nothing was killed"
             )));
@@ -172,7 +172,7 @@ fn pick(
     scope: KillScope,
     target: Option<&str>,
     agent: &str,
-) -> Result<Victim, CliError> {
+) -> Result<Victim, Error> {
     if scope == KillScope::Server {
         let sessions = distinct(rows.iter().map(|p| p.session_id.as_str()));
         let panes = distinct(rows.iter().map(|p| p.pane_id.as_str()));
@@ -191,9 +191,7 @@ fn pick(
     // `run` has made sure a target is present; `resolve_in` would otherwise apply the
     // created-pane fallback, which kill never uses.
     let Some(t) = target else {
-        return Err(CliError::usage(
-            "refused: kill needs -t. Nothing was killed",
-        ));
+        return Err(Error::usage("refused: kill needs -t. Nothing was killed"));
     };
     let p = policy::resolve_in(tmux, rows, Some(t), agent)?;
     let victim = match scope {
@@ -282,7 +280,7 @@ fn guard(
     caller_pane: Option<&str>,
     scope: KillScope,
     id: Option<&str>,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     let Some(me) = caller_pane else {
         return Ok(());
     };
@@ -316,7 +314,7 @@ fn guard(
         KillScope::Server => "a terminal outside this tmux server".to_string(),
         other => format!("a pane outside that {}", scope_name(other)),
     };
-    Err(CliError::refused(format!(
+    Err(Error::refused(format!(
         "refused: {what}, and tmuxmate kill never kills its caller's own pane, window, session or \
          server; nothing was killed. Run it from {from}"
     )))

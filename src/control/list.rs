@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::panes::{self, PaneInfo};
 use crate::tmux::{Tmux, layout};
 
@@ -172,7 +172,7 @@ pub fn build(rows: &[PaneInfo], remote: bool, with_creator: bool) -> ListJson {
 
 /// Every session, window and pane of the server (one tmux call); `with_creator` adds
 /// each created pane's creator (`createdBy`).
-pub fn list(tmux: &Tmux, with_creator: bool) -> Result<ListJson, CliError> {
+pub fn list(tmux: &Tmux, with_creator: bool) -> Result<ListJson, Error> {
     let rows = panes::list_all(tmux)?;
     Ok(build(&rows, tmux.is_remote(), with_creator))
 }

@@ -22,7 +22,7 @@ use crate::targs;
 use crate::tmux::Arg;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::Tmux;
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
@@ -38,12 +38,7 @@ pub fn unique_buffer() -> String {
 
 /// Load `data` into a fresh buffer and paste it into `pane_id` (bracketed if asked and
 /// the application enabled it); the buffer is gone afterwards whatever happened.
-pub fn paste_bytes(
-    tmux: &Tmux,
-    pane_id: &str,
-    data: &[u8],
-    bracketed: bool,
-) -> Result<(), CliError> {
+pub fn paste_bytes(tmux: &Tmux, pane_id: &str, data: &[u8], bracketed: bool) -> Result<(), Error> {
     paste_list(tmux, pane_id, data, bracketed, false)
 }
 
@@ -57,7 +52,7 @@ pub fn paste_then_enter(
     pane_id: &str,
     data: &[u8],
     bracketed: bool,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     paste_list(tmux, pane_id, data, bracketed, true)
 }
 
@@ -75,7 +70,7 @@ fn paste_list(
     data: &[u8],
     bracketed: bool,
     enter: bool,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     let name = unique_buffer();
     let flags = if bracketed { "-dpr" } else { "-dr" };
     let mut rest = Vec::from(targs![
@@ -121,14 +116,12 @@ fn paste_list(
 }
 
 /// A single line of literal text: no newline, no control characters.
-pub fn validate_line(text: &str) -> Result<(), CliError> {
+pub fn validate_line(text: &str) -> Result<(), Error> {
     if text.is_empty() {
-        return Err(CliError::usage(
-            "refused: the text is empty; nothing to send",
-        ));
+        return Err(Error::usage("refused: the text is empty; nothing to send"));
     }
     if let Some(c) = text.chars().find(|c| c.is_control()) {
-        return Err(CliError::usage(format!(
+        return Err(Error::usage(format!(
             "refused: the text contains the control character {:?}; `send` types one line of literal text. \
              Use `tmuxmate paste` for multi-line text, or `tmuxmate keys` for keys such as Enter or C-c",
             c

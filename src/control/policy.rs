@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::location;
 use crate::sys::state;
 use crate::tmux::Tmux;
@@ -88,7 +88,7 @@ pub fn resolve_in<'a>(
     rows: &'a [PaneInfo],
     target: Option<&str>,
     agent: &str,
-) -> Result<&'a PaneInfo, CliError> {
+) -> Result<&'a PaneInfo, Error> {
     // The option is read only when it matters: a given target never falls back.
     let explicit = target.is_none() && explicit_required(tmux);
     pick(rows, target, agent, explicit)
@@ -102,15 +102,15 @@ pub fn pick<'a>(
     target: Option<&str>,
     agent: &str,
     explicit: bool,
-) -> Result<&'a PaneInfo, CliError> {
+) -> Result<&'a PaneInfo, Error> {
     match target {
         Some(t) => {
-            let parsed = Target::parse(t).map_err(CliError::usage)?;
-            parsed.resolve(rows, t).map_err(CliError::new)
+            let parsed = Target::parse(t).map_err(Error::usage)?;
+            parsed.resolve(rows, t).map_err(Error::new)
         }
         None => {
             if explicit {
-                return Err(CliError::usage(
+                return Err(Error::usage(
                     "refused: no target given. Name the pane with -t (e.g. -t %3; see `tmuxmate list`). \
                      A missing -t never means the current pane; `tmux set -g @tmuxmate-require-explicit-target off` \
                      lets it mean the pane tmuxmate created most recently for this agent",
@@ -126,7 +126,7 @@ pub fn pick<'a>(
                 .max_by_key(|(at, _)| *at)
                 .map(|(_, p)| p)
                 .ok_or_else(|| {
-                    CliError::usage(format!(
+                    Error::usage(format!(
                         "refused: no target given and tmuxmate has created no pane for agent {agent}; name the pane with -t"
                     ))
                 })
@@ -137,7 +137,7 @@ pub fn pick<'a>(
 /// Snapshot the server and resolve one pane (owned copy). A `%N` target names exactly
 /// one pane, so only its rows are asked for (`list-panes -a -f`): the answer is the same
 /// as from the whole listing, whose size grows with every pane and layout on the server.
-pub fn resolve(tmux: &Tmux, target: Option<&str>, agent: &str) -> Result<PaneInfo, CliError> {
+pub fn resolve(tmux: &Tmux, target: Option<&str>, agent: &str) -> Result<PaneInfo, Error> {
     if let Some(t) = target
         && let Ok(Target::Pane(n)) = Target::parse(t)
     {
@@ -161,7 +161,7 @@ pub fn input_target(
     target: Option<&str>,
     verb: &str,
     what: &str,
-) -> Result<PaneInfo, CliError> {
+) -> Result<PaneInfo, Error> {
     let caller = caller(tmux);
     let p = resolve(tmux, target, &caller.agent)?;
     crate::control::approval::approve(

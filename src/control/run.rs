@@ -73,7 +73,7 @@ use crate::control::create;
 use crate::control::pane_input;
 use crate::control::policy;
 use crate::control::snapshot;
-use crate::error::{CliError, CliResult};
+use crate::error::Error;
 use crate::sys::state;
 use crate::tmux::panes::PaneInfo;
 use crate::tmux::{Text, Tmux};
@@ -111,13 +111,13 @@ struct RunDir {
 }
 
 impl RunDir {
-    fn create() -> Result<RunDir, CliError> {
+    fn create() -> Result<RunDir, Error> {
         let root = state::state_dir().join("run");
         sweep(&root);
         let id = format!("r{}-{}", state::now_ms(), std::process::id());
         let dir = root.join(&id);
         state::private_dir(&dir).map_err(|e| {
-            CliError::new(format!(
+            Error::new(format!(
                 "could not create the run directory {}: {e}; check that the state directory is writable (TMUXMATE_STATE_DIR or XDG_STATE_HOME)",
                 dir.display()
             ))
@@ -180,17 +180,17 @@ pub struct Request<'a> {
 }
 
 /// Run the command and wait for its result (see the module docs).
-pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, CliError> {
+pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, Error> {
     if r.cmd.first().is_none_or(|w| w.trim().is_empty()) {
-        return Err(CliError::usage(
+        return Err(Error::usage(
             "refused: the command is empty; give it after `--`, e.g. `tmuxmate run -- make test`",
         ));
     }
     if r.timeout_ms == 0 {
-        return Err(CliError::usage("--timeout-ms must be at least 1"));
+        return Err(Error::usage("--timeout-ms must be at least 1"));
     }
     if r.until_stable == Some(0) {
-        return Err(CliError::usage(
+        return Err(Error::usage(
             "--until-stable must be at least 1 (milliseconds the screen must stay unchanged)",
         ));
     }
@@ -208,7 +208,7 @@ pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, CliError> {
             super::run_remote::stable_new_pane(tmux, r.cmd, budget, timeout, ms)?
         }
         (Some(_), None) if remote => {
-            return Err(CliError::usage(
+            return Err(Error::usage(
                 "refused: `run -t` with --host: typing into an existing pane needs to check that its shell is idle, which tmuxmate reads from /proc and cannot on another host. Leave out -t to run in a fresh pane on the host, or add --until-stable MS",
             ));
         }
@@ -299,9 +299,9 @@ fn wrapper(rd: &RunDir, cmd: &[String], keep: usize, tee_output: bool) -> String
 
 use crate::sys::shell::{join as quote_words, quote};
 
-fn write_script(rd: &RunDir, body: &str) -> Result<(), CliError> {
+fn write_script(rd: &RunDir, body: &str) -> Result<(), Error> {
     state::write_private(&rd.file("cmd.sh"), body.as_bytes()).map_err(|e| {
-        CliError::new(format!(
+        Error::new(format!(
             "could not write {}: {e}; check that the state directory is writable",
             rd.file("cmd.sh").display()
         ))
@@ -309,7 +309,7 @@ fn write_script(rd: &RunDir, body: &str) -> Result<(), CliError> {
 }
 
 /// A new window of our own running the wrapper, then an interactive shell.
-fn new_pane(tmux: &Tmux, rd: &RunDir, body: &str) -> Result<create::Created, CliError> {
+fn new_pane(tmux: &Tmux, rd: &RunDir, body: &str) -> Result<create::Created, Error> {
     let mut script = String::new();
     // Our cwd is where the caller meant the command to run; a `cd` in the script keeps
     // the path out of tmux (whose -c start directory is format-expanded).
@@ -341,7 +341,7 @@ fn in_new_pane(
     budget: usize,
     timeout: Duration,
     progress: Progress,
-) -> Result<Outcome, CliError> {
+) -> Result<Outcome, Error> {
     let rd = RunDir::create()?;
     let deadline = Instant::now() + timeout;
     let keep = budget + TAIL_SLACK;
@@ -366,7 +366,7 @@ fn typed(
     budget: usize,
     timeout: Duration,
     progress: Progress,
-) -> Result<Outcome, CliError> {
+) -> Result<Outcome, Error> {
     let pane = policy::resolve(tmux, Some(target), "")?;
     check_typeable(&pane)?;
     let fg = pane
@@ -378,7 +378,7 @@ fn typed(
         .and_then(crate::sys::procfs::exe_name)
         .unwrap_or_default();
     if !crate::sys::foreground::is_posix_shell(&exe) {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: pane {} is running {} in the foreground, not a POSIX shell at its prompt; \
              `run -t` types a command line into an idle sh/bash/zsh/ksh. For a REPL or TUI pass \
              --until-stable MS; to run in a fresh pane leave out -t",
@@ -393,7 +393,7 @@ fn typed(
     if let Some(fg) = fg
         && busy(fg)
     {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: the shell in pane {} is busy running something (its foreground process group has children); \
              wait for it to finish, or leave out -t to run in a fresh pane",
             pane.pane_id
@@ -436,15 +436,15 @@ fn busy(leader: i32) -> bool {
     })
 }
 
-fn check_typeable(pane: &PaneInfo) -> CliResult {
+fn check_typeable(pane: &PaneInfo) -> Result<(), Error> {
     if pane.dead {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: pane {} is dead (its program exited); run without -t for a fresh pane",
             pane.pane_id
         )));
     }
     if pane.in_mode {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: pane {} is in {} and would eat the typed command; leave the mode first (press q in it, or `tmux send-keys -t {} -X cancel`)",
             pane.pane_id,
             if pane.mode.is_empty() {
@@ -459,7 +459,7 @@ fn check_typeable(pane: &PaneInfo) -> CliResult {
 }
 
 /// Paste `text` through a unique buffer, then press Enter as its own key.
-fn type_line(tmux: &Tmux, pane_id: &str, text: &str, bracketed: bool) -> CliResult {
+fn type_line(tmux: &Tmux, pane_id: &str, text: &str, bracketed: bool) -> Result<(), Error> {
     pane_input::paste_then_enter(tmux, pane_id, text.as_bytes(), bracketed)
 }
 
@@ -504,7 +504,7 @@ fn finish(
     budget: usize,
     keep: usize,
     typed_marker: Option<&str>,
-) -> Result<Outcome, CliError> {
+) -> Result<Outcome, Error> {
     let exit_status = rd.status();
     let text = if done && rd.file("out").exists() {
         let raw = std::fs::read(rd.file("out")).unwrap_or_default();
@@ -536,7 +536,7 @@ fn stable_new_pane(
     timeout: Duration,
     stable_ms: u64,
     progress: Progress,
-) -> Result<Outcome, CliError> {
+) -> Result<Outcome, Error> {
     let rd = RunDir::create()?;
     let deadline = Instant::now() + timeout;
     let created = new_pane(tmux, &rd, &wrapper(&rd, cmd, 0, false))?;
@@ -568,7 +568,7 @@ fn stable_typed(
     timeout: Duration,
     stable_ms: u64,
     progress: Progress,
-) -> Result<Outcome, CliError> {
+) -> Result<Outcome, Error> {
     let pane = policy::resolve(tmux, Some(target), "")?;
     check_typeable(&pane)?;
     let (text, _) = pane_input::sanitize_paste(&cmd.join(" "));

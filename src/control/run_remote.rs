@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use crate::control::budget::{self, Range};
 use crate::control::create;
 use crate::control::policy;
-use crate::error::CliError;
+use crate::error::Error;
 use crate::targs;
 use crate::tmux::{Arg, Text, Tmux};
 
@@ -99,7 +99,7 @@ impl RemoteRun {
     }
 }
 
-fn new_pane(tmux: &Tmux, script: String) -> Result<create::Created, CliError> {
+fn new_pane(tmux: &Tmux, script: String) -> Result<create::Created, Error> {
     let caller = policy::caller(tmux);
     create::new_work_window(
         tmux,
@@ -117,7 +117,7 @@ pub(super) fn in_new_pane(
     budget: usize,
     timeout: Duration,
     keep: usize,
-) -> Result<Outcome, CliError> {
+) -> Result<Outcome, Error> {
     let rr = RemoteRun::new();
     let deadline = Instant::now() + timeout;
     let created = new_pane(tmux, rr.script(tmux, cmd, keep, true))?;
@@ -159,7 +159,7 @@ pub(super) fn stable_new_pane(
     budget: usize,
     timeout: Duration,
     stable_ms: u64,
-) -> Result<Outcome, CliError> {
+) -> Result<Outcome, Error> {
     let rr = RemoteRun::new();
     let deadline = Instant::now() + timeout;
     let created = new_pane(tmux, rr.script(tmux, cmd, 0, false))?;

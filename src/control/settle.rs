@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use crate::control::budget::{self, Bounded, Range};
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::Tmux;
 
 /// Called while waiting (about every 20 ms) with the time waited so far.
@@ -29,7 +29,7 @@ pub(super) fn so_far(
     pane_id: &str,
     marker: Option<&str>,
     budget: usize,
-) -> Result<Bounded, CliError> {
+) -> Result<Bounded, Error> {
     let raw = budget::capture_pane(tmux, pane_id, Range::All, false, true)?;
     let start = marker
         .and_then(|m| {
@@ -54,7 +54,7 @@ pub(super) fn wait_stable(
     mut last: Vec<u8>,
     finished: impl Fn() -> bool,
     progress: Progress,
-) -> Result<(bool, bool), CliError> {
+) -> Result<(bool, bool), Error> {
     let began = Instant::now();
     let stable = Duration::from_millis(stable_ms);
     let poll = Duration::from_millis((stable_ms / 5).clamp(20, 200));

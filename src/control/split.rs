@@ -6,17 +6,17 @@
 
 use crate::control::create::{self, Created, Placement};
 use crate::control::policy;
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::target::Target;
 use crate::tmux::{Text, Tmux};
 
-fn cwd_text(p: Option<&std::path::Path>) -> Result<Option<Text>, CliError> {
+fn cwd_text(p: Option<&std::path::Path>) -> Result<Option<Text>, Error> {
     match p {
         None => Ok(None),
         Some(d) if d.is_dir() => Text::from_os("--cwd", d.as_os_str())
             .map(Some)
-            .map_err(|e| CliError::usage(e.to_string())),
-        Some(d) => Err(CliError::usage(format!(
+            .map_err(|e| Error::usage(e.to_string())),
+        Some(d) => Err(Error::usage(format!(
             "--cwd {} is not a directory",
             d.display()
         ))),
@@ -32,7 +32,7 @@ const SH_BUILTINS: &[&str] = &[
 /// The program of a pane's command must exist before the pane does: tmux would create the
 /// pane anyway and it would die at once, leaving the caller with a dead pane id. New
 /// panes get the PATH of the client that creates them (ours), so ours is the one to search.
-pub fn check_program(cmd: &[String]) -> Result<(), CliError> {
+pub fn check_program(cmd: &[String]) -> Result<(), Error> {
     let Some(prog) = cmd.first() else {
         return Ok(());
     };
@@ -41,7 +41,7 @@ pub fn check_program(cmd: &[String]) -> Result<(), CliError> {
     if found {
         return Ok(());
     }
-    let mut e = CliError::new(format!(
+    let mut e = Error::new(format!(
         "command not found: {prog:?} is not {} (nothing was created)",
         if prog.contains('/') {
             "an executable file"
@@ -54,14 +54,14 @@ pub fn check_program(cmd: &[String]) -> Result<(), CliError> {
     Err(e)
 }
 
-fn validate_size(s: Option<&str>) -> Result<(), CliError> {
+fn validate_size(s: Option<&str>) -> Result<(), Error> {
     if let Some(s) = s {
         let n = s.strip_suffix('%').unwrap_or(s);
         if !n
             .parse::<u32>()
             .is_ok_and(|v| v > 0 && (!s.ends_with('%') || v < 100))
         {
-            return Err(CliError::usage(format!(
+            return Err(Error::usage(format!(
                 "--size {s:?} is not a size: use cells (e.g. 20) or a percentage (e.g. 30%)"
             )));
         }
@@ -78,7 +78,7 @@ pub struct SplitRequest<'a> {
     pub cmd: &'a [String],
 }
 
-pub fn split(tmux: &Tmux, a: &SplitRequest) -> Result<Created, CliError> {
+pub fn split(tmux: &Tmux, a: &SplitRequest) -> Result<Created, Error> {
     validate_size(a.size)?;
     check_program(a.cmd)?;
     let cwd = cwd_text(a.cwd)?;
@@ -103,12 +103,12 @@ pub fn new_window(
     name: Option<&str>,
     cwd: Option<&std::path::Path>,
     cmd: &[String],
-) -> Result<Created, CliError> {
+) -> Result<Created, Error> {
     check_program(cmd)?;
     let cwd = cwd_text(cwd)?;
     let name = match name {
-        Some("") => return Err(CliError::usage("--name must not be empty")),
-        Some(n) => Some(Text::new("--name", n).map_err(|e| CliError::usage(e.to_string()))?),
+        Some("") => return Err(Error::usage("--name must not be empty")),
+        Some(n) => Some(Text::new("--name", n).map_err(|e| Error::usage(e.to_string()))?),
         None => None,
     };
     let caller = policy::caller(tmux);
@@ -116,11 +116,11 @@ pub fn new_window(
     match target {
         None => create::new_work_window(tmux, &caller, name, cwd, cmd),
         Some(t) => {
-            let parsed = Target::parse(t).map_err(CliError::usage)?;
+            let parsed = Target::parse(t).map_err(Error::usage)?;
             let rows = crate::tmux::panes::list_all(tmux)?;
             let session = parsed
                 .resolve(&rows, t)
-                .map_err(CliError::new)?
+                .map_err(Error::new)?
                 .session_id
                 .clone();
             create::new_window(tmux, &caller, &session, name, cwd, cmd)

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::control::policy;
-use crate::error::CliError;
+use crate::error::Error;
 use crate::targs;
 use crate::tmux::Arg;
 use crate::tmux::Tmux;
@@ -15,13 +15,13 @@ pub struct Swapped {
     pub dst: String,
 }
 
-pub fn swap(tmux: &Tmux, src: &str, dst: &str) -> Result<Swapped, CliError> {
+pub fn swap(tmux: &Tmux, src: &str, dst: &str) -> Result<Swapped, Error> {
     let caller = policy::caller(tmux);
     let rows = panes::list_all(tmux)?;
     let s = policy::resolve_in(tmux, &rows, Some(src), &caller.agent)?;
     let d = policy::resolve_in(tmux, &rows, Some(dst), &caller.agent)?;
     if s.pane_id == d.pane_id {
-        return Err(CliError::usage(format!(
+        return Err(Error::usage(format!(
             "refused: {src} and {dst} are the same pane ({}); name two different panes",
             s.pane_id
         )));

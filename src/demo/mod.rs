@@ -12,7 +12,7 @@ use crate::tmux::Arg;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::error::{CliError, CliResult};
+use crate::error::Error;
 use crate::tmux::{Socket, Tmux};
 
 /// The stand-in agent: runs `req.N` in order from its own pane, so every turn call has the
@@ -68,7 +68,7 @@ fn helpers_alive(entry: &[u8]) -> bool {
     })
 }
 
-fn wait_file(p: &Path, deadline: Duration) -> Result<String, CliError> {
+fn wait_file(p: &Path, deadline: Duration) -> Result<String, Error> {
     let start = Instant::now();
     while start.elapsed() < deadline {
         if let Ok(s) = std::fs::read_to_string(p) {
@@ -76,7 +76,7 @@ fn wait_file(p: &Path, deadline: Duration) -> Result<String, CliError> {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    Err(CliError::new(format!(
+    Err(Error::new(format!(
         "demo: the stand-in agent did not answer within {} s ({} missing)",
         deadline.as_secs(),
         p.display()
@@ -84,7 +84,7 @@ fn wait_file(p: &Path, deadline: Duration) -> Result<String, CliError> {
 }
 
 /// Poll `f` every 50 ms for up to 20 s (the demo's own waits, with a deadline).
-fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> Result<T, CliError> {
+fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> Result<T, Error> {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(20) {
         if let Some(v) = f() {
@@ -92,18 +92,18 @@ fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> Result<T, CliError> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Err(CliError::new("demo: a step did not complete within 20 s"))
+    Err(Error::new("demo: a step did not complete within 20 s"))
 }
 
 impl Demo {
     /// A tmux call of the demo's own: its arguments are literals and ids tmux printed.
-    fn t(&self, args: &[&str]) -> Result<String, CliError> {
+    fn t(&self, args: &[&str]) -> Result<String, Error> {
         let args: Vec<Arg> = args.iter().map(|a| Arg::ours(*a)).collect();
         Ok(self.tmux.run(&args)?)
     }
 
     /// Run tmuxmate itself against the demo server (as the agent would, from outside).
-    fn me(&self, args: &[&str]) -> Result<String, CliError> {
+    fn me(&self, args: &[&str]) -> Result<String, Error> {
         let sock = match &self.tmux.socket {
             Socket::Path(p) => p.display().to_string(),
             _ => String::new(),
@@ -115,9 +115,9 @@ impl Demo {
             .env_remove("TMUX")
             .env_remove("TMUX_PANE");
         let out = crate::sys::process::run(cmd, None, std::time::Duration::from_secs(120))
-            .map_err(|e| CliError::new(format!("demo: tmuxmate {args:?}: {e}")))?;
+            .map_err(|e| Error::new(format!("demo: tmuxmate {args:?}: {e}")))?;
         if !out.status.success() {
-            return Err(CliError::new(format!(
+            return Err(Error::new(format!(
                 "demo: tmuxmate {args:?} failed: {}",
                 String::from_utf8_lossy(&out.stderr)
             )));
@@ -126,7 +126,7 @@ impl Demo {
     }
 
     /// One agent turn: the stand-in runs `tmuxmate turn` from its pane.
-    fn turn(&mut self, what: &str) -> CliResult {
+    fn turn(&mut self, what: &str) -> Result<(), Error> {
         self.n += 1;
         let sock = match &self.tmux.socket {
             Socket::Path(p) => p.display().to_string(),
@@ -156,7 +156,7 @@ impl Demo {
     }
 }
 
-pub fn run(keep: bool) -> CliResult {
+pub fn run(keep: bool) -> Result<(), Error> {
     let dir = std::env::temp_dir().join(format!("tmuxmate-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let sock = dir.join("tmux.sock");
@@ -283,7 +283,7 @@ pub fn run(keep: bool) -> CliResult {
 
 /// The bridge (a stand-in peer agent asked through its own tmux session), the digest of a
 /// transcript and the side chat's tools, whose note reaches the agent at its next turn.
-fn bridge_and_side(d: &mut Demo, agent: &str) -> CliResult {
+fn bridge_and_side(d: &mut Demo, agent: &str) -> Result<(), Error> {
     use self::standin;
     println!("\n== bridge: ask another agent CLI, running in its own tmux session");
     let peer = d.dir.join(standin::NAME);
@@ -309,7 +309,7 @@ fn bridge_and_side(d: &mut Demo, agent: &str) -> CliResult {
         "--json",
     ])?;
     let v: serde_json::Value = serde_json::from_str(&started).map_err(|e| {
-        CliError::new(format!(
+        Error::new(format!(
             "demo: agent start printed no JSON ({e}): {started}"
         ))
     })?;

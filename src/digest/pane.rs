@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use super::follower::{self, OPT_FORMAT, OPT_TRANSCRIPT, OPT_TURNS};
 use super::{Fold, Format};
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::Tmux;
 use crate::tmux::format::{parse_records, record_format};
 
@@ -23,7 +23,7 @@ pub struct PaneDigest {
 }
 
 /// Load (and bring up to date) the digest of `pane_id`; `format` overrides the recorded one.
-pub fn load(tmux: &Tmux, pane_id: &str, format: Option<Format>) -> Result<PaneDigest, CliError> {
+pub fn load(tmux: &Tmux, pane_id: &str, format: Option<Format>) -> Result<PaneDigest, Error> {
     let fmt = record_format(&[OPT_TRANSCRIPT, OPT_FORMAT, OPT_TURNS]);
     let out = tmux.run_bytes(
         &targs![
@@ -36,13 +36,13 @@ pub fn load(tmux: &Tmux, pane_id: &str, format: Option<Format>) -> Result<PaneDi
         None,
     )?;
     let row = parse_records(&out, 3)
-        .map_err(CliError::new)?
+        .map_err(Error::new)?
         .into_iter()
         .next()
         .unwrap_or_default();
     let transcript = row.first().cloned().unwrap_or_default();
     if transcript.is_empty() {
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "pane {pane_id} has no recorded transcript ({OPT_TRANSCRIPT} is unset); the per-turn \
              hook records it, or run `tmuxmate digest attach -t {pane_id} --transcript FILE`"
         )));
@@ -59,7 +59,7 @@ pub fn load(tmux: &Tmux, pane_id: &str, format: Option<Format>) -> Result<PaneDi
         // an error (the side chat works before the main agent finished a turn).
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => {
-            return Err(CliError::new(format!(
+            return Err(Error::new(format!(
                 "cannot read transcript {}: {e}",
                 path.display()
             )));

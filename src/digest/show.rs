@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::follower::{self, OPT_TURNS};
 use super::{Fold, Format, model, render};
 use crate::control::policy;
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::Tmux;
 
 /// What `digest show` found (its `--json` shape).
@@ -38,24 +38,24 @@ pub struct Shown {
 }
 
 /// Fold `path` into `fold` with errors a person can act on.
-pub fn fold_file(path: &Path, fold: &mut Fold) -> Result<(), CliError> {
+pub fn fold_file(path: &Path, fold: &mut Fold) -> Result<(), Error> {
     match fold.update(path) {
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(CliError::new(format!(
+            return Err(Error::new(format!(
                 "transcript {} does not exist",
                 path.display()
             )));
         }
         Err(e) => {
-            return Err(CliError::new(format!(
+            return Err(Error::new(format!(
                 "cannot read transcript {}: {e}",
                 path.display()
             )));
         }
     }
     if fold.current_format().is_none() && fold.digest.counts.lines > 0 {
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "cannot tell the format of {} from its first lines (not Claude, Codex, dsh or \
              tmuxmate events JSONL); pass --format claude|codex|dsh|events",
             path.display()
@@ -72,7 +72,7 @@ pub fn show(
     transcript: Option<&Path>,
     format: Option<Format>,
     turns: Option<&str>,
-) -> Result<Shown, CliError> {
+) -> Result<Shown, Error> {
     let mut turns_opt: Option<String> = turns.map(str::to_string);
     let mut pane_id = None;
     let (path, mut fold) = match (target, transcript) {
@@ -96,13 +96,13 @@ pub fn show(
             (p.to_path_buf(), Fold::new(format))
         }
         (None, None) => {
-            return Err(CliError::usage(
+            return Err(Error::usage(
                 "refused: say which session: -t PANE (its recorded transcript) or --transcript FILE",
             ));
         }
     };
     let limit = super::turns_limit(turns_opt.as_deref()).map_err(|e| {
-        CliError::usage(format!(
+        Error::usage(format!(
             "{} {e}",
             if turns.is_some() {
                 "--turns".to_string()
@@ -143,10 +143,10 @@ pub fn attach(
     target: &str,
     transcript: &Path,
     format: Option<Format>,
-) -> Result<Attached, CliError> {
+) -> Result<Attached, Error> {
     let pane = policy::resolve(tmux, Some(target), "cli")?;
-    let started = follower::ensure_follower(tmux, &pane.pane_id, transcript, format)
-        .map_err(CliError::new)?;
+    let started =
+        follower::ensure_follower(tmux, &pane.pane_id, transcript, format).map_err(Error::new)?;
     Ok(Attached {
         pane_id: pane.pane_id,
         transcript: transcript.to_string_lossy().into_owned(),
@@ -165,7 +165,7 @@ pub struct Bench {
 }
 
 /// `digest bench`: fold `path` once from the start and time it.
-pub fn bench(path: &Path, format: Option<Format>) -> Result<Bench, CliError> {
+pub fn bench(path: &Path, format: Option<Format>) -> Result<Bench, Error> {
     let mut fold = Fold::new(format);
     let t0 = Instant::now();
     fold_file(path, &mut fold)?;

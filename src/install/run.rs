@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::tmux::Tmux;
 
 use super::{Ctx, Which, doctor};
@@ -38,11 +38,11 @@ pub fn install(
     project: Option<PathBuf>,
     one: Option<Which>,
     dry_run: bool,
-) -> Result<String, CliError> {
+) -> Result<String, Error> {
     let ctx = Ctx::new(project)?;
     let which = chosen(&ctx, one, true);
     if which.is_empty() {
-        return Err(CliError::new(
+        return Err(Error::new(
             "install all: found none of claude, codex, gemini or tmux (not on PATH, no config directory); name one: tmuxmate install claude|codex|gemini|tmux",
         ));
     }
@@ -98,7 +98,7 @@ pub fn uninstall(
     project: Option<PathBuf>,
     one: Option<Which>,
     dry_run: bool,
-) -> Result<String, CliError> {
+) -> Result<String, Error> {
     let ctx = Ctx::new(project)?;
     let which = chosen(&ctx, one, false);
     let changes = super::plan_uninstall(&ctx, &which)?;
@@ -162,7 +162,7 @@ impl Diagnosis {
 }
 
 /// `tmuxmate doctor`: every check, read-only.
-pub fn diagnose(tmux: &Tmux) -> Result<Diagnosis, CliError> {
+pub fn diagnose(tmux: &Tmux) -> Result<Diagnosis, Error> {
     let ctx = Ctx::new(None)?;
     let checks = doctor::run(&ctx, tmux);
     let problems = checks

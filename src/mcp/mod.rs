@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::error::CliResult;
+use crate::error::Error;
 use crate::sys::state;
 use crate::tmux::Tmux;
 
@@ -107,12 +107,12 @@ const DRAIN: Duration = Duration::from_secs(10);
 impl Session {
     /// The client for a tmux server on `host` (`socket`: a `-L` name, or a `-S` path
     /// when it holds a `/`; none: the default server there), made once per server.
-    pub fn remote(&self, host: &str, socket: Option<&str>) -> Result<Tmux, crate::error::CliError> {
+    pub fn remote(&self, host: &str, socket: Option<&str>) -> Result<Tmux, crate::error::Error> {
         let key = format!("{host}\n{}", socket.unwrap_or(""));
         if let Some(t) = self.remotes.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return Ok(t);
         }
-        let r = crate::tmux::remote::Remote::new(host).map_err(crate::error::CliError::usage)?;
+        let r = crate::tmux::remote::Remote::new(host).map_err(crate::error::Error::usage)?;
         let sock = match socket {
             Some(p) if p.contains('/') => {
                 crate::tmux::Socket::resolve_remote(None, Some(std::path::Path::new(p)))
@@ -181,7 +181,7 @@ fn discover() -> Value {
 }
 
 /// Serve until stdin ends.
-pub fn serve(tmux: &Tmux) -> CliResult {
+pub fn serve(tmux: &Tmux) -> Result<(), Error> {
     let session = Arc::new(Session {
         tmux: tmux.clone(),
         out: Out(Arc::new(Mutex::new(std::io::stdout()))),

@@ -22,7 +22,7 @@ use crate::control::budget::Range;
 use crate::control::kill_scope::KillScope;
 use crate::control::watch::start;
 use crate::control::{capture, input, kill, list, run, split, swap};
-use crate::error::CliError;
+use crate::error::Error;
 
 /// MCP's own default for blocking tools: under Codex's 60 s `tool_timeout_sec`.
 const DEFAULT_WAIT_MS: u64 = 50_000;
@@ -134,11 +134,11 @@ fn done<T: serde::Serialize>(v: &T) -> Value {
 }
 
 /// A refusal or failure: the CLI's own words.
-fn failed(e: &CliError) -> Value {
+fn failed(e: &Error) -> Value {
     json!({"content": [{"type": "text", "text": e.human()}], "isError": true})
 }
 
-fn result<T: serde::Serialize>(r: Result<T, CliError>) -> Value {
+fn result<T: serde::Serialize>(r: Result<T, Error>) -> Value {
     match r {
         Ok(v) => done(&v),
         Err(e) => failed(&e),
@@ -345,7 +345,7 @@ pub fn call(session: &Session, params: &Value) -> Result<Value, RpcError> {
     let tmux = match host {
         None => &session.tmux,
         Some(_) if !name.starts_with("tmux_") || name == "tmux_watch" => {
-            return Ok(failed(&CliError::usage(format!(
+            return Ok(failed(&Error::usage(format!(
                 "refused: {name} does not take host here (it needs tmuxmate on the host); \
                  run `tmuxmate remote install HOST` once, then the CLI with --host (e.g. \
                  `tmuxmate agent ask --host HOST --project DIR ...`, `tmuxmate watch start --host HOST -- CMD`)"

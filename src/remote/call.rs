@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::sys::process::Finished;
 use crate::sys::shell;
 use crate::sys::state;
@@ -78,7 +78,7 @@ pub fn run(
         && (stderr.contains("unrecognized subcommand") || stderr.contains("unexpected argument"))
     {
         let host = remote.host.to_string();
-        return Err(Missing::Other(CliError::new(format!(
+        return Err(Missing::Other(Error::new(format!(
             "the tmuxmate on host {host} does not know {what} as this one sends it (another version: {}); \
              run `tmuxmate remote install {host}` to update it",
             stderr.trim().lines().next().unwrap_or("")
@@ -89,12 +89,12 @@ pub fn run(
 
 /// Why [`run`] has no answer: tmuxmate is missing on the host, or anything else.
 pub enum Missing {
-    NotInstalled(CliError),
-    Other(CliError),
+    NotInstalled(Error),
+    Other(Error),
 }
 
-impl From<Missing> for CliError {
-    fn from(m: Missing) -> CliError {
+impl From<Missing> for Error {
+    fn from(m: Missing) -> Error {
         match m {
             Missing::NotInstalled(e) | Missing::Other(e) => e,
         }
@@ -102,8 +102,8 @@ impl From<Missing> for CliError {
 }
 
 /// The refusal for a command that needs tmuxmate on `host`.
-pub fn not_installed(host: &str, what: &str) -> CliError {
-    CliError::of(
+pub fn not_installed(host: &str, what: &str) -> Error {
+    Error::of(
         crate::error::Kind::Tmux("remote-no-tmuxmate"),
         format!(
             "refused: {what} with --host runs tmuxmate on the host, and host {host} has none \

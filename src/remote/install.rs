@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::call::{self, REL_PATH};
-use crate::error::CliError;
+use crate::error::Error;
 use crate::sys::shell;
 use crate::tmux::remote::Remote;
 
@@ -94,13 +94,13 @@ pub fn sha256_of(path: &std::path::Path, bytes: &[u8]) -> String {
     crate::sys::hash::sha256_hex(bytes)
 }
 
-pub fn install(spec: &str) -> Result<Installed, CliError> {
-    let remote = Remote::new(spec).map_err(CliError::usage)?;
+pub fn install(spec: &str) -> Result<Installed, Error> {
+    let remote = Remote::new(spec).map_err(Error::usage)?;
     let host = remote.host.to_string();
     let exe = std::env::current_exe()
-        .map_err(|e| CliError::new(format!("cannot find this tmuxmate binary: {e}")))?;
+        .map_err(|e| Error::new(format!("cannot find this tmuxmate binary: {e}")))?;
     let bytes = std::fs::read(&exe)
-        .map_err(|e| CliError::new(format!("cannot read this binary {}: {e}", exe.display())))?;
+        .map_err(|e| Error::new(format!("cannot read this binary {}: {e}", exe.display())))?;
     let hash = sha256_of(&exe, &bytes);
     // One call: the host's system, architecture and what is installed there now.
     let probe = format!(
@@ -117,7 +117,7 @@ pub fn install(spec: &str) -> Result<Installed, CliError> {
         lines.next().unwrap_or("").trim().to_string(),
     );
     if !out.status.success() || sys.is_empty() || mach.is_empty() {
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "cannot tell the system of host {host}: `uname -s; uname -m` there gave {:?} (exit {:?}, {}); \
              check that the login shell on that host is a POSIX shell",
             text.trim(),
@@ -127,7 +127,7 @@ pub fn install(spec: &str) -> Result<Installed, CliError> {
     }
     let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
     if os_of(&sys) != os || arch_of(&mach) != arch {
-        return Err(CliError::refused(format!(
+        return Err(Error::refused(format!(
             "refused: host {host} is {sys} {mach}, this tmuxmate is built for {os} {arch}; \
              nothing was copied. Build tmuxmate for that host (e.g. `cargo build --release` \
              there) and put it at ~/{REL_PATH} on it"
@@ -164,7 +164,7 @@ pub fn install(spec: &str) -> Result<Installed, CliError> {
     );
     let out = remote.run_line(&copy, Some(&bytes), COPY_TIMEOUT)?;
     if !out.status.success() || !String::from_utf8_lossy(&out.stdout).contains("installed") {
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "installing on host {host} failed (exit {:?}): {}; nothing was left there",
             out.status.code(),
             String::from_utf8_lossy(&out.stderr).trim()

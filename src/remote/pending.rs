@@ -226,7 +226,7 @@ fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<(), String> {
         CALL_TIMEOUT,
         "watch results",
     )
-    .map_err(|e| crate::error::CliError::from(e).human())?;
+    .map_err(|e| crate::error::Error::from(e).human())?;
     if !out.status.success() {
         return Err(format!(
             "`remote results` failed there (exit {:?}): {}",
@@ -289,7 +289,7 @@ fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<(), String> {
             CALL_TIMEOUT,
             "watch results",
         )
-        .map_err(|e| crate::error::CliError::from(e).human())?;
+        .map_err(|e| crate::error::Error::from(e).human())?;
         if !out.status.success() {
             return Err(format!(
                 "`remote ack` failed there (exit {:?}): {}",

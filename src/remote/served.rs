@@ -15,23 +15,23 @@ use serde::Serialize;
 use crate::control::watch::job::{self, JobStatus};
 use crate::control::watch::start;
 use crate::control::watch::{poller, valid_id};
-use crate::error::CliError;
+use crate::error::Error;
 use crate::ledger::{Ledger, Record};
 use crate::sys::state;
 use crate::tmux::Tmux;
 
 /// `tmuxmate VERSION SHA256` of this binary.
-pub fn id() -> Result<String, CliError> {
+pub fn id() -> Result<String, Error> {
     let exe = std::env::current_exe()?;
     let bytes = std::fs::read(&exe)?;
     let h = super::install::sha256_of(&exe, &bytes);
     Ok(format!("tmuxmate {} {h}", env!("CARGO_PKG_VERSION")))
 }
 
-fn check_collector(c: &str) -> Result<(), CliError> {
-    crate::ledger::check_address("--collector", c).map_err(CliError::usage)?;
+fn check_collector(c: &str) -> Result<(), Error> {
+    crate::ledger::check_address("--collector", c).map_err(Error::usage)?;
     if !c.starts_with(super::pending::COLLECTOR_PREFIX) {
-        return Err(CliError::usage(format!(
+        return Err(Error::usage(format!(
             "--collector {c:?} is not a collector address of tmuxmate's"
         )));
     }
@@ -44,7 +44,7 @@ pub fn watch_start(
     tmux: &Tmux,
     collector: &str,
     r: &start::Request,
-) -> Result<start::Started, CliError> {
+) -> Result<start::Started, Error> {
     check_collector(collector)?;
     // Known here, so `--notify` takes it; the asking machine resolved its own agents.
     Ledger::for_agent(collector).seen()?;
@@ -74,7 +74,7 @@ struct Results {
 }
 
 /// The collector's results (not consumed) and the asked jobs' states, as one JSON line.
-pub fn results(collector: &str, jobs: &[String]) -> Result<String, CliError> {
+pub fn results(collector: &str, jobs: &[String]) -> Result<String, Error> {
     check_collector(collector)?;
     // What the per-turn call does here too: repair interrupted completions, restart a
     // dead poller (the host may have rebooted since the job started).
@@ -82,7 +82,7 @@ pub fn results(collector: &str, jobs: &[String]) -> Result<String, CliError> {
     let mut states = std::collections::BTreeMap::new();
     for id in jobs {
         if !valid_id(id) {
-            return Err(CliError::usage(format!("--job {id:?} is not a job id")));
+            return Err(Error::usage(format!("--job {id:?} is not a job id")));
         }
         let s = match job::load(id) {
             None => "unknown",
@@ -108,7 +108,7 @@ pub fn results(collector: &str, jobs: &[String]) -> Result<String, CliError> {
 }
 
 /// Mark `keys` delivered in the collector's ledger; how many were pending.
-pub fn ack(collector: &str, keys: &[String]) -> Result<usize, CliError> {
+pub fn ack(collector: &str, keys: &[String]) -> Result<usize, Error> {
     check_collector(collector)?;
     let n = Ledger::for_agent(collector).transact(|t| {
         let pending: Vec<String> = t.state.pending.iter().map(|p| p.key.clone()).collect();

@@ -6,7 +6,7 @@
 //! sandbox, Gemini with approval asked); its per-turn hook is this binary's `hook`, named
 //! by its shell-quoted path; an adapter other than the three is refused, never guessed.
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::sys::shell::readable as sh_quote;
 use crate::tmux::Tmux;
 use crate::tmux::options::SIDE_AGENT;
@@ -28,7 +28,7 @@ pub fn role(adapter: &str, main: &str, bin: &str) -> String {
 }
 
 /// Launch arguments for a read-only side agent of `adapter`.
-pub fn argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<String>, CliError> {
+pub fn argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<String>, Error> {
     let hook = format!("{} hook {adapter}", sh_quote(bin));
     Ok(match adapter {
         "claude" => {
@@ -75,7 +75,7 @@ pub fn argv(adapter: &str, session: &str, role: &str, bin: &str) -> Result<Vec<S
         ],
         "gemini" => vec!["--approval-mode".into(), "default".into()],
         other => {
-            return Err(CliError::usage(format!(
+            return Err(Error::usage(format!(
                 "{} is {other:?}: use claude, codex or gemini",
                 SIDE_AGENT.name
             )));

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::targs;
 use crate::tmux::{Arg, Tmux};
 
@@ -23,7 +23,7 @@ pub struct Closed {
     pub ok: bool,
 }
 
-pub fn close(tmux: &Tmux, target: Option<&str>) -> Result<Closed, CliError> {
+pub fn close(tmux: &Tmux, target: Option<&str>) -> Result<Closed, Error> {
     let pane = super::main_pane(tmux, target)?;
     let raw = tmux.run(&targs![
         "show-options",
@@ -33,13 +33,11 @@ pub fn close(tmux: &Tmux, target: Option<&str>) -> Result<Closed, CliError> {
         super::OPT_SIDE
     ])?;
     let Ok(rec) = serde_json::from_str::<SideRecord>(raw.trim_end()) else {
-        return Err(CliError::new(format!(
-            "no side chat is open for pane {pane}"
-        )));
+        return Err(Error::new(format!("no side chat is open for pane {pane}")));
     };
     let pid = nix::unistd::Pid::from_raw(rec.pid as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).map_err(|e| {
-        CliError::new(format!(
+        Error::new(format!(
             "could not end the side chat (pid {}): {e}",
             rec.pid
         ))
@@ -54,7 +52,7 @@ pub fn close(tmux: &Tmux, target: Option<&str>) -> Result<Closed, CliError> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Err(CliError::new(format!(
+    Err(Error::new(format!(
         "the side chat of {pane} (pid {}) did not finish within 20 s; its session files may remain",
         rec.pid
     )))

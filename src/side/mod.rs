@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::digest::{self, render};
-use crate::error::CliError;
+use crate::error::Error;
 use crate::ledger::Ledger;
 use crate::tmux::Tmux;
 use crate::tmux::format::{parse_records, record_format};
@@ -58,20 +58,20 @@ interrupts it). Each of your turns begins with a digest of the main session: it 
 check details with `tmuxmate side history` before asserting them, and say \"I don't know\" rather than guess.";
 
 /// The main pane of a side command: `-t` (validated) or the side agent's environment.
-pub fn main_pane(tmux: &Tmux, target: Option<&str>) -> Result<String, CliError> {
+pub fn main_pane(tmux: &Tmux, target: Option<&str>) -> Result<String, Error> {
     let t = match target {
         Some(t) => t.to_string(),
         None => std::env::var(ENV_MAIN).map_err(|_| {
-            CliError::usage(format!(
+            Error::usage(format!(
                 "which main agent? pass -t PANE (e.g. -t %3), or run this inside a side chat ({ENV_MAIN} is not set)"
             ))
         })?,
     };
     let rows = crate::tmux::panes::list_all(tmux)?;
     let p = Target::parse(&t)
-        .map_err(CliError::usage)?
+        .map_err(Error::usage)?
         .resolve(&rows, &t)
-        .map_err(CliError::new)?;
+        .map_err(Error::new)?;
     Ok(p.pane_id.clone())
 }
 
@@ -83,7 +83,7 @@ pub struct Main {
     pub socket: String,
 }
 
-pub fn main_facts(tmux: &Tmux, pane: &str) -> Result<Main, CliError> {
+pub fn main_facts(tmux: &Tmux, pane: &str) -> Result<Main, Error> {
     let fmt = record_format(&[
         "pane_id",
         crate::tmux::options::AGENT.name,
@@ -102,12 +102,12 @@ pub fn main_facts(tmux: &Tmux, pane: &str) -> Result<Main, CliError> {
         None,
     )?;
     let r = parse_records(&out, 4)
-        .map_err(CliError::new)?
+        .map_err(Error::new)?
         .into_iter()
         .next()
         .unwrap_or_default();
     if r.first().is_none_or(|p| p != pane) {
-        return Err(CliError::new(format!("the main pane {pane} is gone")));
+        return Err(Error::new(format!("the main pane {pane} is gone")));
     }
     Ok(Main {
         pane: pane.to_string(),
@@ -138,7 +138,7 @@ pub struct Status {
     pub text: String,
 }
 
-pub fn status(tmux: &Tmux, pane: &str) -> Result<Status, CliError> {
+pub fn status(tmux: &Tmux, pane: &str) -> Result<Status, Error> {
     match digest::pane::load(tmux, pane, None) {
         Ok(pd) => {
             let turns =
@@ -343,9 +343,9 @@ pub fn history(
     turn: Option<u64>,
     contains: Option<&str>,
     limit: usize,
-) -> Result<Vec<HistoryLine>, CliError> {
+) -> Result<Vec<HistoryLine>, Error> {
     let data = std::fs::read(transcript).map_err(|e| {
-        CliError::new(format!(
+        Error::new(format!(
             "cannot read the main transcript {}: {e}",
             transcript.display()
         ))
@@ -378,7 +378,7 @@ pub fn history(
 }
 
 /// Queue a note for the main agent's next turn. Returns the ledger key.
-pub fn report(tmux: &Tmux, pane: &str, text: &str) -> Result<(String, String), CliError> {
+pub fn report(tmux: &Tmux, pane: &str, text: &str) -> Result<(String, String), Error> {
     let key = format!(
         "side:{}-{}",
         crate::sys::state::now_ms(),
@@ -393,13 +393,13 @@ pub fn report_keyed(
     pane: &str,
     text: &str,
     key: &str,
-) -> Result<(String, String), CliError> {
+) -> Result<(String, String), Error> {
     let text = text.trim();
     if text.is_empty() {
-        return Err(CliError::usage("refused: the report is empty"));
+        return Err(Error::usage("refused: the report is empty"));
     }
     if text.chars().count() > REPORT_MAX {
-        return Err(CliError::usage(format!(
+        return Err(Error::usage(format!(
             "refused: the report is longer than {REPORT_MAX} characters; summarise it"
         )));
     }
@@ -411,7 +411,7 @@ pub fn report_keyed(
     );
     Ledger::for_agent(&agent)
         .queue(&key, &note)
-        .map_err(|e| CliError::new(format!("could not queue the note for {agent}: {e}")))?;
+        .map_err(|e| Error::new(format!("could not queue the note for {agent}: {e}")))?;
     Ok((agent, key))
 }
 
@@ -595,7 +595,7 @@ pub fn offline_transcript() -> Option<String> {
 
 /// `side status` (CLI and MCP `side_chat_main_status`): the main pane `-t`, else the side
 /// chat's own main pane, else (offline, no target) the transcript it was given.
-pub fn status_for(tmux: &Tmux, target: Option<&str>) -> Result<Status, CliError> {
+pub fn status_for(tmux: &Tmux, target: Option<&str>) -> Result<Status, Error> {
     match main_pane(tmux, target) {
         Ok(pane) => status(tmux, &pane),
         Err(e) => match (target.is_none(), offline_transcript()) {
@@ -612,11 +612,9 @@ pub fn history_for(
     turn: Option<u64>,
     contains: Option<&str>,
     limit: usize,
-) -> Result<Vec<HistoryLine>, CliError> {
+) -> Result<Vec<HistoryLine>, Error> {
     if limit == 0 || limit > HISTORY_MAX {
-        return Err(CliError::usage(format!(
-            "--limit must be 1 to {HISTORY_MAX}"
-        )));
+        return Err(Error::usage(format!("--limit must be 1 to {HISTORY_MAX}")));
     }
     let transcript = match main_pane(tmux, target) {
         Ok(pane) => digest::pane::load(tmux, &pane, None)?.transcript,
@@ -636,7 +634,7 @@ pub struct Reported {
 }
 
 /// `side report` (CLI and MCP `side_chat_report`): a note queued for the main agent.
-pub fn report_for(tmux: &Tmux, target: Option<&str>, text: &str) -> Result<Reported, CliError> {
+pub fn report_for(tmux: &Tmux, target: Option<&str>, text: &str) -> Result<Reported, Error> {
     let pane = main_pane(tmux, target)?;
     let (agent, key) = report(tmux, &pane, text)?;
     Ok(Reported {

@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::targs;
 use crate::tmux::format::{parse_records, record_format};
 use crate::tmux::{Arg, Tmux};
@@ -29,7 +29,7 @@ pub enum Opened {
 }
 
 /// A side chat that did not start leaves nothing: not its pane, not its files.
-fn failed_open(tmux: &Tmux, pane: &str, split: Option<&str>, message: String) -> CliError {
+fn failed_open(tmux: &Tmux, pane: &str, split: Option<&str>, message: String) -> Error {
     if let Some(p) = split {
         let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(p)]);
         split::restore(tmux, pane);
@@ -44,7 +44,7 @@ fn failed_open(tmux: &Tmux, pane: &str, split: Option<&str>, message: String) ->
         Arg::id(pane),
         super::OPT_SIDE
     ]);
-    let mut e = CliError::new(message).with_hint(
+    let mut e = Error::new(message).with_hint(
         "fix what the side agent said (its CLI, @tmuxmate-side-agent), then open it again",
     );
     e.kind = crate::error::Kind::SideAgentFailed;
@@ -53,9 +53,9 @@ fn failed_open(tmux: &Tmux, pane: &str, split: Option<&str>, message: String) ->
 
 /// `side open -t TARGET [--client C]`: with a client (the key binding, unattended) a
 /// failure is also shown on that client and logged.
-pub fn open(tmux: &Tmux, target: Option<&str>, client: Option<&str>) -> Result<Opened, CliError> {
+pub fn open(tmux: &Tmux, target: Option<&str>, client: Option<&str>) -> Result<Opened, Error> {
     let Some(t) = target else {
-        return Err(CliError::usage(
+        return Err(Error::usage(
             "which main agent? pass -t PANE (the snippet's key binding passes the current pane)",
         ));
     };
@@ -109,7 +109,7 @@ pub fn open(tmux: &Tmux, target: Option<&str>, client: Option<&str>) -> Result<O
 }
 
 /// No client to show a popup on: a split beside the main pane, opened once its agent is up.
-fn in_split(tmux: &Tmux, pane: String, argv: &[String]) -> Result<Opened, CliError> {
+fn in_split(tmux: &Tmux, pane: String, argv: &[String]) -> Result<Opened, Error> {
     let before = split::before(tmux, &pane);
     let out = tmux.run(
         &targs![

@@ -9,7 +9,7 @@
 
 use std::io::Read;
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::sys::state;
 use crate::tmux::Tmux;
 
@@ -21,13 +21,13 @@ pub const RELAYED_NOTE: &str = "handed to the side chat, which queues it for the
 /// `side report` inside a sandbox: the same checks, then the relay line to print, which
 /// the side chat's PostToolUse hook picks up (outside the sandbox). `why` is the error a
 /// direct report met.
-pub fn report(nonce: &str, text: &str, why: &CliError) -> Result<String, CliError> {
+pub fn report(nonce: &str, text: &str, why: &Error) -> Result<String, Error> {
     let t = text.trim();
     if t.is_empty() {
-        return Err(CliError::usage("refused: the report is empty"));
+        return Err(Error::usage("refused: the report is empty"));
     }
     if t.chars().count() > super::REPORT_MAX {
-        return Err(CliError::usage(format!(
+        return Err(Error::usage(format!(
             "refused: the report is longer than {} characters; summarise it",
             super::REPORT_MAX
         )));

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::bridge::launch::{uuid_v4, which};
-use crate::error::CliError;
+use crate::error::Error;
 use crate::sys::state;
 use crate::targs;
 use crate::tmux::{Arg, Tmux};
@@ -29,7 +29,7 @@ const START_GRACE: Duration = Duration::from_secs(3);
 /// the outcome (an error carries the same line when files remain).
 pub struct Ended {
     pub said: Option<String>,
-    pub result: Result<(), CliError>,
+    pub result: Result<(), Error>,
 }
 
 /// The side agent, inside its popup: launch, wait, then delete its session files. Any
@@ -72,12 +72,12 @@ fn tee_stderr(err: Option<std::process::ChildStderr>) -> Option<std::thread::Joi
     }))
 }
 
-fn run_inner(tmux: &Tmux, target: &str) -> Result<Ended, CliError> {
+fn run_inner(tmux: &Tmux, target: &str) -> Result<Ended, Error> {
     let pane = super::main_pane(tmux, Some(target))?;
     let m = super::main_facts(tmux, &pane)?;
     let adapter = agent::adapter(tmux);
-    let cli = which(&adapter)
-        .ok_or_else(|| CliError::new(format!("the {adapter} CLI is not on PATH")))?;
+    let cli =
+        which(&adapter).ok_or_else(|| Error::new(format!("the {adapter} CLI is not on PATH")))?;
     let bin = std::env::current_exe()?;
     let session = uuid_v4()?;
     let role = agent::role(&adapter, &pane, &bin.to_string_lossy());
@@ -143,7 +143,7 @@ fn run_inner(tmux: &Tmux, target: &str) -> Result<Ended, CliError> {
         Ok(c) => c,
         Err(e) => {
             unset(tmux, &pane, super::OPT_SIDE);
-            return Err(CliError::new(format!(
+            return Err(Error::new(format!(
                 "could not start {}: {e}",
                 cli.display()
             )));
@@ -210,11 +210,7 @@ fn run_inner(tmux: &Tmux, target: &str) -> Result<Ended, CliError> {
     unset(tmux, &pane, super::OPT_SIDE);
     unset(tmux, &pane, super::OPT_SIDE_TRANSCRIPT);
     if let Some(msg) = failed {
-        return Err(CliError::new(if ok {
-            msg
-        } else {
-            format!("{msg}; {line}")
-        }));
+        return Err(Error::new(if ok { msg } else { format!("{msg}; {line}") }));
     }
     // Before the grace `open` may still be waiting for a word; after it nobody is.
     if reported {
@@ -225,7 +221,7 @@ fn run_inner(tmux: &Tmux, target: &str) -> Result<Ended, CliError> {
     let said = (!stop.load(Ordering::Relaxed)).then(|| line.clone());
     Ok(Ended {
         said,
-        result: if ok { Ok(()) } else { Err(CliError::new(line)) },
+        result: if ok { Ok(()) } else { Err(Error::new(line)) },
     })
 }
 

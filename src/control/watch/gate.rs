@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::error::CliError;
+use crate::error::Error;
 use crate::sys::procfs;
 use crate::targs;
 use crate::tmux::{Arg, Tmux};
@@ -77,7 +77,7 @@ fn alive(pid: i32, started: u64) -> bool {
 
 /// `watch gate` (the wrapper, unattended): wait for job `id`'s go; a gate that is never
 /// opened logs why and closes its window (`TMUX_PANE`), and nothing runs there.
-pub fn hold(tmux: &Tmux, id: &str, starter: i32, started: u64) -> Result<(), CliError> {
+pub fn hold(tmux: &Tmux, id: &str, starter: i32, started: u64) -> Result<(), Error> {
     if super::valid_id(id) && wait(id, starter, started) {
         return Ok(());
     }
@@ -87,7 +87,7 @@ pub fn hold(tmux: &Tmux, id: &str, starter: i32, started: u64) -> Result<(), Cli
     if let Ok(pane) = std::env::var("TMUX_PANE") {
         let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(&pane)]);
     }
-    Err(CliError::new(format!(
+    Err(Error::new(format!(
         "watch {id}: `watch start` ended before the job was recorded; nothing runs here"
     )))
 }

@@ -14,7 +14,7 @@ use crate::control::pane_input;
 use crate::control::policy;
 use crate::control::watch::job::{self, Job};
 use crate::control::watch::{gate, poller, prompt};
-use crate::error::CliError;
+use crate::error::Error;
 use crate::sys::state;
 use crate::targs;
 use crate::tmux::{Arg, Text, Tmux};
@@ -23,19 +23,19 @@ const DEFAULT_TIMEOUT_MIN: u64 = crate::tmux::options::WATCH_TIMEOUT_MIN.default
 const MAX_TIMEOUT_MIN: u64 = 7 * 24 * 60;
 
 /// Minutes (fractions allowed, e.g. 0.5) to milliseconds; refuses <= 0, NaN and > 7 days.
-pub fn parse_timeout(s: &str) -> Result<u64, CliError> {
+pub fn parse_timeout(s: &str) -> Result<u64, Error> {
     match s.trim().parse::<f64>() {
         Ok(m) if m.is_finite() && m > 0.0 && m <= MAX_TIMEOUT_MIN as f64 => {
             Ok((m * 60_000.0).ceil() as u64)
         }
-        _ => Err(CliError::usage(format!(
+        _ => Err(Error::usage(format!(
             "--timeout-min {s:?} is not a number of minutes greater than 0 and at most {MAX_TIMEOUT_MIN} (7 days)"
         ))),
     }
 }
 
 /// The timeout in milliseconds.
-fn timeout_min(tmux: &Tmux, flag: Option<&str>) -> Result<u64, CliError> {
+fn timeout_min(tmux: &Tmux, flag: Option<&str>) -> Result<u64, Error> {
     if let Some(f) = flag {
         return parse_timeout(f);
     }
@@ -51,7 +51,7 @@ fn timeout_min(tmux: &Tmux, flag: Option<&str>) -> Result<u64, CliError> {
         return Ok(DEFAULT_TIMEOUT_MIN * 60_000);
     }
     parse_timeout(opt).map_err(|e| {
-        CliError::new(format!(
+        Error::new(format!(
             "tmux option @tmuxmate-watch-timeout-min: {}",
             e.msg
         ))
@@ -86,22 +86,22 @@ pub struct Request<'a> {
     pub cancel_mode: bool,
 }
 
-pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
+pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, Error> {
     // Everything that can be wrong with the request is checked before anything starts.
     if a.cmd.is_empty() || a.cmd.iter().all(|w| w.trim().is_empty()) {
-        return Err(CliError::usage(
+        return Err(Error::usage(
             "refused: no command given; usage: tmuxmate watch start [-t PANE] -- CMD...",
         ));
     }
     let regex = match a.done_regex {
         Some("") => {
-            return Err(CliError::usage(
+            return Err(Error::usage(
                 "--done-regex is empty; give a pattern or leave it out",
             ));
         }
         Some(r) => Some(
             job::done_regex(r)
-                .map_err(|e| CliError::usage(format!("--done-regex does not compile: {e}")))?,
+                .map_err(|e| Error::usage(format!("--done-regex does not compile: {e}")))?,
         ),
         None => None,
     };
@@ -110,12 +110,12 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
         .into_iter()
         .chain(a.forward.iter().map(String::as_str))
     {
-        crate::ledger::check_address("--notify/--forward", n).map_err(CliError::usage)?;
+        crate::ledger::check_address("--notify/--forward", n).map_err(Error::usage)?;
     }
     let line = command_line(a.cmd);
     if a.target.is_some() {
         pane_input::validate_line(&line).map_err(|e| {
-            CliError::usage(format!(
+            Error::usage(format!(
                 "{} (a command typed into a shell pane must be one line)",
                 e.msg
             ))
@@ -184,19 +184,19 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
         Some(t) => {
             let p = policy::resolve(tmux, Some(t), &caller.agent)?;
             if p.dead {
-                return Err(CliError::refused(format!(
+                return Err(Error::refused(format!(
                     "refused: pane {} is dead; watch -t types into a live shell",
                     p.pane_id
                 )));
             }
             if serde_json::from_str::<Job>(&p.job).is_ok_and(|j| j.status == JobStatus::Running) {
-                return Err(CliError::refused(format!(
+                return Err(Error::refused(format!(
                     "refused: pane {} is already watched by a running job; wait for it, or `tmuxmate watch stop` it first",
                     p.pane_id
                 )));
             }
             if p.in_mode && !a.cancel_mode {
-                return Err(CliError::refused(format!(
+                return Err(Error::refused(format!(
                     "refused: pane {} is in {} (the typed command would be eaten by the mode); \
                      pass --cancel-mode to leave the mode first",
                     p.pane_id,
@@ -208,7 +208,7 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
             match crate::sys::foreground::shell_at(pid, &shells) {
                 Some((fg, true)) => (p.pane_id.clone(), false, fg, p.in_mode),
                 _ => {
-                    return Err(CliError::refused(format!(
+                    return Err(Error::refused(format!(
                         "refused: pane {} is not at a shell prompt (its foreground program is {}); \
                          watch -t types the command into an idle shell. Use `watch start` without -t for a new window",
                         p.pane_id,
@@ -261,7 +261,7 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
         }
     };
     let go = if launched {
-        gate::open(&id).map_err(CliError::from)
+        gate::open(&id).map_err(Error::from)
     } else {
         // The line and its Enter (CR, as the Enter key sends) in one write: the shell
         // never sits at its prompt holding the typed line while the Enter is still on its
@@ -284,7 +284,7 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, CliError> {
 }
 
 /// Write and remove a probe file beside `path`: the state directory takes our files.
-fn probe_writable(path: &std::path::Path) -> Result<(), CliError> {
+fn probe_writable(path: &std::path::Path) -> Result<(), Error> {
     let dir = path.parent().unwrap_or(path);
     let probe = dir.join(format!(".probe-{}", std::process::id()));
     state::write_atomic(&probe, b"")
@@ -310,7 +310,7 @@ fn record(
     timeout_ms: u64,
     (notify, forward): (Vec<String>, Vec<String>),
     pipe: Option<&str>,
-) -> Result<Job, CliError> {
+) -> Result<Job, Error> {
     let info = tmux.run(&targs![
         "display-message",
         "-p",

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::control::watch::job::{self, Job, Outcome};
 use crate::control::watch::poller;
-use crate::error::CliError;
+use crate::error::Error;
 
 /// One job as `watch list`/`watch show --json`, a `list --json` pane's `watch` and the
 /// MCP watch resource show it.
@@ -126,14 +126,13 @@ pub fn all() -> Vec<ListedJob> {
     all
 }
 
-pub fn find(id: &str) -> Result<Job, CliError> {
+pub fn find(id: &str) -> Result<Job, Error> {
     if !crate::control::watch::valid_id(id) {
-        return Err(CliError::usage(format!(
+        return Err(Error::usage(format!(
             "{id:?} is not a watch job id (they look like w1a2b3c; see `tmuxmate watch list`)"
         )));
     }
-    job::load(id)
-        .ok_or_else(|| CliError::new(format!("no watch job {id}; see `tmuxmate watch list`")))
+    job::load(id).ok_or_else(|| Error::new(format!("no watch job {id}; see `tmuxmate watch list`")))
 }
 
 /// `watch stop --json`.
@@ -147,10 +146,10 @@ pub struct Stopped {
 }
 
 /// Stop watching a running job; the pane and its command are left alone.
-pub fn stop(id: &str) -> Result<(Job, bool), CliError> {
+pub fn stop(id: &str) -> Result<(Job, bool), Error> {
     let j = find(id)?;
     if j.status != JobStatus::Running {
-        return Err(CliError::new(format!(
+        return Err(Error::new(format!(
             "watch job {id} already ended ({})",
             j.outcome()
         )));
