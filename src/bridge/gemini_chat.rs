@@ -136,20 +136,7 @@ fn lines(p: &Path, offset: u64, ino: u64) -> Vec<String> {
             from = 0;
         }
     }
-    if f.seek(SeekFrom::Start(from)).is_err() {
-        return vec![];
-    }
-    let mut buf = Vec::new();
-    let _ = f.read_to_end(&mut buf);
-    let end = buf
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    String::from_utf8_lossy(&buf[..end])
-        .lines()
-        .map(str::to_string)
-        .collect()
+    super::transcript::complete_lines(&mut f, from)
 }
 
 /// The messages of a chat, in order, after replaying `lines` as Gemini CLI 0.61's

@@ -122,6 +122,12 @@ fn lines_from(p: &Path, offset: u64) -> Vec<String> {
     let Ok(mut f) = std::fs::File::open(p) else {
         return vec![];
     };
+    complete_lines(&mut f, offset)
+}
+
+/// The complete lines of an open file from `offset` on (a half-written last line is
+/// left out: its writer is not done with it).
+pub fn complete_lines(f: &mut std::fs::File, offset: u64) -> Vec<String> {
     if f.seek(SeekFrom::Start(offset)).is_err() {
         return vec![];
     }
