@@ -203,6 +203,33 @@ fn recently(mark: &Path) -> bool {
         .is_ok_and(|t| t.elapsed().is_ok_and(|e| e < after))
 }
 
+/// One `tmuxmate remote <what>` call on the host; a failure there as one line.
+fn ask(
+    remote: &Remote,
+    socket: &Socket,
+    args: &[String],
+    what: &str,
+) -> Result<crate::sys::process::Finished, String> {
+    let out = call::run(
+        remote,
+        socket,
+        &[],
+        args,
+        None,
+        CALL_TIMEOUT,
+        "watch results",
+    )
+    .map_err(|e| crate::error::Error::from(e).human())?;
+    if !out.status.success() {
+        return Err(format!(
+            "`remote {what}` failed there (exit {:?}): {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(out)
+}
+
 fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<(), String> {
     let first = &group[0].1;
     let remote = Remote::new(&first.host)?;
@@ -217,23 +244,7 @@ fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<(), String> {
         args.push("--job".into());
         args.push(r.job_id.clone());
     }
-    let out = call::run(
-        &remote,
-        &socket,
-        &[],
-        &args,
-        None,
-        CALL_TIMEOUT,
-        "watch results",
-    )
-    .map_err(|e| crate::error::Error::from(e).human())?;
-    if !out.status.success() {
-        return Err(format!(
-            "`remote results` failed there (exit {:?}): {}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
+    let out = ask(&remote, &socket, &args, "results")?;
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)
         .map_err(|e| format!("`remote results` answered no JSON ({e})"))?;
     let mut acked: Vec<String> = Vec::new();
@@ -280,23 +291,7 @@ fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<(), String> {
             first.collector.clone(),
         ];
         args.extend(acked.iter().cloned());
-        let out = call::run(
-            &remote,
-            &socket,
-            &[],
-            &args,
-            None,
-            CALL_TIMEOUT,
-            "watch results",
-        )
-        .map_err(|e| crate::error::Error::from(e).human())?;
-        if !out.status.success() {
-            return Err(format!(
-                "`remote ack` failed there (exit {:?}): {}",
-                out.status.code(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
+        ask(&remote, &socket, &args, "ack")?;
     }
     for p in done {
         let _ = std::fs::remove_file(p);
