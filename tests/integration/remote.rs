@@ -742,9 +742,14 @@ fn remote_install_checks_the_architecture_copies_once_and_says_so() {
     // A second install of the same binary copies nothing.
     let mut c = r.bare();
     c.args(["remote", "install", &r.d.host(), "--json"]);
-    let j: serde_json::Value = serde_json::from_str(&ok(c.output().unwrap())).unwrap();
-    assert_eq!(j["alreadyInstalled"], true, "{j}");
-    assert_eq!(j["installed"], false, "{j}");
+    let text = ok(c.output().unwrap());
+    let j: crate::util::contract::RemoteInstalledJson = serde_json::from_str(&text).unwrap();
+    assert!(j.already_installed && !j.installed, "{text}");
+    assert_eq!(
+        (j.host.as_str(), j.sha256.len()),
+        (r.d.host().as_str(), 64),
+        "{text}"
+    );
     assert_eq!(
         r.d.connections() - before,
         1,
@@ -771,8 +776,10 @@ fn a_remote_watch_result_reaches_the_local_turn_exactly_once() {
     ];
     args.extend(words.iter().map(String::as_str));
     let j = r.json(&args);
+    let pinned: crate::util::contract::WatchStartedRemoteJson =
+        serde_json::from_value(j.clone()).unwrap();
+    assert_eq!(pinned.host, r.d.host(), "{j}");
     let job = j["jobId"].as_str().unwrap().to_string();
-    assert_eq!(j["host"], r.d.host().as_str(), "{j}");
     // The job lives on the host: its state is in the remote tmuxmate's state dir and the
     // remote server's pane option, not in this machine's jobs.
     let pane = j["paneId"].as_str().unwrap().to_string();

@@ -247,6 +247,28 @@ pub struct WatchStartedJson {
     pub pane_id: String,
 }
 
+/// `watch start --host H --json`: the job runs on the host.
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WatchStartedRemoteJson {
+    pub job_id: String,
+    pub pane_id: String,
+    pub host: String,
+}
+
+/// `remote install HOST --json`.
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RemoteInstalledJson {
+    pub host: String,
+    pub path: String,
+    pub installed: bool,
+    pub already_installed: bool,
+    pub bytes: u64,
+    pub sha256: String,
+    pub version: String,
+}
+
 /// `watch list` (an array of these), `watch show`, a `list` pane's `watch`, the MCP
 /// watch resource.
 #[derive(Deserialize, Debug)]
