@@ -10,7 +10,9 @@
 # came back); a second ask into the same conversation; ask while busy (our own turn, and
 # a turn typed by a person); for Claude `/clear` then an ask; `agent stop --confirm` and
 # then the process table (no process of the agent, no Codex daemon socket). Prints one
-# table: case, CLI, result, time. Exit status 1 if any case failed.
+# table: case, CLI, result, time. Exit status 1 if any case failed; a failed run keeps its
+# temp dir (mock logs, chat files, `failed-<cli>-<case>.screens`: each pane's screen at a
+# failed ask) and says where.
 #
 # Knobs: RIG_SRC (default: ../shared/rig beside the repository), RIG_NODE_MODULES (an
 # installed node_modules to link instead of npm install), TMUXMATE_BIN (default: a
@@ -23,7 +25,16 @@ RIG_SRC=${RIG_SRC:-$HERE/../shared/rig}
 [ -d "$RIG_SRC" ] || { echo "real-agents: no rig at $RIG_SRC (set RIG_SRC)" >&2; exit 2; }
 # Not under /tmp: Codex refuses its helper-binary aliases below a temp dir (rig README).
 WORK=$(mktemp -d /var/tmp/tmuxmate-real.XXXXXX)
-cleanup() { [ "${KEEP:-0}" = 1 ] || rm -rf "$WORK"; }
+# A failed run keeps everything (mock request logs, chat files, the panes' screens at each
+# failed ask) for the next look; a passing one leaves nothing unless KEEP=1.
+cleanup() {
+  rc=$?
+  if [ "${KEEP:-0}" = 1 ] || [ "$rc" -ne 0 ]; then
+    echo "real-agents: kept $WORK" >&2
+  else
+    rm -rf "$WORK"
+  fi
+}
 trap cleanup EXIT
 cp -r "$RIG_SRC" "$WORK/rig"
 chmod -R u+w "$WORK/rig"
@@ -184,6 +195,16 @@ def run_cli(cli):
         same = norm(unwrap(got) if cli == "claude" else got).find(norm(msg)) >= 0
         detail = "" if ok and same and r.returncode == 0 else f"rc {r.returncode}; reply {text[-80:]!r}; model got it byte for byte: {same}; {r.stderr.strip()[-300:]} {r.stdout.strip()[-300:] if r.returncode else ''}"
         row(f"ask {name}", cli, ok and same and r.returncode == 0, secs, detail)
+        if not (ok and same and r.returncode == 0):
+            # What each pane showed when the ask failed (the screen only, not 1 MiB of
+            # history): an unsent composer and a busy turn look different here.
+            try:
+                with open(f"{WORK}/failed-{cli}-{name.replace(' ', '_')}.screens", "w") as f:
+                    for pid in rig.tmux("list-panes", "-a", "-F", "#{pane_id}").split():
+                        f.write(f"--- {pid} {rig.fmt(pid, '#{session_name} #{pane_current_command}')}\n")
+                        f.write(rig.tmux("capture-pane", "-p", "-t", pid, check=False) + "\n")
+            except Exception as e:
+                print(f"real-agents: could not save the screens: {e!r}", file=sys.stderr)
         first = first or msg
         if os.path.exists("/tmp/NEVER"):
             row("shell text stayed text", cli, False, 0, "/tmp/NEVER was created")
@@ -261,7 +282,8 @@ def run_cli(cli):
             pass
     if cli == "claude":
         clear_then_queued(cli, info, rig, tm)
-    rig.stop(purge=os.environ.get("KEEP") != "1")
+    failed = any(r[1] == cli and r[2] != "PASS" for r in ROWS)
+    rig.stop(purge=os.environ.get("KEEP") != "1" and not failed)
 
 def only_clear(cli):
     sock = f"ra{cli[:2]}{os.getpid()}"
