@@ -167,21 +167,9 @@ pub fn pin_record(
                     offset: 0,
                     ..m.clone()
                 };
-                contract::set(
-                    tmux,
-                    &c.session_id,
-                    crate::tmux::options::LAST_SEND.name,
-                    &serde_json::to_string(&m2).unwrap_or_default(),
-                )?;
-                c.last_send = Some(m2);
+                set_last_send(tmux, c, m2)?;
             }
-            c.cli_session = live;
-            contract::set(
-                tmux,
-                &c.session_id,
-                crate::tmux::options::CLI_SESSION.name,
-                &c.cli_session,
-            )?;
+            set_cli_session(tmux, c, live)?;
         }
         ReplySource::GeminiChat => {
             // Our prompt is not in the session's chat file: a `/clear` may have moved the
@@ -200,24 +188,35 @@ pub fn pin_record(
                 ino: 0,
                 ..m.clone()
             };
-            contract::set(
-                tmux,
-                &c.session_id,
-                crate::tmux::options::LAST_SEND.name,
-                &serde_json::to_string(&m2).unwrap_or_default(),
-            )?;
-            c.last_send = Some(m2);
-            c.cli_session = sid;
-            contract::set(
-                tmux,
-                &c.session_id,
-                crate::tmux::options::CLI_SESSION.name,
-                &c.cli_session,
-            )?;
+            set_last_send(tmux, c, m2)?;
+            set_cli_session(tmux, c, sid)?;
         }
         _ => {}
     }
     Ok(())
+}
+
+/// The send mark, re-pinned to the record file the conversation moved to.
+fn set_last_send(tmux: &Tmux, c: &mut Contract, m: SendMark) -> Result<(), Error> {
+    contract::set(
+        tmux,
+        &c.session_id,
+        crate::tmux::options::LAST_SEND.name,
+        &serde_json::to_string(&m).unwrap_or_default(),
+    )?;
+    c.last_send = Some(m);
+    Ok(())
+}
+
+/// The CLI's own session id, after a `/clear` gave it a new one.
+fn set_cli_session(tmux: &Tmux, c: &mut Contract, sid: String) -> Result<(), Error> {
+    c.cli_session = sid;
+    contract::set(
+        tmux,
+        &c.session_id,
+        crate::tmux::options::CLI_SESSION.name,
+        &c.cli_session,
+    )
 }
 
 /// The file the reply is read from, if known now.

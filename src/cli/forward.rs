@@ -169,11 +169,12 @@ fn build(cmd: &Command) -> Result<Option<Forwarded>, Error> {
                     .opt("--timeout", a.timeout.map(|t| format!("{t}ms")))
                     .opt("--timeout-s", a.timeout_s)
                     .flag("--json", a.json);
-                wait = Duration::from_millis(
-                    a.timeout
-                        .or(a.timeout_s.map(|s| s * 1000))
-                        .unwrap_or(60_000),
-                );
+                wait = Duration::from_millis(crate::cli::timeout_or(
+                    a.timeout,
+                    a.timeout_s,
+                    1000,
+                    60_000,
+                ));
                 "agent start"
             }
             AgentAction::Send {
@@ -205,9 +206,12 @@ fn build(cmd: &Command) -> Result<Option<Forwarded>, Error> {
                 w.opt("--timeout", timeout.map(|t| format!("{t}ms")))
                     .opt("--timeout-s", *timeout_s)
                     .flag("--json", *json);
-                wait = Duration::from_millis(
-                    timeout.or(timeout_s.map(|s| s * 1000)).unwrap_or(600_000),
-                );
+                wait = Duration::from_millis(crate::cli::timeout_or(
+                    *timeout,
+                    *timeout_s,
+                    1000,
+                    crate::bridge::turns::DEFAULT_WAIT_MS,
+                ));
                 "agent wait"
             }
             AgentAction::Reply { name, json } => {
@@ -239,7 +243,13 @@ fn build(cmd: &Command) -> Result<Option<Forwarded>, Error> {
                 input = message(&mut w, msg)?;
                 // Starting the CLI, then the turn.
                 wait = Duration::from_millis(
-                    timeout.or(timeout_s.map(|s| s * 1000)).unwrap_or(600_000) + 60_000,
+                    crate::cli::timeout_or(
+                        *timeout,
+                        *timeout_s,
+                        1000,
+                        crate::bridge::turns::DEFAULT_WAIT_MS,
+                    )
+                    .saturating_add(60_000),
                 );
                 "agent ask"
             }
