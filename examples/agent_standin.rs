@@ -10,7 +10,8 @@
 //! | `/clear` starts a new session id (new transcript file) in the same process; `~/.claude/sessions/<pid>.json` holds the live `sessionId` | Claude Code 2.1.332 | `clear`, `write_session_file` |
 //! | each submitted prompt (slash commands too) is appended to `~/.claude/history.jsonl` as `{"display","pastedContents","timestamp","project","sessionId"}` | Claude Code 2.1.332 | `submit` |
 //! | Gemini: the composer shows ~2 s before the banner (`Gemini CLI v…`), and a prompt submitted before the banner is lost | Gemini CLI 0.61.0 | `banner-ms`, `submit_gemini` (writes `lost`) |
-//! | Gemini: an Enter within 40 ms of a paste's end becomes a newline in the composer | Gemini CLI 0.61.0 | `GEMINI_ENTER_AFTER_PASTE_MS` |
+//! | Gemini: an Enter within 40 ms of a paste's end becomes a newline in the composer; so does one read in the same wakeup as that 40 ms timer's expiry (the guard's end is a React state update whose key handler is subscribed in a later loop phase; rig: stopped 100 ms right after reading a paste, 2 of 8 Enters sent meanwhile were newlines) | Gemini CLI 0.61.0 | `GEMINI_ENTER_AFTER_PASTE_MS`, `guard`, `stall-after-paste-ms` |
+//! | Gemini: the terminal cursor sits at the composer's cursor; Left/Right move it; nothing is drawn while a bracketed paste is still arriving (one paste event at its end) | Gemini CLI 0.61.0 (rig) | `cursor_back`, `draw`; `no-cursor` leaves it at the end of the screen |
 //! | Gemini: inline screen, prompt echoed as ` > text` (continuation indented), busy line `(esc to cancel, Ns)`, reply `✦ text`, rule, composer `>   Type your message`, rule, footer | Gemini CLI 0.61.0 (rig sample) | `draw`, `submit_gemini`; `echo-ms` delays the echo after the composer clears |
 //! | Gemini: the chat file `~/.gemini/tmp/<cwd basename>/chats/session-<YYYY-MM-DDTHH-MM>-<sid8>.jsonl` (`$GEMINI_CLI_HOME` for `~`; the project in `projects.json`) is created at start-up: a header with the full `sessionId`, then `{"$set":{"messages":[<session context>]}}` | Gemini CLI 0.61.0 (rig) | `gemini_chat_start` |
 //! | Gemini: each prompt is a `user` record `{id, timestamp, type, content:[{text: trimmed}], displayContent:[{text: as given}]}` (displayContent only when it differs), each answer a `gemini` record `{id, timestamp, type, content: "text", thoughts, tokens, model}`, each followed by `{"$set":{"lastUpdated"}}`; no end-of-turn record: the screen goes idle a moment after the last reply record | Gemini CLI 0.61.0 (rig) | `gemini_record`, `idle-ms` |
@@ -61,8 +62,12 @@ struct St {
     paste_id: String,
     /// Gemini: when its banner (and its readiness) arrives; a prompt before it is lost.
     banner_at: std::time::Instant,
-    /// Gemini: when the last bracketed paste ended (an Enter within 40 ms is a newline).
-    pasted_at: Option<std::time::Instant>,
+    /// Gemini: its paste guard, set when a bracketed paste ended; while set, an Enter is
+    /// a newline. It ends in an idle wakeup after 40 ms, or after the first wakeup that
+    /// finds it due (whose keys still see it), as on Gemini's event loop.
+    guard: Option<std::time::Instant>,
+    /// Gemini: how many characters the composer's cursor is left of its end.
+    cursor_back: usize,
     /// Gemini: its chat file and the messages in it (for a rewrite).
     chat: Option<PathBuf>,
     chat_msgs: Vec<serde_json::Value>,
@@ -288,6 +293,12 @@ fn shown(composer: &str) -> String {
     t
 }
 
+/// Gemini: `no-cursor` in `$STANDIN_DIR`: the terminal cursor stays below the screen (a
+/// CLI that does not show where its composer's cursor is).
+fn no_cursor(s: &St) -> bool {
+    s.dir.join("no-cursor").exists()
+}
+
 fn draw(s: &St) {
     let composer = shown(&s.composer);
     let mut o = String::from("\x1b[2J\x1b[H");
@@ -333,10 +344,22 @@ fn draw(s: &St) {
             }
             o.push_str(&"─".repeat(40));
             o.push_str("\r\n Shift+Tab to accept edits\r\n");
+            // ESC 7 marks the composer's cursor; ESC 8 at the end puts the terminal's there.
+            let mark = if no_cursor(s) { "" } else { "\x1b7" };
             if composer.is_empty() {
-                o.push_str(" >   Type your message or @path/to/file\r\n");
+                o.push_str(&format!(
+                    " > {mark}  Type your message or @path/to/file\r\n"
+                ));
             } else {
-                o.push_str(&format!(" > {}\r\n", composer.replace('\n', "\r\n   ")));
+                let n = composer.chars().count();
+                let at = n - s.cursor_back.min(n);
+                let before: String = composer.chars().take(at).collect();
+                let after: String = composer.chars().skip(at).collect();
+                o.push_str(&format!(
+                    " > {}{mark}{}\r\n",
+                    before.replace('\n', "\r\n   "),
+                    after.replace('\n', "\r\n   ")
+                ));
             }
             o.push_str(" workspace (/directory)    sandbox    /model\r\n");
             o.push_str(" ~/project    no sandbox    gemini-2.5-pro\r\n");
@@ -368,6 +391,9 @@ fn draw(s: &St) {
             .trim_start_matches("\x1b[2J\x1b[H")
             .replace("\r\n", "\x1b[K\r\n");
         o = format!("\x1b[H{o}\x1b[J");
+        if !no_cursor(s) {
+            o.push_str("\x1b8");
+        }
     }
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(o.as_bytes());
@@ -648,6 +674,7 @@ fn submit(state: &Arc<Mutex<St>>) {
     let (kind, msg, sent, path, turn, dir) = {
         let mut s = state.lock().unwrap();
         let typed = std::mem::take(&mut s.composer);
+        s.cursor_back = 0;
         let composer = if s.kind == "claude" {
             typed.trim().to_string()
         } else {
@@ -873,7 +900,8 @@ fn main() {
         paste_id: paste_id(),
         banner_at: std::time::Instant::now()
             + std::time::Duration::from_millis(ms_file(&dir, "banner-ms", GEMINI_BANNER_MS)),
-        pasted_at: None,
+        guard: None,
+        cursor_back: 0,
         chat: None,
         chat_msgs: vec![],
     }));
@@ -916,13 +944,38 @@ fn main() {
     let mut paste: Vec<u8> = Vec::new();
     let mut lock = stdin.lock();
     loop {
+        let guard = state.lock().unwrap().guard;
+        if let Some(t) = guard {
+            // Wait for input no longer than the guard's timer, as Node's poll phase does.
+            use std::os::fd::AsFd;
+            let left = (GEMINI_ENTER_AFTER_PASTE_MS as u64)
+                .saturating_sub(t.elapsed().as_millis() as u64)
+                .max(1);
+            let fd = std::io::stdin();
+            let mut fds = [nix::poll::PollFd::new(
+                fd.as_fd(),
+                nix::poll::PollFlags::POLLIN,
+            )];
+            let timeout =
+                nix::poll::PollTimeout::try_from(left).unwrap_or(nix::poll::PollTimeout::MAX);
+            if let Ok(0) = nix::poll::poll(&mut fds, timeout) {
+                // An idle wakeup: the timer fires and its update takes effect.
+                state.lock().unwrap().guard = None;
+                continue;
+            }
+        }
         let n = match lock.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let _ = rec.write_all(&buf[..n]);
+        let chunk = buf[..n].to_vec();
+        // Keys read in the wakeup that finds the guard due still see it (see `guard`).
+        let guard_due =
+            guard.is_some_and(|t| t.elapsed().as_millis() >= GEMINI_ENTER_AFTER_PASTE_MS);
+        let mut stall_ms = 0;
+        let _ = rec.write_all(&chunk);
         let _ = rec.flush();
-        pending.extend_from_slice(&buf[..n]);
+        pending.extend_from_slice(&chunk);
         let mut i = 0;
         let mut text = Vec::new();
         let mut submit_now = false;
@@ -940,7 +993,9 @@ fn main() {
                 s.composer.push_str(&String::from_utf8_lossy(&text));
                 text.clear();
                 add_paste(&mut s, &std::mem::take(&mut paste));
-                s.pasted_at = Some(std::time::Instant::now());
+                s.guard = Some(std::time::Instant::now());
+                s.cursor_back = 0;
+                stall_ms = ms_file(&dir, "stall-after-paste-ms", 0);
                 i += 6;
                 continue;
             }
@@ -949,6 +1004,24 @@ fn main() {
                 && (b"\x1b[200~".starts_with(rest) || b"\x1b[201~".starts_with(rest))
             {
                 break; // an escape split across reads
+            }
+            if !in_paste && rest[0] == 0x1b && rest.len() < 3 {
+                break; // a cursor key split across reads
+            }
+            if !in_paste && rest.len() >= 3 && rest[0] == 0x1b && matches!(rest[1], b'[' | b'O') {
+                if let b'C' | b'D' = rest[2] {
+                    let mut s = state.lock().unwrap();
+                    s.composer.push_str(&String::from_utf8_lossy(&text));
+                    text.clear();
+                    let n = s.composer.chars().count();
+                    s.cursor_back = if rest[2] == b'D' {
+                        (s.cursor_back + 1).min(n)
+                    } else {
+                        s.cursor_back.saturating_sub(1)
+                    };
+                    i += 3;
+                    continue;
+                }
             }
             let b = rest[0];
             if in_paste {
@@ -966,10 +1039,7 @@ fn main() {
                     let mut s = state.lock().unwrap();
                     s.composer.push_str(&String::from_utf8_lossy(&text));
                     text.clear();
-                    let soon = s
-                        .pasted_at
-                        .is_some_and(|t| t.elapsed().as_millis() < GEMINI_ENTER_AFTER_PASTE_MS);
-                    if s.kind == "gemini" && soon {
+                    if s.kind == "gemini" && s.guard.is_some() {
                         // Taken as part of the paste: a newline in the composer.
                         s.composer.push('\n');
                         i += 1;
@@ -997,7 +1067,17 @@ fn main() {
             let mut s = state.lock().unwrap();
             let t = String::from_utf8_lossy(&text).into_owned();
             s.composer.push_str(&t);
-            draw(&s);
+            if guard_due && s.guard == guard {
+                s.guard = None;
+            }
+            // Gemini takes a bracketed paste in as one event at its end: no draw before.
+            if !(s.kind == "gemini" && in_paste) {
+                draw(&s);
+            }
+        }
+        if stall_ms > 0 {
+            // Descheduled right after taking the paste in (a loaded machine).
+            std::thread::sleep(std::time::Duration::from_millis(stall_ms));
         }
         if submit_now {
             submit(&state);

@@ -8,8 +8,9 @@
 #     (`record-ms` 0); the Gemini stand-in also goes idle 30 ms after its last record
 #     (`idle-ms`, as Gemini CLI 0.61 does after its AfterAgent hooks). Overhead = median
 #     wall time of the whole `tmuxmate agent ask` process - that reply time. It includes
-#     each adapter's settle delay before Enter (Claude 30 ms, Codex 60 ms, Gemini 400 ms:
-#     Gemini CLI 0.61 takes an Enter within 40 ms of a paste as a newline; see adapters.rs).
+#     each adapter's wait before Enter (Claude 30 ms, Codex 60 ms; Gemini: 45 ms after the
+#     paste is drawn, then Left and Right each until drawn, since Gemini CLI 0.61 takes an
+#     Enter read before its paste guard's end took effect as a newline; bridge/enter_probe.rs).
 #  2. side open to first digest: from starting `side open -t MAIN` (MAIN: the Claude
 #     stand-in's pane, its transcript attached) to the side agent's first per-turn hook
 #     answering with the main's live digest (`tmuxmate hook <cli>` with the side agent's

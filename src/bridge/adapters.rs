@@ -80,6 +80,9 @@ pub struct Adapter {
     /// The settle grows by this many times the time the CLI took to draw the paste (its
     /// event loop's lag), up to `MAX_LAG_SETTLE_MS` more (0: a fixed settle).
     pub settle_lag_factor: u32,
+    /// Enter only once `enter_probe` showed the CLI's paste guard over (its settle pause
+    /// is then skipped; it remains the fallback when the proof fails).
+    pub enter_probe: bool,
     /// After the ready screen, wait this long and look again (late start-up dialogs).
     pub late_dialog_ms: u64,
     pub reply: ReplySource,
@@ -145,6 +148,7 @@ pub fn claude() -> Adapter {
         dialogs: v(CLAUDE_DIALOGS),
         settle_ms: 30,
         settle_lag_factor: 0,
+        enter_probe: false,
         late_dialog_ms: 300,
         reply: ReplySource::ClaudeTranscript,
         reply_end: vec![],
@@ -203,6 +207,7 @@ pub fn codex() -> Adapter {
         dialogs: v(CODEX_DIALOGS),
         settle_ms: 60,
         settle_lag_factor: 0,
+        enter_probe: false,
         late_dialog_ms: 1500,
         reply: ReplySource::CodexRollout,
         reply_end: vec![],
@@ -242,6 +247,9 @@ pub fn gemini() -> Adapter {
         // on a busy machine runs late: as late, at least, as it drew the paste (rig, load
         // 10: the fixed 400 ms lost the Enter of a 2-line paste to a newline).
         settle_lag_factor: 2,
+        // The pause above is only the fallback: Gemini's guard clears on its own event
+        // loop, so the bridge proves it over with two drawn cursor keys first.
+        enter_probe: true,
         late_dialog_ms: 500,
         reply: ReplySource::GeminiChat,
         // The pane fallback (no chat file found). Gemini CLI 0.61's inline screen below
@@ -292,6 +300,7 @@ pub fn custom(cli: &str, ready: &str) -> Adapter {
         dialogs: v(&[r"\[y/N\]", r"(?i)do you want to proceed"]),
         settle_ms: 150,
         settle_lag_factor: 0,
+        enter_probe: false,
         late_dialog_ms: 0,
         reply: ReplySource::Pane,
         reply_end: vec![],

@@ -3,7 +3,7 @@
 //! Owns: the checks, in order (exact name; managed by this adapter; project root and
 //! permission mode; pinned pane exists, alive, in the session; foreground is the CLI by
 //! real executable; not mid-turn; no dialog), the sanitized bracketed paste, the settle
-//! delay, exactly one Enter, and verifying that the prompt was submitted. Invariants:
+//! delay (or, for a CLI with a paste guard, `enter_probe`'s proof), exactly one Enter, and verifying that the prompt was submitted. Invariants:
 //! every refusal names the check that failed; nothing is typed after a failed check; no
 //! Enter is pressed while a dialog is visible, and there is no rescue Enter at all.
 
@@ -209,10 +209,10 @@ fn type_prompt(
     // Gemini CLI 0.61 on a loaded 2-core machine took ~25 s to take in 1 MiB.
     let draw_limit = Duration::from_secs(5 + (clean.len() as u64 >> 15));
     let drawn_by = Instant::now() + draw_limit;
-    let mut pasted = loop {
+    let (mut pasted, mut drawn_at) = loop {
         let now = super::screen(tmux, &c.pane);
         if now != scr {
-            break now;
+            break (now, Instant::now());
         }
         if Instant::now() >= drawn_by {
             return Err(Error::new(format!(
@@ -235,9 +235,21 @@ fn type_prompt(
                 break;
             }
             pasted = now;
+            drawn_at = Instant::now();
         }
     }
-    std::thread::sleep(settle(&a, pasted_at.elapsed()));
+    // A CLI with a paste guard on its event loop: Enter once two later keys were drawn;
+    // if that cannot be shown, the settle pause as before.
+    let proven = a.enter_probe
+        && super::enter_probe::guard_passed(
+            tmux,
+            &c.pane,
+            drawn_at,
+            drawn_by.max(Instant::now() + Duration::from_secs(2)),
+        );
+    if !proven {
+        std::thread::sleep(settle(&a, pasted_at.elapsed()));
+    }
     let scr = super::screen(tmux, &c.pane);
     if let Some(d) = super::any(&a.dialogs, &scr) {
         return Err(Error::new(format!(

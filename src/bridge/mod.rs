@@ -4,7 +4,7 @@
 //! (session names), `contract` (the session options that make a session ours), `hints`
 //! (printed commands that name their server), `transcript` and `gemini_chat` (reply reading), `session`
 //! (resolving a name, checking the contract and the pinned pane), `turns` (waiting for
-//! and reading replies), `deliver` (the checked send), `launch` (starting a CLI), then
+//! and reading replies), `enter_probe` (a paste guard shown over), `deliver` (the checked send), `launch` (starting a CLI), then
 //! `ask`, `listing`, `message`, `attach` and `stop` for the commands.
 
 pub mod adapters;
@@ -12,6 +12,7 @@ pub mod ask;
 pub mod attach;
 pub mod contract;
 pub mod deliver;
+pub mod enter_probe;
 pub mod gemini_chat;
 pub mod hints;
 pub mod launch;

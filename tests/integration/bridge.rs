@@ -962,6 +962,98 @@ fn gemini_prompts_are_never_lost_doubled_or_queued_behind_our_own_turn() {
     assert!(!b.prompts().iter().any(|p| p.contains("are you there")));
 }
 
+/// Gemini CLI 0.61's paste guard ends on its event loop: an Enter read in the wakeup that
+/// finds the guard's 40 ms timer due is still a newline (rig: real Gemini stopped for
+/// 100 ms right after it read a 2-line paste, Enter sent meanwhile: 2 of 8 newlines). The
+/// stand-in, stalled right after a paste (`stall-after-paste-ms`), does the same.
+#[test]
+fn gemini_takes_an_enter_read_as_its_paste_guard_expires_as_a_newline() {
+    let s = server!();
+    let b = Bridge::new(&s, "gguard", "main");
+    let st = b.start(&s, "gemini");
+    std::fs::write(b.sd.join("stall-after-paste-ms"), "1500").unwrap();
+    s.tmux(&["set-buffer", "-b", "g1", "--", "guarded one\nguarded two"]);
+    s.tmux(&["paste-buffer", "-dpr", "-b", "g1", "-t", &st.pane_id]);
+    let screen = |s: &Server| s.tmux(&["capture-pane", "-p", "-t", &st.pane_id]);
+    wait_until("the paste drawn", Duration::from_secs(10), || {
+        screen(&s).contains("guarded two").then_some(())
+    });
+    // Well past the 40 ms, but read only when the stall ends, with the guard due.
+    s.tmux(&["send-keys", "-t", &st.pane_id, "Enter"]);
+    s.tmux(&["send-keys", "-t", &st.pane_id, "-l", "x"]);
+    wait_until(
+        "the x on a new composer line",
+        Duration::from_secs(10),
+        || {
+            screen(&s)
+                .lines()
+                .any(|l| l.trim_end() == "   x")
+                .then_some(())
+        },
+    );
+    assert!(
+        b.prompts().is_empty(),
+        "nothing submitted: {:?}",
+        b.prompts()
+    );
+}
+
+/// So the bridge presses Enter only after two cursor keys Gemini took and drew (Left, then
+/// Right: the cursor ends where it was), not after a fixed pause: a Gemini stalled for
+/// 1.5 s right after taking the paste in still gets the message as one prompt, exactly.
+/// A Gemini whose cursor does not show falls back to the settle pause.
+#[test]
+fn gemini_gets_enter_after_keys_it_drew_not_after_a_fixed_pause() {
+    let s = server!();
+    let b = Bridge::new(&s, "gprobe", "main");
+    let st = b.start(&s, "gemini");
+    std::fs::write(b.sd.join("stall-after-paste-ms"), "1500").unwrap();
+    let two = "first line of two\nsecond line of two";
+    let r = b.ok(
+        &s,
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            two,
+            "--timeout-s",
+            "30",
+        ],
+    );
+    assert!(r.contains("stand-in reply to: first line of two"), "{r}");
+    assert_eq!(b.prompts(), vec![two.to_string()]);
+    let got = b.received();
+    let tail = &got[got.windows(6).rposition(|w| w == b"\x1b[201~").unwrap() + 6..];
+    assert_eq!(
+        tail, b"\x1b[D\x1b[C\r",
+        "after the paste: Left, Right, Enter"
+    );
+    // No cursor to watch: the pause, and still Left and Right as a pair.
+    std::fs::remove_file(b.sd.join("stall-after-paste-ms")).unwrap();
+    std::fs::write(b.sd.join("no-cursor"), "").unwrap();
+    let r = b.ok(
+        &s,
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            "no cursor here",
+            "--timeout-s",
+            "30",
+        ],
+    );
+    assert!(r.contains("stand-in reply to: no cursor here"), "{r}");
+    assert_eq!(
+        b.prompts(),
+        vec![two.to_string(), "no cursor here".to_string()]
+    );
+    let got = b.received();
+    let tail = &got[got.windows(6).rposition(|w| w == b"\x1b[201~").unwrap() + 6..];
+    assert_eq!(tail, b"\x1b[D\x1b[C\r");
+}
+
 /// The stand-in Gemini's chat file, found as the real one is (by its session id's first
 /// 8 characters, the full id on its first line).
 fn gemini_chat(s: &Server, sid: &str) -> PathBuf {
