@@ -31,7 +31,8 @@
 //!
 //! Control files in `$STANDIN_DIR`: `received.bin` (all input bytes), `argv.json`,
 //! `dialog` (exists: show an approval dialog), `dialog-enter` (written if an Enter
-//! arrives while the dialog is shown), `busy` (exists: never finish the turn),
+//! arrives while the dialog is shown), `dialog-on-paste` (exists: a paste brings the
+//! dialog up), `busy` (exists: never finish the turn),
 //! `reply.txt` (reply text), `record-ms` (delay before the prompt is recorded),
 //! `delay-ms` (reply delay after the prompt is recorded), Gemini only: `echo-ms` (the
 //! prompt's echo after the composer clears), `idle-ms` (idle screen after the last reply
@@ -996,6 +997,9 @@ fn main() {
                 s.guard = Some(std::time::Instant::now());
                 s.cursor_back = 0;
                 stall_ms = ms_file(&dir, "stall-after-paste-ms", 0);
+                if dir.join("dialog-on-paste").exists() {
+                    let _ = std::fs::write(dir.join("dialog"), "");
+                }
                 i += 6;
                 continue;
             }
@@ -1008,20 +1012,23 @@ fn main() {
             if !in_paste && rest[0] == 0x1b && rest.len() < 3 {
                 break; // a cursor key split across reads
             }
-            if !in_paste && rest.len() >= 3 && rest[0] == 0x1b && matches!(rest[1], b'[' | b'O') {
-                if let b'C' | b'D' = rest[2] {
-                    let mut s = state.lock().unwrap();
-                    s.composer.push_str(&String::from_utf8_lossy(&text));
-                    text.clear();
-                    let n = s.composer.chars().count();
-                    s.cursor_back = if rest[2] == b'D' {
-                        (s.cursor_back + 1).min(n)
-                    } else {
-                        s.cursor_back.saturating_sub(1)
-                    };
-                    i += 3;
-                    continue;
-                }
+            if !in_paste
+                && rest.len() >= 3
+                && rest[0] == 0x1b
+                && matches!(rest[1], b'[' | b'O')
+                && matches!(rest[2], b'C' | b'D')
+            {
+                let mut s = state.lock().unwrap();
+                s.composer.push_str(&String::from_utf8_lossy(&text));
+                text.clear();
+                let n = s.composer.chars().count();
+                s.cursor_back = if rest[2] == b'D' {
+                    (s.cursor_back + 1).min(n)
+                } else {
+                    s.cursor_back.saturating_sub(1)
+                };
+                i += 3;
+                continue;
             }
             let b = rest[0];
             if in_paste {

@@ -10,14 +10,15 @@
 //!
 //! The proof: wait `GUARD_MS` after the paste was drawn (the guard started no later than
 //! that), press Left and wait until the terminal cursor moves (Gemini puts it where its
-//! composer's cursor is), press Right and wait until it is back. Left was read after the
-//! timer was due; Right in a later wakeup than the one that ran the timer, so the
-//! re-subscribed handler is in place before Enter (sent after Right was drawn) is read.
+//! composer's cursor is), press Right and wait until it is back in its column. Left was
+//! read after the timer was due (libuv 1.46 runs due timers after the poll phase that read
+//! it); Right in a later wakeup than the one that ran the timer, and Enter, sent once
+//! Right was drawn, later still: after the passive effect that subscribed the new handler.
 //! Rig, same stop before the Left: 8 of 8 submitted.
 //!
 //! Invariants: only Left and Right are typed, always as a pair (keys are taken in order,
-//! so the cursor ends where it was even when a move was not seen); `false` means "not
-//! proven" and the caller falls back to its settle pause; no Enter here.
+//! so the cursor ends where it was even when a move was not seen); `Err` (saying why)
+//! means not proven, and the caller falls back to its settle pause; no Enter here.
 
 use crate::targs;
 use crate::tmux::{Arg, Tmux};
@@ -26,30 +27,59 @@ use std::time::{Duration, Instant};
 /// Gemini CLI 0.61's paste guard is 40 ms; a little more for the clocks' granularity.
 const GUARD_MS: u64 = 45;
 
-/// Was the CLI's paste guard shown over? `drawn_at`: when the paste was first seen
-/// drawn; `until`: the latest moment to wait for a key to be drawn.
-pub fn guard_passed(tmux: &Tmux, pane: &str, drawn_at: Instant, until: Instant) -> bool {
+/// Show the CLI's paste guard over, or say why it could not be. `drawn_at`: when the
+/// paste was first seen drawn; `until`: the latest moment to wait for a key to be drawn.
+pub fn guard_passed(
+    tmux: &Tmux,
+    pane: &str,
+    drawn_at: Instant,
+    until: Instant,
+) -> Result<(), String> {
     let due = drawn_at + Duration::from_millis(GUARD_MS);
     std::thread::sleep(due.saturating_duration_since(Instant::now()));
-    let Some(home) = cursor(tmux, pane) else {
-        return false;
-    };
-    if key(tmux, pane, "Left").is_err() {
-        return false;
-    }
+    let home = cursor(tmux, pane).ok_or("no cursor position")?;
+    key(tmux, pane, "Left").map_err(|e| e.to_string())?;
     let left = wait_cursor(tmux, pane, until, |c| c != home);
-    if key(tmux, pane, "Right").is_err() {
-        return false;
-    }
-    left && wait_cursor(tmux, pane, until, |c| c == home)
+    key(tmux, pane, "Right").map_err(|e| e.to_string())?;
+    let left = left.ok_or_else(|| format!("Left did not move the cursor from {home:?}"))?;
+    // Back in its column: the composer's rows may have moved meanwhile (Gemini draws a
+    // hint under a large paste a moment after the paste itself).
+    wait_cursor(tmux, pane, until, |c| c.0 == home.0 && c != left)
+        .map(|_| ())
+        .ok_or_else(|| {
+            let now = cursor(tmux, pane).unwrap_or_default();
+            format!(
+                "Right did not bring the cursor back from {left:?} to column {}; now {now:?} on {:?}",
+                home.0,
+                row(tmux, pane, now.1)
+            )
+        })
+}
+
+/// One screen row, for the log when the proof fails.
+fn row(tmux: &Tmux, pane: &str, y: u32) -> String {
+    let y = y.to_string();
+    tmux.run(&targs![
+        "capture-pane",
+        "-p",
+        "-t",
+        Arg::id(pane),
+        "-S",
+        Arg::literal(&y),
+        "-E",
+        Arg::literal(&y)
+    ])
+    .unwrap_or_default()
+    .trim_end()
+    .to_string()
 }
 
 fn key(tmux: &Tmux, pane: &str, name: &'static str) -> Result<String, crate::tmux::TmuxError> {
     tmux.run(&targs!["send-keys", "-t", Arg::id(pane), name])
 }
 
-/// The pane's cursor position, `x,y`.
-fn cursor(tmux: &Tmux, pane: &str) -> Option<String> {
+/// The pane's cursor position (column, row).
+fn cursor(tmux: &Tmux, pane: &str) -> Option<(u32, u32)> {
     tmux.run(&targs![
         "display-message",
         "-p",
@@ -58,17 +88,25 @@ fn cursor(tmux: &Tmux, pane: &str) -> Option<String> {
         "#{cursor_x},#{cursor_y}"
     ])
     .ok()
-    .map(|s| s.trim().to_string())
-    .filter(|s| !s.is_empty())
+    .and_then(|s| {
+        let (x, y) = s.trim().split_once(',')?;
+        Some((x.parse().ok()?, y.parse().ok()?))
+    })
 }
 
-fn wait_cursor(tmux: &Tmux, pane: &str, until: Instant, ok: impl Fn(&str) -> bool) -> bool {
+/// The first cursor position that passes `ok`, looked at until `until`.
+fn wait_cursor(
+    tmux: &Tmux,
+    pane: &str,
+    until: Instant,
+    ok: impl Fn((u32, u32)) -> bool,
+) -> Option<(u32, u32)> {
     loop {
-        if cursor(tmux, pane).is_some_and(|c| ok(&c)) {
-            return true;
+        if let Some(c) = cursor(tmux, pane).filter(|&c| ok(c)) {
+            return Some(c);
         }
         if Instant::now() >= until {
-            return false;
+            return None;
         }
         std::thread::sleep(Duration::from_millis(3));
     }

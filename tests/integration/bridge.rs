@@ -701,6 +701,26 @@ fn dialog_visible_means_no_keystroke() {
     );
 }
 
+/// A dialog that comes up with the paste gets no key either: not Enter, and not the
+/// cursor keys that show Gemini's paste guard over.
+#[test]
+fn a_dialog_after_the_paste_gets_not_even_the_probe_keys() {
+    let s = server!();
+    let b = Bridge::new(&s, "dlgp", "main");
+    let st = b.start(&s, "gemini");
+    std::fs::write(b.sd.join("dialog-on-paste"), "").unwrap();
+    b.refused(
+        &s,
+        &["agent", "send", &st.name, "--message", "two\nlines"],
+        "dialog appeared",
+    );
+    let got = b.received();
+    let end = got.windows(6).rposition(|w| w == b"\x1b[201~").unwrap() + 6;
+    assert_eq!(&got[end..], b"", "nothing after the paste");
+    assert!(!b.sd.join("dialog-enter").exists());
+    assert!(b.prompts().is_empty());
+}
+
 #[test]
 fn names_with_dots_colons_percent_round_trip() {
     let s = server!();
