@@ -81,8 +81,8 @@ pub fn check_pane(tmux: &Tmux, c: &Contract, a: &Adapter) -> Result<i32, Error> 
     }
     let pid: i32 = p.pane_pid.parse().unwrap_or(0);
     let fg = crate::sys::procfs::stat(pid).map(|s| if s.tpgid > 0 { s.tpgid } else { pid });
-    let exes = fg.map(crate::sys::procfs::group_exes).unwrap_or_default();
-    if !exes.iter().any(|e| a.exes.contains(e)) {
+    let held = fg.map_or(Err(vec![]), |g| crate::sys::procfs::group_holds(g, &a.exes));
+    if let Err(exes) = held {
         return Err(Error::refused(format!(
             "refused: the foreground of pane {} is {:?}, not the {} CLI ({}); was the CLI restarted by hand? inspect: {}",
             c.pane,
