@@ -25,7 +25,7 @@ pub struct Cli {
     #[arg(short = 'v', long = "verbose", global = true)]
     pub verbose: bool,
     /// tmux on another machine, through ssh (default: $TMUXMATE_HOST; '' = this machine).
-    /// -L/-S then select the server on that host. watch, agent and side status/history
+    /// -L/-S then select the server on that host. watch, agent and side status/history/report
     /// need tmuxmate there: `tmuxmate remote install HOST`.
     #[arg(long = "host", global = true, value_name = "[USER@]HOST[:PORT]")]
     pub host: Option<String>,
@@ -208,7 +208,7 @@ pub enum Command {
 #[derive(Subcommand, Debug)]
 pub enum RemoteAction {
     /// Copy this binary to HOST (same OS and architecture) as
-    /// ~/.local/share/tmuxmate/bin/tmuxmate, so watch, agent and side status/history work
+    /// ~/.local/share/tmuxmate/bin/tmuxmate, so watch, agent and side status/history/report work
     /// with --host HOST. A second install of the same binary says so and copies nothing.
     Install {
         /// [user@]host[:port], as for --host.
