@@ -1584,3 +1584,168 @@ fn mcp_watch_agent_and_side_take_a_host() {
     nothing_ran(&r.s);
     assert!(!r.d.remote_home().join("NEVER").exists());
 }
+
+/// Remote jobs this machine started show in its own views: the local `watch list` (text
+/// and `--json`, marked with their host, fresh state asked once per host) and the status
+/// line's count (from the local records only: no ssh however often it is computed); a
+/// host that cannot be reached gets one error line and its jobs their last known state
+/// while the local jobs still print.
+#[test]
+fn remote_jobs_show_in_the_local_watch_list_and_status_line() {
+    let r = rig!();
+    ok(install(&r));
+    // This machine's own server (apart from the host's, whose watch poller writes its
+    // own status there), with its agent.
+    let here = server!();
+    here.known_agent("agent-l");
+    let cli = |args: &[&str]| -> Output {
+        let mut c = Command::new(BIN);
+        here.env(&mut c);
+        c.env("TMUXMATE_SSH_CONFIG", &r.d.config)
+            .env("TMUX", format!("{},1,0", here.socket_path().display()))
+            .env("TMUXMATE_REMOTE_RETRY_MS", "0")
+            .args(args)
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    let host = r.d.host();
+    let sock = r.s.socket_path().to_string_lossy().into_owned();
+    let status = || {
+        here.tmux(&["show", "-gqv", "@tmuxmate-watch-status"])
+            .trim_end_matches('\n')
+            .to_string()
+    };
+    let wait_status = |want: &str| {
+        wait_until(&format!("status {want:?}"), Duration::from_secs(15), || {
+            (status() == want).then_some(())
+        })
+    };
+    let go = r.s.dir.join("GO-LIST");
+    let script = format!(
+        "while [ ! -e '{}' ]; do sleep 0.1; done; echo remote-done",
+        go.display()
+    );
+    let started = ok(cli(&[
+        "--host", &host, "-S", &sock, "watch", "start", "--notify", "agent-l", "--json", "--",
+        &script,
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&started).unwrap();
+    let job = v["jobId"].as_str().unwrap().to_string();
+    // Counted at once (the start itself pushes the count), as remote.
+    assert_eq!(status(), "watch 1 remote");
+    // A local job: its poller recomputes the line from then on, remote count included.
+    let local = ok(cli(&[
+        "watch", "start", "--notify", "agent-l", "--json", "--", "sleep", "300",
+    ]));
+    let local: serde_json::Value = serde_json::from_str(&local).unwrap();
+    let local_job = local["jobId"].as_str().unwrap().to_string();
+    wait_status("watch 1 running · 1 remote");
+    // A job on a host that cannot be reached (a port nothing listens on): its record.
+    let dead = format!("127.0.0.1:{}", free_port());
+    let rec = std::fs::read_dir(here.state.join("remote/watches"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let mut fake: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&rec).unwrap()).unwrap();
+    fake["host"] = dead.clone().into();
+    fake["jobId"] = "wdead00".into();
+    std::fs::write(
+        rec.with_file_name("fake.json"),
+        serde_json::to_vec(&fake).unwrap(),
+    )
+    .unwrap();
+    // The poller's later counts see it; they make no ssh call.
+    let s0 = sessions(&r);
+    let c0 = r.d.connections();
+    wait_status("watch 1 running · 2 remote");
+    assert_eq!(
+        (sessions(&r), r.d.connections()),
+        (s0, c0),
+        "the status line asked a host"
+    );
+
+    // watch list --json: local jobs, then the remote ones with their host; the dead
+    // host gets its line on stderr and its job its last known state.
+    let out = cli(&["watch", "list", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains(&format!("host {dead}")) && e.contains("cannot ask") && !e.contains(&host),
+        "{e}"
+    );
+    let all: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    for j in &all {
+        let _: crate::util::contract::JobJson = serde_json::from_value(j.clone())
+            .unwrap_or_else(|e| panic!("not the documented shape ({e}): {j}"));
+    }
+    let find = |id: &str| {
+        all.iter()
+            .find(|j| j["jobId"] == id)
+            .unwrap_or_else(|| panic!("{id} not in {all:?}"))
+    };
+    let l = find(&local_job);
+    assert!(l.get("host").is_none() && l["status"] == "running", "{l}");
+    let there = find(&job);
+    assert_eq!(
+        (there["host"].as_str(), there["status"].as_str()),
+        (Some(host.as_str()), Some("running")),
+        "{there}"
+    );
+    let gone = find("wdead00");
+    assert_eq!(
+        (gone["host"].as_str(), gone["status"].as_str()),
+        (Some(dead.as_str()), Some("unknown")),
+        "{gone}"
+    );
+    assert!(
+        gone["unreadable"]
+            .as_str()
+            .is_some_and(|u| u.contains("not reachable")),
+        "{gone}"
+    );
+    // The text form says the same, one line each.
+    let out = cli(&["watch", "list"]);
+    assert!(out.status.success());
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with(&local_job) && l.contains("sleep 300")),
+        "{t}"
+    );
+    assert!(
+        t.lines().any(|l| l.starts_with(&job)
+            && l.contains("running")
+            && l.ends_with(&format!("(host {host})"))),
+        "{t}"
+    );
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with("wdead00") && l.ends_with(&format!("(host {dead})"))),
+        "{t}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("host {dead}")));
+
+    // The result arrives at a turn: the count drops by one at once.
+    std::fs::write(&go, "").unwrap();
+    wait_until("the remote job to end", Duration::from_secs(30), || {
+        remote_state(&r)
+            .join("jobs/done")
+            .join(format!("{job}.json"))
+            .exists()
+            .then_some(())
+    });
+    let got = ok(cli(&["turn", "--agent", "agent-l"]));
+    assert!(got.contains(&job) && got.contains("remote-done"), "{got}");
+    assert_eq!(status(), "watch 1 running · 1 remote");
+    ok(cli(&["watch", "stop", &local_job]));
+    std::fs::remove_file(rec.with_file_name("fake.json")).unwrap();
+    ok(cli(&["turn", "--agent", "agent-l"]));
+    wait_status("");
+}
