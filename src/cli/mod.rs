@@ -87,7 +87,11 @@ pub fn timeout_or(
         .unwrap_or(default_ms)
 }
 
+// `defer`: each subcommand's arguments are built only when it is the one invoked (clap
+// builds the whole tree otherwise: measured 1.1 ms and 120 page faults of a 3 ms remote
+// call); help, completions and man pages build the tree in full as before.
 #[derive(Subcommand, Debug)]
+#[command(defer = true)]
 pub enum Command {
     /// Print the tmux location of the calling process (tty-verified).
     Where {
@@ -206,6 +210,7 @@ pub enum Command {
 }
 
 #[derive(Subcommand, Debug)]
+#[command(defer = true)]
 pub enum RemoteAction {
     /// Copy this binary to HOST (same OS and architecture) as
     /// ~/.local/share/tmuxmate/bin/tmuxmate, so watch, agent and side status/history/report work
@@ -290,6 +295,7 @@ pub enum CompletionShell {
 }
 
 #[derive(Subcommand, Debug)]
+#[command(defer = true)]
 pub enum InitWhat {
     /// The tmux.conf snippet with this binary's path filled in.
     Tmux,
@@ -522,6 +528,7 @@ pub struct SnapshotsArgs {
 }
 
 #[derive(Subcommand, Debug)]
+#[command(defer = true)]
 pub enum SnapshotsAction {
     /// Print the full stored text of one snapshot.
     Show {
@@ -540,6 +547,7 @@ pub enum SnapshotsAction {
 }
 
 #[derive(Subcommand, Debug)]
+#[command(defer = true)]
 pub enum WatchAction {
     /// Start a command (in a new window, or typed into an existing shell pane with -t).
     Start(WatchStartArgs),
@@ -709,6 +717,7 @@ pub struct AgentStartArgs {
 }
 
 #[derive(Subcommand, Debug)]
+#[command(defer = true)]
 pub enum AgentAction {
     /// Start (or reuse) an agent CLI in its own session for this project and branch.
     Start(AgentStartArgs),
@@ -824,6 +833,7 @@ pub enum DigestFormat {
 }
 
 #[derive(Subcommand, Debug)]
+#[command(defer = true)]
 pub enum DigestAction {
     /// Print the digest of a pane's agent session (-t) or of a transcript file.
     Show(DigestShowArgs),
@@ -882,6 +892,7 @@ pub struct DigestShowArgs {
 }
 
 #[derive(Subcommand, Debug)]
+#[command(defer = true)]
 pub enum SideAction {
     /// Open a side chat about the agent in pane -t (a popup; a split without a client).
     Open {
