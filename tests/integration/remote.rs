@@ -1571,6 +1571,30 @@ fn mcp_watch_agent_and_side_take_a_host() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(prompts.last().map(String::as_str), Some(msg));
+    // A long message travels over stdin, whole: the stand-in records it byte-exact.
+    let long: String = (0..3000).map(|i| format!("{i}:$(x);'q' ")).collect();
+    assert!(long.len() > 20_000);
+    let reply = m.ok(
+        "agent_ask",
+        at(serde_json::json!({"target": reply["name"], "message": long, "project": p, "timeoutS": 60})),
+    );
+    assert_eq!(reply["delivery"], "delivered", "{reply}");
+    let prompts: Vec<String> = std::fs::read_to_string(r.d.dir.join("standin/prompts"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // (The stand-in records a long paste inside its pasted-content marker, as Claude
+    // shows one.)
+    let got = prompts.last().cloned().unwrap_or_default();
+    assert!(
+        got.contains(&long),
+        "the long message arrived changed: {} vs {} bytes, ends {:?}, {} prompts",
+        got.len(),
+        long.len(),
+        &got[got.len().saturating_sub(40)..],
+        prompts.len()
+    );
     let name = reply["name"].as_str().unwrap().to_string();
     ok(r.run(&["agent", "stop", &name, "--confirm"]));
 
