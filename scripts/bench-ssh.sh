@@ -7,6 +7,10 @@
 #              and its time against a warm call
 #   list       `tmuxmate --host H list --json` against `ssh -S <master> H tmux list-panes -a -F`
 #              with the same fields over the same warm master (target: within 1.3x, medians)
+#              The three target rows (list, capture and send after the install) time the
+#              two commands interleaved (ABBA order, RUNS pairs), so a change of machine
+#              load between two separate runs cannot move their ratio; the others use
+#              hyperfine.
 #   capture    `tmuxmate --host H capture -t %N` against `ssh ... tmux capture-pane -p -t %N`
 #              (one tmux command list), before and after `tmuxmate remote install H`
 #   send       `tmuxmate --host H send -t %N TEXT` against `ssh ... tmux send-keys -l -t %N TEXT`,
@@ -155,8 +159,36 @@ RAW="ssh -F $W/ssh_config -o BatchMode=yes -o ControlPath=$MASTER -p $PORT 127.0
 
 # --- list ---------------------------------------------------------------------------------
 F="'#{session_id}#{session_name}#{session_attached}#{window_id}#{window_index}#{window_name}#{window_active}#{window_layout}#{pane_id}#{pane_index}#{pane_active}#{pane_tty}#{pane_pid}#{pane_width}#{pane_height}#{pane_dead}#{pane_in_mode}#{pane_mode}#{@tmuxmate-created}#{@tmuxmate-job}#{pane_current_command}'"
-hf list-ssh "$RAW tmux -S $SOCK list-panes -a -F \"$F\""
-hf list-tmuxmate "$TM list --json"
+# pair NAME RAW-COMMAND OUR-COMMAND: both timed interleaved (ABBA), medians into
+# $W/NAME-ssh.json and $W/NAME-tmuxmate.json in hyperfine's shape.
+pair() {
+    python3 - "$W" "$1" "$2" "$3" "$RUNS" "$WARMUP" <<'PY'
+import json, os, shlex, shutil, statistics, sys, time
+w, name, raw, ours, runs, warm = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
+cmds = [shlex.split(c) for c in (raw, ours)]
+cmds = [[shutil.which(c[0]) or c[0]] + c[1:] for c in cmds]
+dn = os.open(os.devnull, os.O_RDWR)
+fa = [(os.POSIX_SPAWN_DUP2, dn, 0), (os.POSIX_SPAWN_DUP2, dn, 1), (os.POSIX_SPAWN_DUP2, dn, 2)]
+def once(c):
+    s = time.perf_counter()
+    pid = os.posix_spawn(c[0], c, os.environ, file_actions=fa)
+    _, st = os.waitpid(pid, 0)
+    if st != 0:
+        sys.exit("bench-ssh: %s failed (status %d): %s" % (name, st, " ".join(c)))
+    return time.perf_counter() - s
+for c in cmds:
+    for _ in range(warm):
+        once(c)
+t = [[], []]
+for i in range(runs):
+    for j in ((0, 1) if i % 2 == 0 else (1, 0)):
+        t[j].append(once(cmds[j]))
+for j, tag in ((0, "ssh"), (1, "tmuxmate")):
+    json.dump({"results": [{"median": statistics.median(t[j]), "times": t[j]}]},
+              open(os.path.join(w, "%s-%s.json" % (name, tag)), "w"))
+PY
+}
+pair list "$RAW tmux -S $SOCK list-panes -a -F \"$F\"" "$TM list --json"
 ratio() { awk -v a="$(median_ms "$W/$1-tmuxmate.json")" -v b="$(median_ms "$W/$1-ssh.json")" 'BEGIN { printf "%.2f", a / b }'; }
 printf '\nlist: ssh -S master tmux list-panes %s ms, tmuxmate --host list --json %s ms\n' \
     "$(median_ms "$W/list-ssh.json")" "$(median_ms "$W/list-tmuxmate.json")"
@@ -183,12 +215,12 @@ printf '\nsessions: one capture %s, one send %s\n' "$((s1 - s0))" "$((s2 - s1))"
 verdict "ssh sessions for one capture (tmuxmate on the host)" "$((s1 - s0))" "<=" 1 ""
 verdict "ssh sessions for one send (tmuxmate on the host)" "$((s2 - s1))" "<=" 1 ""
 
-hf capture-tmuxmate "$TM capture -t $P"
+pair capture "$RAW tmux -S $SOCK capture-pane -p -t $P" "$TM capture -t $P"
 printf '\ncapture: ssh -S master tmux capture-pane %s ms, tmuxmate --host capture %s ms\n' \
     "$(median_ms "$W/capture-ssh.json")" "$(median_ms "$W/capture-tmuxmate.json")"
 verdict "capture ratio tmuxmate / ssh+tmux" "$(ratio capture)" "<=" 1.3 "x"
 
-hf send-tmuxmate "$TM send -t $P hello"
+pair send "$RAW tmux -S $SOCK send-keys -l -t $P -- hello" "$TM send -t $P hello"
 printf '\nsend: ssh -S master tmux send-keys -l %s ms, tmuxmate --host send %s ms\n' \
     "$(median_ms "$W/send-ssh.json")" "$(median_ms "$W/send-tmuxmate.json")"
 verdict "send ratio tmuxmate / ssh+tmux" "$(ratio send)" "<=" 1.3 "x"

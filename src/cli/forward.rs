@@ -118,7 +118,7 @@ fn message(w: &mut W, m: &MessageArgs) -> Result<Option<Vec<u8>>, Error> {
 
 fn needs_project(what: &str) -> Error {
     Error::usage(format!(
-        "refused: {what} with --host needs --project DIR, a directory on the host (this machine's current directory means nothing there)"
+        "refused: {what} with --host needs --project DIR (MCP: project), a directory on the host (this machine's current directory means nothing there)"
     ))
 }
 
@@ -297,6 +297,23 @@ fn build(cmd: &Command) -> Result<Option<Forwarded>, Error> {
                     .flag("--json", *json);
                 "side history"
             }
+            SideAction::Report { target, text, json } => {
+                // The host refuses a note over `REPORT_MAX` characters; longer than this
+                // many bytes is always over it, so it is refused here with its words
+                // instead of travelling on the command line.
+                const _: () = assert!(crate::side::REPORT_MAX * 4 <= INLINE_MAX);
+                if text.len() > INLINE_MAX {
+                    return Err(Error::usage(format!(
+                        "refused: the report is longer than {} characters; summarise it",
+                        crate::side::REPORT_MAX
+                    )));
+                }
+                w.w("side").w("report");
+                w.opt("--target", target.as_ref())
+                    .flag("--json", *json)
+                    .pos(text.clone());
+                "side report"
+            }
             _ => return Ok(None),
         },
         _ => return Ok(None),
@@ -310,12 +327,24 @@ fn open(host: &str) -> Result<Remote, Error> {
 
 /// Run a forwarded command on `host`; its answer.
 pub fn run(host: &str, socket: Socket, cmd: Command) -> Result<Answer, Error> {
+    let local = crate::tmux::Tmux::new(Socket::resolve(None, None));
+    run_from(&local, host, socket, cmd)
+}
+
+/// [`run`] for a caller whose own tmux server is `local` (the MCP server's): a remote
+/// watch's addressees are resolved there and its status line counts the job.
+pub fn run_from(
+    local: &crate::tmux::Tmux,
+    host: &str,
+    socket: Socket,
+    cmd: Command,
+) -> Result<Answer, Error> {
     let remote = open(host)?;
     if let Command::Watch {
         action: WatchAction::Start(a),
     } = cmd
     {
-        return watch_start(&remote, &socket, a);
+        return watch_start(local, &remote, &socket, a);
     }
     let Some((w, input, wait, what)) = build(&cmd)? else {
         return Err(Error::usage(
@@ -336,13 +365,17 @@ pub fn run(host: &str, socket: Socket, cmd: Command) -> Result<Answer, Error> {
 
 /// `watch start --host`: the job starts on the host with its result kept for this
 /// machine's collector, and is recorded here for the agents it notifies.
-fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> Result<Answer, Error> {
+fn watch_start(
+    local: &crate::tmux::Tmux,
+    remote: &Remote,
+    socket: &Socket,
+    a: WatchStartArgs,
+) -> Result<Answer, Error> {
     // The addressees are this machine's agents: resolved here, as a local start does.
-    let local = crate::tmux::Tmux::new(Socket::resolve(None, None));
     let notify = match a.notify.as_deref() {
-        Some(n) => crate::address::resolve(&local, "--notify", n)?,
+        Some(n) => crate::address::resolve(local, "--notify", n)?,
         None => {
-            let me = crate::control::policy::caller(&local).agent;
+            let me = crate::control::policy::caller(local).agent;
             if let Some(w) = crate::address::default_notify_warning(&me) {
                 eprintln!("tmuxmate: {w}");
             }
@@ -351,7 +384,7 @@ fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> Result<An
     };
     let mut to = vec![notify];
     for f in &a.forward {
-        to.push(crate::address::resolve(&local, "--forward", f)?);
+        to.push(crate::address::resolve(local, "--forward", f)?);
     }
     to.sort();
     to.dedup();
@@ -397,7 +430,14 @@ fn watch_start(remote: &Remote, socket: &Socket, a: WatchStartArgs) -> Result<An
         )));
     };
     let host = remote.host.to_string();
-    if let Err(e) = pending::record(&host, socket, job, &to, &collector) {
+    // The local server whose status line counts the job (none: outside tmux).
+    let local_socket = crate::digest::follower::socket_path(local).ok();
+    let shown = pending::Shown {
+        pane_id: pane,
+        command: &crate::control::watch::start::command_line(&a.cmd),
+        local_socket,
+    };
+    if let Err(e) = pending::record(&host, socket, job, &to, &collector, shown) {
         // Nothing here would ever fetch its result: take the job back.
         let stop = vec!["watch".into(), "stop".into(), "--".into(), job.to_string()];
         let _ = call::run(

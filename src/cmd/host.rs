@@ -5,7 +5,7 @@
 //! refusal for the others. Routes: plain tmux over ssh (list, send, paste, keys,
 //! capture, split, new-window, swap, run, kill: nothing needed on the host but tmux), the
 //! tmuxmate installed on the host (`tmuxmate remote install HOST`; watch, agent but
-//! attach, side status/history), and for `capture`/`send` one remote call when they can
+//! attach, side status/history/report), and for `capture`/`send` one remote call when they can
 //! (`capture -t %N`: one tmux command list; `send -t TEXT`: the host's tmuxmate when it
 //! has one), else the several-call path over plain tmux. Invariants: a command that needs
 //! this machine's `/proc`, files or terminal never silently runs against a remote
@@ -60,7 +60,9 @@ fn way(cmd: &Command) -> Way {
             _ => Way::Tmuxmate,
         },
         Command::Side { action } => match action {
-            SideAction::Status { .. } | SideAction::History { .. } => Way::Tmuxmate,
+            SideAction::Status { .. } | SideAction::History { .. } | SideAction::Report { .. } => {
+                Way::Tmuxmate
+            }
             _ => Way::No("the side chat runs next to the agent it talks about"),
         },
         Command::Digest { .. } => {

@@ -13,11 +13,22 @@ use crate::tmux::{Socket, Tmux};
 
 fn list(json: bool) -> CliResult {
     let all = view::all();
+    // The jobs this machine started on other hosts (one call per host; a host that does
+    // not answer gets a line here, its jobs their last known state).
+    let remote = crate::remote::jobs::list(true);
+    for e in &remote.errors {
+        eprintln!("tmuxmate: {e}");
+    }
     if json {
-        super::out_json(&all.iter().map(view::ListedJob::json).collect::<Vec<_>>());
+        let mut v: Vec<serde_json::Value> = all
+            .iter()
+            .map(|l| serde_json::to_value(l.json()).unwrap_or_default())
+            .collect();
+        v.extend(remote.jobs);
+        super::out_json(&v);
         return Ok(());
     }
-    if all.is_empty() {
+    if all.is_empty() && remote.jobs.is_empty() {
         super::out_line("no watch jobs");
         return Ok(());
     }
@@ -33,6 +44,23 @@ fn list(json: bool) -> CliResult {
             j.command
         ));
         if let Some(u) = &l.unreadable {
+            s.push_str(&format!("    {u}\n"));
+        }
+    }
+    for j in &remote.jobs {
+        let f = |k: &str| j[k].as_str().unwrap_or("").to_string();
+        let start = j["start"].as_u64().unwrap_or(0);
+        let end = j["end"].as_u64().unwrap_or_else(state::now_ms);
+        s.push_str(&format!(
+            "{} {} {} {}: {} (host {})\n",
+            f("jobId"),
+            f("paneId"),
+            f("outcome"),
+            job::duration(end.saturating_sub(start)),
+            f("command"),
+            f("host")
+        ));
+        if let Some(u) = j["unreadable"].as_str() {
             s.push_str(&format!("    {u}\n"));
         }
     }

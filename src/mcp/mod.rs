@@ -101,6 +101,18 @@ pub struct Session {
     remotes: Mutex<std::collections::HashMap<String, Tmux>>,
 }
 
+/// The server a tool's `hostSocket` names on its host: a `-S` path when it holds a `/`,
+/// else a `-L` name; none: the default server there.
+pub fn host_socket(socket: Option<&str>) -> crate::tmux::Socket {
+    match socket {
+        Some(p) if p.contains('/') => {
+            crate::tmux::Socket::resolve_remote(None, Some(std::path::Path::new(p)))
+        }
+        Some(n) => crate::tmux::Socket::resolve_remote(Some(n), None),
+        None => crate::tmux::Socket::resolve_remote(None, None),
+    }
+}
+
 /// How long EOF waits for running tool calls to answer before the process exits.
 const DRAIN: Duration = Duration::from_secs(10);
 
@@ -113,14 +125,7 @@ impl Session {
             return Ok(t);
         }
         let r = crate::tmux::remote::Remote::new(host).map_err(crate::error::Error::usage)?;
-        let sock = match socket {
-            Some(p) if p.contains('/') => {
-                crate::tmux::Socket::resolve_remote(None, Some(std::path::Path::new(p)))
-            }
-            Some(n) => crate::tmux::Socket::resolve_remote(Some(n), None),
-            None => crate::tmux::Socket::resolve_remote(None, None),
-        };
-        let t = Tmux::remote(sock, r);
+        let t = Tmux::remote(host_socket(socket), r);
         if let Ok(mut m) = self.remotes.lock() {
             m.insert(key, t.clone());
         }
@@ -281,14 +286,20 @@ fn handle(session: &Arc<Session>, text: &[u8]) {
         "server/discover" => Ok(discover()),
         "ping" => Ok(json!({})),
         "tools/list" => Ok(tools::list().clone()),
-        "tools/call" => {
-            // Calls may block (run, ask): each on its own thread, answered when done.
+        // Calls may block (run, ask; a read that asks another host): each on its own
+        // thread, answered when done.
+        "tools/call" | "resources/read" => {
             if let Ok(mut n) = session.in_flight.0.lock() {
                 *n += 1;
             }
             let s = Arc::clone(session);
+            let tool = method == "tools/call";
             std::thread::spawn(move || {
-                let r = tools::call(&s, &params);
+                let r = if tool {
+                    tools::call(&s, &params)
+                } else {
+                    resources::read(&s, &params)
+                };
                 s.out.reply(&id, r);
                 s.call_ended();
             });
@@ -296,7 +307,6 @@ fn handle(session: &Arc<Session>, text: &[u8]) {
         }
         "resources/list" => Ok(resources::list()),
         "resources/templates/list" => Ok(resources::templates()),
-        "resources/read" => resources::read(&params),
         "resources/subscribe" => resources::subscribe(session, &params, true),
         "resources/unsubscribe" => resources::subscribe(session, &params, false),
         other => Err(RpcError::new(

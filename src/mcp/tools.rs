@@ -71,7 +71,7 @@ pub fn list() -> &'static Value {
         let hs = || ("hostSocket", s());
         json!({"tools": [
             tool("tmux_list",
-                "Sessions, windows (layout) and panes (paneId, target, command, createdByUs, createdBy = creator's address, agent = the pane's own). One tmux call. Every tmux_* tool (not watch) takes host ([user@]host[:port], over one ssh master) and hostSocket (a -L name or -S path there).",
+                "Sessions, windows (layout) and panes (paneId, target, command, createdByUs, createdBy = creator's address, agent = the pane's own). One tmux call. Every tool takes host ([user@]host[:port], one ssh master) and hostSocket (-L name or -S path there); watch, agent_ask, side_* need `tmuxmate remote install HOST`.",
                 &[h(), hs()], &[],
                 &[("sessions", json!({"type": "array"})), ("windows", json!({"type": "array"})), ("panes", json!({"type": "array"}))]),
             tool("tmux_send_keys",
@@ -99,24 +99,24 @@ pub fn list() -> &'static Value {
                 &[("paneId", s()), ("text", s()), ("exitStatus", json!({"type": ["integer", "null"]})), ("truncated", b()), ("stabilized", b()), ("timedOut", b()), ("elapsedMs", n()), ("kept", b())]),
             tool("tmux_watch",
                 "Start cmd in the background (new window, or typed into an idle shell pane); done at exit or doneRegex. Result at the agent's next turn and as resource tmuxmate://watch/<jobId> (updated notification when done).",
-                &[t(), ("cmd", words()), ("doneRegex", s()), ("timeoutMin", json!({"type": ["number", "string"]})), ("notify", s()), ("forward", words()), ("cancelMode", b())], &["cmd"],
-                &[("kind", s()), ("jobId", s()), ("paneId", s()), ("uri", s())]),
+                &[t(), ("cmd", words()), ("doneRegex", s()), ("timeoutMin", json!({"type": ["number", "string"]})), ("notify", s()), ("forward", words()), ("cancelMode", b()), h(), hs()], &["cmd"],
+                &[("kind", s()), ("jobId", s()), ("paneId", s()), ("uri", s()), ("host", s())]),
             tool("tmux_kill",
                 "Kill a pane, window, session or server. Refuses without confirm:true, without an exact target, the caller's own pane/window/session/server, and when the approval policy says no (fails closed).",
                 &[("scope", json!({"enum": ["pane", "window", "session", "server"]})), t(), ("confirm", b()), h(), hs()], &["scope"],
                 &[("scope", s()), ("target", json!({"type": ["string", "null"]})), ("paneId", json!({"type": ["string", "null"]})), ("windowId", json!({"type": ["string", "null"]})), ("sessionId", json!({"type": ["string", "null"]})), ("killed", b())]),
             tool("agent_ask",
                 "Ask another agent CLI (target: claude/codex/gemini to start or reuse one for project, or a managed session name): send once, wait, complete reply. delivery: delivered, unconfirmed or not-delivered; never retried. Refuses busy agents and dialogs. timeoutS default 50.",
-                &[t(), ("message", s()), ("project", s()), ("permissionMode", s()), ("timeoutS", n())], &["target", "message"],
+                &[t(), ("message", s()), ("project", s()), ("permissionMode", s()), ("timeoutS", n()), h(), hs()], &["target", "message"],
                 &[("delivery", s()), ("name", s()), ("complete", b()), ("source", s()), ("text", s()), ("truncated", b())]),
             tool("side_chat_main_status", "The main agent's live digest and whether it is running (side chat).",
-                &[t()], &[],
+                &[t(), h(), hs()], &[],
                 &[("paneId", s()), ("state", s()), ("transcript", json!({"type": ["string", "null"]})), ("text", s())]),
             tool("side_chat_main_history", "The main session's transcript lines, summarised; filter by turn or contains; limit 1-200 (default 40).",
-                &[t(), ("turn", n()), ("contains", s()), ("limit", n())], &[],
+                &[t(), ("turn", n()), ("contains", s()), ("limit", n()), h(), hs()], &[],
                 &[("lines", json!({"type": "array"}))]),
             tool("side_chat_report", "Queue a note for the main agent's next turn (never typed into its pane). Refuses empty text.",
-                &[t(), ("text", s())], &["text"],
+                &[t(), ("text", s()), h(), hs()], &["text"],
                 &[("queued", b()), ("agent", s()), ("key", s())]),
         ]})
     })
@@ -344,12 +344,9 @@ pub fn call(session: &Session, params: &Value) -> Result<Value, RpcError> {
     let remote;
     let tmux = match host {
         None => &session.tmux,
-        Some(_) if !name.starts_with("tmux_") || name == "tmux_watch" => {
-            return Ok(failed(&Error::usage(format!(
-                "refused: {name} does not take host here (it needs tmuxmate on the host); \
-                 run `tmuxmate remote install HOST` once, then the CLI with --host (e.g. \
-                 `tmuxmate agent ask --host HOST --project DIR ...`, `tmuxmate watch start --host HOST -- CMD`)"
-            ))));
+        // These run the host's tmuxmate, as the CLI's --host does.
+        Some(h) if !name.starts_with("tmux_") || name == "tmux_watch" => {
+            return on_host(session, name, a, h);
         }
         Some(h) => match session.remote(&h.host, h.socket.as_deref()) {
             Ok(t) => {
@@ -578,6 +575,128 @@ pub fn call(session: &Session, params: &Value) -> Result<Value, RpcError> {
     })
 }
 
+/// A tool that runs the host's tmuxmate: its arguments become the CLI command they
+/// stand for, run by the CLI's own `--host` route (`crate::cli::forward`: every word
+/// quoted for the remote shell, long text over stdin); the host's JSON answer is the
+/// result, its error text the refusal.
+fn on_host(session: &Session, name: &str, a: &Value, h: Server) -> Result<Value, RpcError> {
+    use crate::cli::{AgentAction, Command, MessageArgs, SideAction, WatchAction, WatchStartArgs};
+    let cmd = match name {
+        "tmux_watch" => {
+            let a: Watch = args(name, a)?;
+            Command::Watch {
+                action: WatchAction::Start(WatchStartArgs {
+                    target: a.target,
+                    done_regex: a.done_regex,
+                    timeout: None,
+                    timeout_min: a.timeout_min.map(|v| match v {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    }),
+                    notify: a.notify,
+                    forward: a.forward,
+                    cancel_mode: a.cancel_mode,
+                    json: true,
+                    cmd: a.cmd,
+                }),
+            }
+        }
+        "agent_ask" => {
+            let a: Ask = args(name, a)?;
+            Command::Agent {
+                action: AgentAction::Ask {
+                    target: a.target,
+                    msg: MessageArgs {
+                        message: Some(a.message),
+                        message_file: None,
+                        stdin: None,
+                    },
+                    project: a.project,
+                    permission_mode: a.permission_mode,
+                    timeout: None,
+                    timeout_s: Some(a.timeout_s.unwrap_or(DEFAULT_WAIT_MS / 1000)),
+                    json: true,
+                },
+            }
+        }
+        "side_chat_main_status" => {
+            let a: SideTarget = args(name, a)?;
+            Command::Side {
+                action: SideAction::Status {
+                    target: a.target,
+                    json: true,
+                },
+            }
+        }
+        "side_chat_main_history" => {
+            let a: SideHistory = args(name, a)?;
+            Command::Side {
+                action: SideAction::History {
+                    target: a.target,
+                    turn: a.turn,
+                    contains: a.contains,
+                    limit: a.limit.unwrap_or(crate::side::HISTORY_DEFAULT),
+                    json: true,
+                },
+            }
+        }
+        "side_chat_report" => {
+            let a: SideReport = args(name, a)?;
+            Command::Side {
+                action: SideAction::Report {
+                    target: a.target,
+                    text: a.text,
+                    json: true,
+                },
+            }
+        }
+        other => {
+            return Err(RpcError::new(
+                INVALID_PARAMS,
+                format!("unknown tool {other:?}; see tools/list"),
+            ));
+        }
+    };
+    let socket = super::host_socket(h.socket.as_deref());
+    let answer = match crate::cli::forward::run_from(&session.tmux, &h.host, socket.clone(), cmd) {
+        Ok(a) => a,
+        Err(e) => return Ok(failed(&e)),
+    };
+    Ok(match answer {
+        crate::cli::forward::Answer::Started {
+            job, pane, host, ..
+        } => {
+            session
+                .resources
+                .started_remote(session, &job, &host, socket);
+            done(&json!({"kind": "background", "jobId": job, "paneId": pane,
+                "uri": super::resources::watch_uri(&job), "host": host}))
+        }
+        crate::cli::forward::Answer::Passed(out) => {
+            let v = serde_json::from_slice::<Value>(&out.stdout).ok();
+            let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            match v {
+                // agent ask prints its reply (complete or not) only once delivered.
+                Some(mut v) if name == "agent_ask" && v.is_object() => {
+                    v["delivery"] = json!("delivered");
+                    done(&v)
+                }
+                // As the local tool answers: the lines in an object.
+                Some(v) if out.status.success() && name == "side_chat_main_history" => {
+                    done(&json!({"lines": v}))
+                }
+                Some(v) if out.status.success() => done(&v),
+                _ if name == "agent_ask" => {
+                    json!({"content": [{"type": "text", "text": stderr}],
+                        "structuredContent": {"delivery": null, "text": stderr},
+                        "isError": true})
+                }
+                _ => json!({"content": [{"type": "text", "text": stderr}], "isError": true}),
+            }
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -585,6 +704,7 @@ mod tests {
     #[test]
     fn tools_list_fits_the_token_budget() {
         let bytes = serde_json::to_string(list()).unwrap().len();
+        eprintln!("tools/list: {bytes} bytes");
         assert!(bytes <= 10 * 1024, "tools/list is {bytes} bytes");
         let names: Vec<&str> = list()["tools"]
             .as_array()

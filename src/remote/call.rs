@@ -27,7 +27,8 @@ pub const MISSING_STATUS: i32 = 127;
 /// Commands that work with plain tmux on the host (no tmuxmate there).
 pub const PLAIN_TMUX: &str = "list, send, paste, keys, capture, split, new-window, swap, run, kill";
 /// Commands that run the tmuxmate on the host.
-pub const NEEDS_TMUXMATE: &str = "watch, agent (all but attach), side status, side history";
+pub const NEEDS_TMUXMATE: &str =
+    "watch, agent (all but attach), side status, side history, side report";
 
 /// The remote shell line: `env` assignments and the words after the program, quoted.
 pub fn line(socket: &Socket, env: &[(&str, &str)], args: &[String]) -> String {

@@ -45,7 +45,7 @@ impl Installed {
             )
         } else {
             format!(
-                "installed tmuxmate {} on {} as ~/{REL_PATH} ({} bytes, SHA-256 {}); watch, agent and side status/history now work with --host {}",
+                "installed tmuxmate {} on {} as ~/{REL_PATH} ({} bytes, SHA-256 {}); watch, agent and side status/history/report now work with --host {}",
                 self.version,
                 self.host,
                 self.bytes,

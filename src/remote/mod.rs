@@ -6,7 +6,8 @@
 //! binary there (`crate::cli::forward` turns a `--host` command line into one such call);
 //! `served` is what
 //! runs on the host; `pending` is this machine's list of remote watch jobs and the
-//! per-turn step that queues their results once.
+//! per-turn step that queues their results once; `jobs` shows those jobs in the local
+//! views (`watch list`, the MCP watch resources).
 //!
 //! Invariants: nothing but our own fixed shell text and words quoted by
 //! `crate::sys::shell` reaches the remote shell; bulk text goes over stdin; a command
@@ -15,5 +16,6 @@
 
 pub mod call;
 pub mod install;
+pub mod jobs;
 pub mod pending;
 pub mod served;

@@ -44,10 +44,19 @@ pub struct RemoteWatch {
     pub notify: Vec<String>,
     pub collector: String,
     pub at: u64,
+    /// What the local views show while the host is not asked (records of v1 lack them).
+    #[serde(default)]
+    pub pane_id: Option<String>,
+    #[serde(default)]
+    pub command: Option<String>,
+    /// The socket path of the local tmux server the job was started from: its status
+    /// line counts the job until its result arrives.
+    #[serde(default)]
+    pub local_socket: Option<String>,
 }
 
 impl RemoteWatch {
-    fn socket(&self) -> Socket {
+    pub fn socket(&self) -> Socket {
         match (&self.socket_path, &self.socket_name) {
             (Some(p), _) => Socket::Path(p.into()),
             (None, Some(n)) => Socket::Name(n.clone()),
@@ -90,6 +99,13 @@ fn key_of(host: &str, socket: &Socket, job: &str) -> String {
     h[..32].to_string()
 }
 
+/// What the local views need of a job besides its address (see [`RemoteWatch`]).
+pub struct Shown<'a> {
+    pub pane_id: &'a str,
+    pub command: &'a str,
+    pub local_socket: Option<String>,
+}
+
 /// Record a job started on `host` (written before `watch start --host` answers).
 pub fn record(
     host: &str,
@@ -97,6 +113,7 @@ pub fn record(
     job: &str,
     notify: &[String],
     collector: &str,
+    shown: Shown,
 ) -> std::io::Result<()> {
     let (socket_name, socket_path) = match socket {
         Socket::Name(n) => (Some(n.clone()), None),
@@ -112,6 +129,9 @@ pub fn record(
         notify: notify.to_vec(),
         collector: collector.to_string(),
         at: state::now_ms(),
+        pane_id: Some(shown.pane_id.to_string()),
+        command: Some(shown.command.to_string()),
+        local_socket: shown.local_socket,
     };
     let d = dir();
     state::private_dir(&d)?;
@@ -119,7 +139,35 @@ pub fn record(
     state::write_atomic(
         &d.join(format!("{}.json", key_of(host, socket, job))),
         &body,
-    )
+    )?;
+    if let Some(s) = &r.local_socket {
+        crate::control::watch::status::refresh(s);
+    }
+    Ok(())
+}
+
+/// Every remote job of this machine whose result has not arrived yet (local records
+/// only: no ssh), oldest first.
+pub fn all() -> Vec<RemoteWatch> {
+    let mut v: Vec<RemoteWatch> = records(&dir()).into_iter().map(|(_, r)| r).collect();
+    v.sort_by(|a, b| (a.at, &a.job_id).cmp(&(b.at, &b.job_id)));
+    v
+}
+
+/// How many of them were started from the local server at `socket` (for its status
+/// line: one `readdir`, no ssh).
+pub fn count_for(socket: &str) -> usize {
+    records(&dir())
+        .iter()
+        .filter(|(_, r)| r.local_socket.as_deref() == Some(socket))
+        .count()
+}
+
+/// Whether the job's record is still here (its result has not arrived).
+pub fn waiting(host: &str, socket: &Socket, job: &str) -> bool {
+    dir()
+        .join(format!("{}.json", key_of(host, socket, job)))
+        .exists()
 }
 
 fn records(d: &Path) -> Vec<(PathBuf, RemoteWatch)> {
@@ -293,8 +341,18 @@ fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<(), String> {
         args.extend(acked.iter().cloned());
         ask(&remote, &socket, &args, "ack")?;
     }
-    for p in done {
-        let _ = std::fs::remove_file(p);
+    let mut sockets: Vec<&str> = Vec::new();
+    for (path, r) in group {
+        if done.contains(&path.as_path()) {
+            let _ = std::fs::remove_file(path);
+            sockets.extend(r.local_socket.as_deref());
+        }
+    }
+    // The status line's remote count drops now (no poller watches remote jobs).
+    sockets.sort();
+    sockets.dedup();
+    for s in sockets {
+        crate::control::watch::status::refresh(s);
     }
     Ok(())
 }

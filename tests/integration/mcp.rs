@@ -81,7 +81,7 @@ impl Client {
         }
     }
 
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next;
         self.next += 1;
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -93,6 +93,11 @@ impl Client {
             }
             self.early.push(v);
         }
+    }
+
+    /// The notifications seen so far.
+    pub fn notes(&self) -> &[Value] {
+        &self.notes
     }
 
     pub fn initialize(&mut self) {

@@ -1286,14 +1286,13 @@ fn mcp_tools_take_a_host() {
         1,
         "one connection for every call"
     );
+    // agent_ask over host needs the project there (this machine's directory means
+    // nothing on the host): refused before anything runs.
     let e = m.refused(
         "agent_ask",
         at(serde_json::json!({"target": "claude", "message": "hi"})),
     );
-    assert!(
-        e.contains("does not take host") && e.contains("remote install"),
-        "{e}"
-    );
+    assert!(e.contains("refused") && e.contains("project"), "{e}");
     let e = m.refused(
         "tmux_list",
         serde_json::json!({"host": "-oProxyCommand=touch NEVER"}),
@@ -1303,4 +1302,474 @@ fn mcp_tools_take_a_host() {
     alive(&r.s);
     nothing_ran(&r.s);
     assert!(!r.d.remote_home().join("NEVER").exists());
+}
+
+/// The MCP tools that run tmuxmate on the host (`tmux_watch`, `agent_ask`, the side
+/// tools) take `host` too, through the CLI's `--host` route: without tmuxmate there they
+/// are refused (naming the install, nothing run, nothing recorded); after `remote
+/// install` a watch started through MCP reaches the local agent's next turn exactly once
+/// and its resource is listed and read with the host's state; agent_ask carries hostile
+/// text byte-exact; the side tools answer as the host's CLI does; one connection for all.
+#[test]
+fn mcp_watch_agent_and_side_take_a_host() {
+    let r = rig!();
+    let shell = r.s.window("sh", "sh");
+    ok(turn(&r, "agent-m"));
+    let mut c = r.bare();
+    c.stderr(Stdio::null());
+    let mut m = crate::mcp::Client::spawn(c);
+    m.initialize();
+    let at = |mut v: serde_json::Value| {
+        v["host"] = r.d.host().into();
+        v["hostSocket"] = r.s.socket_path().to_string_lossy().into_owned().into();
+        v
+    };
+    let before = r.d.connections();
+    let windows = || r.s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]);
+    let panes0 = windows();
+    // No tmuxmate on the host: each is refused naming the install; nothing ran.
+    for (tool, args) in [
+        (
+            "tmux_watch",
+            serde_json::json!({"cmd": ["touch", "NEVER"], "notify": "agent-m"}),
+        ),
+        (
+            "side_chat_main_status",
+            serde_json::json!({"target": shell}),
+        ),
+        (
+            "side_chat_main_history",
+            serde_json::json!({"target": shell}),
+        ),
+        (
+            "side_chat_report",
+            serde_json::json!({"target": shell, "text": "note"}),
+        ),
+        (
+            "agent_ask",
+            serde_json::json!({"target": "claude", "message": "hi", "project": "/"}),
+        ),
+    ] {
+        let e = m.refused(tool, at(args));
+        assert!(
+            e.contains(&format!("tmuxmate remote install {}", r.d.host())),
+            "{tool}: {e}"
+        );
+    }
+    assert_eq!(windows(), panes0, "a refused watch made no window");
+    let records = || {
+        std::fs::read_dir(r.s.state.join("remote/watches"))
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    assert_eq!(records(), 0, "a refused watch is not recorded");
+    ok(install(&r));
+
+    // tmux_watch over host: hostile words reach the result byte-exact, once.
+    let words: Vec<String> = corpus().into_iter().filter(|w| w.len() < 60).collect();
+    let mut cmd: Vec<String> = vec!["printf".into(), "[%s]\\n".into()];
+    cmd.extend(words.iter().cloned());
+    let go = r.s.dir.join("GO-MCP");
+    cmd = vec![
+        "sh".into(),
+        "-c".into(),
+        format!(
+            "while [ ! -e '{}' ]; do sleep 0.1; done; \"$0\" \"$@\"",
+            go.display()
+        ),
+    ]
+    .into_iter()
+    .chain(cmd)
+    .collect();
+    let w = m.ok(
+        "tmux_watch",
+        at(serde_json::json!({"cmd": cmd, "notify": "agent-m"})),
+    );
+    let job = w["jobId"].as_str().unwrap().to_string();
+    assert_eq!(w["host"], r.d.host().as_str(), "{w}");
+    assert_eq!(w["uri"], format!("tmuxmate://watch/{job}").as_str());
+    // Listed (from the local record, no ssh) and read (the host's state) while it runs.
+    let l = m.request("resources/list", serde_json::json!({}));
+    let listed = l["result"]["resources"].as_array().unwrap();
+    assert!(
+        listed.iter().any(|x| x["uri"] == w["uri"]
+            && x["title"].as_str().is_some_and(|t| t.contains(&r.d.host()))),
+        "{l}"
+    );
+    let read = |m: &mut crate::mcp::Client| {
+        let v = m.request("resources/read", serde_json::json!({"uri": w["uri"]}));
+        let text = v["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{v}"))
+            .to_string();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()
+    };
+    let running = read(&mut m);
+    assert_eq!(
+        (running["status"].as_str(), running["host"].as_str()),
+        (Some("running"), Some(r.d.host().as_str())),
+        "{running}"
+    );
+    let _: crate::util::contract::JobJson = serde_json::from_value(running.clone()).unwrap();
+    // The local watch list shows it, marked with its host.
+    let mut lc = r.bare();
+    lc.arg("-S")
+        .arg(r.s.socket_path())
+        .args(["watch", "list", "--json"]);
+    let local: serde_json::Value = serde_json::from_str(&ok(lc.output().unwrap())).unwrap();
+    assert!(
+        local
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|j| j["jobId"] == job.as_str()
+                && j["host"] == r.d.host().as_str()
+                && j["status"] == "running"),
+        "{local}"
+    );
+    std::fs::write(&go, "").unwrap();
+    wait_until("the remote job to end", Duration::from_secs(30), || {
+        remote_state(&r)
+            .join("jobs/done")
+            .join(format!("{job}.json"))
+            .exists()
+            .then_some(())
+    });
+    let got = ok(turn(&r, "agent-m"));
+    assert!(
+        got.contains(&format!("[host {}]", r.d.host())) && got.contains(&job),
+        "{got}"
+    );
+    for w in &words {
+        assert!(got.contains(&format!("[{w}]")), "{w:?} missing from {got}");
+    }
+    for _ in 0..2 {
+        assert!(!ok(turn(&r, "agent-m")).contains(&job), "delivered twice");
+    }
+    // The client hears that the resource changed once the result is here, and can
+    // still read the job's final state from its host.
+    wait_until("the updated notification", Duration::from_secs(10), || {
+        let _ = m.request("ping", serde_json::json!({}));
+        m.notes()
+            .iter()
+            .any(|n| {
+                n["method"] == "notifications/resources/updated" && n["params"]["uri"] == w["uri"]
+            })
+            .then_some(())
+    });
+    let ended = read(&mut m);
+    assert_eq!(ended["status"], "finished", "{ended}");
+
+    // The side tools answer as the host's CLI does (JSON, or its refusal word for word).
+    let host_cli = |args: &[&str]| {
+        let mut c = Command::new(installed_at(&r));
+        c.env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", r.d.remote_home())
+            .env("LANG", "C.UTF-8")
+            .arg("-S")
+            .arg(r.s.socket_path())
+            .args(args)
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    let same = |m: &mut crate::mcp::Client, tool: &str, args: serde_json::Value, cli: &[&str]| {
+        let there = host_cli(cli);
+        let res = m.call(tool, at(args));
+        if there.status.success() {
+            let mut want: serde_json::Value = serde_json::from_slice(&there.stdout).unwrap();
+            if tool == "side_chat_main_history" {
+                want = serde_json::json!({"lines": want});
+            }
+            assert_eq!(res["isError"], false, "{tool}: {res}");
+            let mut got = res["structuredContent"].clone();
+            if tool == "side_chat_report" {
+                // Each report has a key of its own (time and process).
+                assert!(got["key"].as_str().is_some_and(|k| k.starts_with("side:")));
+                got["key"] = want["key"].clone();
+            }
+            assert_eq!(got, want, "{tool}");
+        } else {
+            assert_eq!(res["isError"], true, "{tool}: {res}");
+            let e = String::from_utf8_lossy(&there.stderr).trim().to_string();
+            assert_eq!(
+                res["content"][0]["text"].as_str(),
+                Some(e.as_str()),
+                "{tool}"
+            );
+        }
+    };
+    same(
+        &mut m,
+        "side_chat_main_status",
+        serde_json::json!({"target": shell}),
+        &["side", "status", "-t", &shell, "--json"],
+    );
+    for w in corpus()
+        .into_iter()
+        .filter(|w| !w.trim().is_empty())
+        .take(12)
+    {
+        same(
+            &mut m,
+            "side_chat_main_history",
+            serde_json::json!({"target": shell, "contains": w}),
+            &["side", "history", "-t", &shell, "--contains", &w, "--json"],
+        );
+        same(
+            &mut m,
+            "side_chat_report",
+            serde_json::json!({"target": shell, "text": w}),
+            &["side", "report", "-t", &shell, "--json", "--", &w],
+        );
+    }
+    // The notes arrived byte-exact in the host's ledger (twice each: MCP and host CLI).
+    let ledgers: String = std::fs::read_dir(remote_state(&r).join("agents"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    for w in corpus()
+        .into_iter()
+        .filter(|w| !w.trim().is_empty())
+        .take(12)
+    {
+        let enc = serde_json::to_string(w.trim()).unwrap();
+        let enc = &enc[1..enc.len() - 1];
+        assert!(ledgers.matches(enc).count() >= 2, "{w:?} not in {ledgers}");
+    }
+
+    // agent_ask over host: a managed stand-in Claude there, hostile text byte-exact.
+    std::fs::copy(
+        crate::bridge::standin_bin(),
+        r.d.remote_bin().join("claude"),
+    )
+    .unwrap();
+    let proj = r.s.dir.join("mcp-proj");
+    std::fs::create_dir_all(proj.join(".git")).unwrap();
+    std::fs::write(proj.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let p = proj.to_string_lossy().into_owned();
+    let msg = "mcp host; $(touch NEVER) #{pane_id} 'q' \"d\" \\ 日本 -x --flag";
+    let reply = m.ok(
+        "agent_ask",
+        at(serde_json::json!({"target": "claude", "message": msg, "project": p, "timeoutS": 60})),
+    );
+    let head: String = msg.chars().take(40).collect();
+    assert_eq!(reply["delivery"], "delivered", "{reply}");
+    assert_eq!(
+        reply["text"],
+        format!("stand-in reply to: {head}").as_str(),
+        "{reply}"
+    );
+    let prompts: Vec<String> = std::fs::read_to_string(r.d.dir.join("standin/prompts"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(prompts.last().map(String::as_str), Some(msg));
+    // A long message travels over stdin, whole: the stand-in records it byte-exact.
+    let long: String = (0..3000).map(|i| format!("{i}:$(x);'q' ")).collect();
+    assert!(long.len() > 20_000);
+    let reply = m.ok(
+        "agent_ask",
+        at(serde_json::json!({"target": reply["name"], "message": long, "project": p, "timeoutS": 60})),
+    );
+    assert_eq!(reply["delivery"], "delivered", "{reply}");
+    let prompts: Vec<String> = std::fs::read_to_string(r.d.dir.join("standin/prompts"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // (The stand-in records a long paste inside its pasted-content marker, as Claude
+    // shows one.)
+    let got = prompts.last().cloned().unwrap_or_default();
+    assert!(
+        got.contains(&long),
+        "the long message arrived changed: {} vs {} bytes, ends {:?}, {} prompts",
+        got.len(),
+        long.len(),
+        &got[got.len().saturating_sub(40)..],
+        prompts.len()
+    );
+    let name = reply["name"].as_str().unwrap().to_string();
+    ok(r.run(&["agent", "stop", &name, "--confirm"]));
+
+    assert_eq!(
+        r.d.connections() - before,
+        1,
+        "one connection for every call"
+    );
+    m.finish();
+    alive(&r.s);
+    nothing_ran(&r.s);
+    assert!(!r.d.remote_home().join("NEVER").exists());
+}
+
+/// Remote jobs this machine started show in its own views: the local `watch list` (text
+/// and `--json`, marked with their host, fresh state asked once per host) and the status
+/// line's count (from the local records only: no ssh however often it is computed); a
+/// host that cannot be reached gets one error line and its jobs their last known state
+/// while the local jobs still print.
+#[test]
+fn remote_jobs_show_in_the_local_watch_list_and_status_line() {
+    let r = rig!();
+    ok(install(&r));
+    // This machine's own server (apart from the host's, whose watch poller writes its
+    // own status there), with its agent.
+    let here = server!();
+    here.known_agent("agent-l");
+    let cli = |args: &[&str]| -> Output {
+        let mut c = Command::new(BIN);
+        here.env(&mut c);
+        c.env("TMUXMATE_SSH_CONFIG", &r.d.config)
+            .env("TMUX", format!("{},1,0", here.socket_path().display()))
+            .env("TMUXMATE_REMOTE_RETRY_MS", "0")
+            .args(args)
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    let host = r.d.host();
+    let sock = r.s.socket_path().to_string_lossy().into_owned();
+    let status = || {
+        here.tmux(&["show", "-gqv", "@tmuxmate-watch-status"])
+            .trim_end_matches('\n')
+            .to_string()
+    };
+    let wait_status = |want: &str| {
+        wait_until(&format!("status {want:?}"), Duration::from_secs(15), || {
+            (status() == want).then_some(())
+        })
+    };
+    let go = r.s.dir.join("GO-LIST");
+    let script = format!(
+        "while [ ! -e '{}' ]; do sleep 0.1; done; echo remote-done",
+        go.display()
+    );
+    let started = ok(cli(&[
+        "--host", &host, "-S", &sock, "watch", "start", "--notify", "agent-l", "--json", "--",
+        &script,
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&started).unwrap();
+    let job = v["jobId"].as_str().unwrap().to_string();
+    // Counted at once (the start itself pushes the count), as remote.
+    assert_eq!(status(), "watch 1 remote");
+    // A local job: its poller recomputes the line from then on, remote count included.
+    let local = ok(cli(&[
+        "watch", "start", "--notify", "agent-l", "--json", "--", "sleep", "300",
+    ]));
+    let local: serde_json::Value = serde_json::from_str(&local).unwrap();
+    let local_job = local["jobId"].as_str().unwrap().to_string();
+    wait_status("watch 1 running · 1 remote");
+    // A job on a host that cannot be reached (a port nothing listens on): its record.
+    let dead = format!("127.0.0.1:{}", free_port());
+    let rec = std::fs::read_dir(here.state.join("remote/watches"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let mut fake: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&rec).unwrap()).unwrap();
+    fake["host"] = dead.clone().into();
+    fake["jobId"] = "wdead00".into();
+    std::fs::write(
+        rec.with_file_name("fake.json"),
+        serde_json::to_vec(&fake).unwrap(),
+    )
+    .unwrap();
+    // The poller's later counts see it; they make no ssh call.
+    let s0 = sessions(&r);
+    let c0 = r.d.connections();
+    wait_status("watch 1 running · 2 remote");
+    assert_eq!(
+        (sessions(&r), r.d.connections()),
+        (s0, c0),
+        "the status line asked a host"
+    );
+
+    // watch list --json: local jobs, then the remote ones with their host; the dead
+    // host gets its line on stderr and its job its last known state.
+    let out = cli(&["watch", "list", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains(&format!("host {dead}")) && e.contains("cannot ask") && !e.contains(&host),
+        "{e}"
+    );
+    let all: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    for j in &all {
+        let _: crate::util::contract::JobJson = serde_json::from_value(j.clone())
+            .unwrap_or_else(|e| panic!("not the documented shape ({e}): {j}"));
+    }
+    let find = |id: &str| {
+        all.iter()
+            .find(|j| j["jobId"] == id)
+            .unwrap_or_else(|| panic!("{id} not in {all:?}"))
+    };
+    let l = find(&local_job);
+    assert!(l.get("host").is_none() && l["status"] == "running", "{l}");
+    let there = find(&job);
+    assert_eq!(
+        (there["host"].as_str(), there["status"].as_str()),
+        (Some(host.as_str()), Some("running")),
+        "{there}"
+    );
+    let gone = find("wdead00");
+    assert_eq!(
+        (gone["host"].as_str(), gone["status"].as_str()),
+        (Some(dead.as_str()), Some("unknown")),
+        "{gone}"
+    );
+    assert!(
+        gone["unreadable"]
+            .as_str()
+            .is_some_and(|u| u.contains("not reachable")),
+        "{gone}"
+    );
+    // The text form says the same, one line each.
+    let out = cli(&["watch", "list"]);
+    assert!(out.status.success());
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with(&local_job) && l.contains("sleep 300")),
+        "{t}"
+    );
+    assert!(
+        t.lines().any(|l| l.starts_with(&job)
+            && l.contains("running")
+            && l.ends_with(&format!("(host {host})"))),
+        "{t}"
+    );
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with("wdead00") && l.ends_with(&format!("(host {dead})"))),
+        "{t}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("host {dead}")));
+
+    // The result arrives at a turn: the count drops by one at once.
+    std::fs::write(&go, "").unwrap();
+    wait_until("the remote job to end", Duration::from_secs(30), || {
+        remote_state(&r)
+            .join("jobs/done")
+            .join(format!("{job}.json"))
+            .exists()
+            .then_some(())
+    });
+    let got = ok(cli(&["turn", "--agent", "agent-l"]));
+    assert!(got.contains(&job) && got.contains("remote-done"), "{got}");
+    assert_eq!(status(), "watch 1 running · 1 remote");
+    ok(cli(&["watch", "stop", &local_job]));
+    std::fs::remove_file(rec.with_file_name("fake.json")).unwrap();
+    ok(cli(&["turn", "--agent", "agent-l"]));
+    wait_status("");
 }

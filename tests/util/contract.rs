@@ -292,6 +292,9 @@ pub struct JobJson {
     pub tail: Option<String>,
     pub socket: String,
     pub unreadable: Option<String>,
+    /// A job this machine started on another host (local `watch list`).
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -537,6 +540,9 @@ pub struct McpWatchJson {
     pub job_id: String,
     pub pane_id: String,
     pub uri: String,
+    /// With `host`: the host the job runs on.
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]

@@ -354,8 +354,7 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
             }
             // From durable state: jobs ended elsewhere (stop, the wrapper) and results
             // delivered at a turn count too.
-            let (running, done) = counter.counts(socket);
-            let st = super::status::text(running, done);
+            let st = super::status::line(&mut counter, socket);
             if last_status.as_ref() != Some(&st) {
                 let _ = tmux.run(&targs![
                     "set-option",

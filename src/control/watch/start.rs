@@ -58,7 +58,8 @@ fn timeout_min(tmux: &Tmux, flag: Option<&str>) -> Result<u64, Error> {
     })
 }
 
-fn command_line(cmd: &[String]) -> String {
+/// The command as a job shows it (one argument: a shell line; several: quoted words).
+pub fn command_line(cmd: &[String]) -> String {
     if cmd.len() == 1 {
         cmd[0].clone()
     } else {

@@ -8,6 +8,11 @@
 //! - "done" is the number of this server's ended jobs (not stopped ones) whose result
 //!   some addressee has not been told yet: not queued yet, or pending in that agent's
 //!   ledger and never printed in full; a delivery at a turn makes it drop;
+//! - "remote" is the number of jobs started from this server on other hosts
+//!   (`watch start --host`) whose results have not reached this machine yet: counted from
+//!   the local records (`crate::remote::pending`), never by asking a host (this path
+//!   runs unattended every few seconds and must not make an ssh call); their state there
+//!   is not known here, so they are not split into running and done;
 //! - reading is cheap enough for the poller's rescan: the `done` directory is read again
 //!   only when its mtime changes, a ledger only when its size or mtime does.
 
@@ -22,14 +27,29 @@ use super::job::{self, Job};
 use crate::ledger::Ledger;
 use crate::tmux::Tmux;
 
-/// The text for the counts: "watch 2 running · 1 done" (empty when nothing to show).
-pub fn text(running: usize, done: usize) -> String {
-    match (running, done) {
-        (0, 0) => String::new(),
-        (r, 0) => format!("watch {r} running"),
-        (0, d) => format!("watch {d} done"),
-        (r, d) => format!("watch {r} running · {d} done"),
+/// The text for the counts: "watch 2 running · 1 done · 1 remote" (empty when nothing
+/// to show).
+pub fn text(running: usize, done: usize, remote: usize) -> String {
+    let mut parts = Vec::new();
+    if running > 0 {
+        parts.push(format!("{running} running"));
     }
+    if done > 0 {
+        parts.push(format!("{done} done"));
+    }
+    if remote > 0 {
+        parts.push(format!("{remote} remote"));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!("watch {}", parts.join(" · "))
+}
+
+/// The status text of the server at `socket`: its counts and its remote jobs.
+pub fn line(counter: &mut Counter, socket: &str) -> String {
+    let (r, d) = counter.counts(socket);
+    text(r, d, crate::remote::pending::count_for(socket))
 }
 
 type Stamp = Option<(u64, SystemTime)>;
@@ -129,8 +149,7 @@ impl Counter {
 /// other than the poller: a turn that delivered watch results).
 pub fn refresh(socket: &str) {
     let tmux = Tmux::new(crate::tmux::Socket::Path(PathBuf::from(socket)));
-    let (r, d) = Counter::default().counts(socket);
-    let want = text(r, d);
+    let want = line(&mut Counter::default(), socket);
     let have = tmux
         .run(&[
             "show-options",
@@ -156,8 +175,10 @@ mod tests {
 
     #[test]
     fn texts() {
-        assert_eq!(text(2, 1), "watch 2 running · 1 done");
-        assert_eq!(text(0, 3), "watch 3 done");
-        assert_eq!(text(0, 0), "");
+        assert_eq!(text(2, 1, 0), "watch 2 running · 1 done");
+        assert_eq!(text(0, 3, 0), "watch 3 done");
+        assert_eq!(text(0, 0, 0), "");
+        assert_eq!(text(1, 0, 2), "watch 1 running · 2 remote");
+        assert_eq!(text(0, 0, 1), "watch 1 remote");
     }
 }
