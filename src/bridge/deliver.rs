@@ -222,13 +222,17 @@ fn type_prompt(
                 attach_line(tmux, name)
             )));
         }
-        std::thread::sleep(Duration::from_millis(15));
+        // Closely at first: most CLIs draw a paste within a few milliseconds.
+        let early = pasted_at.elapsed() < Duration::from_millis(500);
+        std::thread::sleep(Duration::from_millis(if early { 5 } else { 15 }));
     };
     // A CLI may draw while it is still taking a long paste in (the stand-in Gemini, slow
     // to redraw a long conversation, took a 100 KB paste in over several draws, and the
     // Enter after the first one landed in its newline window): for a CLI whose settle
-    // follows its lag, the paste counts as drawn once the screen holds still.
-    if a.settle_lag_factor > 0 {
+    // follows its lag, the paste counts as drawn once the screen holds still. Not needed
+    // before the probe: Gemini takes a bracketed paste in as one event and draws after it,
+    // so its first draw after our paste already comes after its guard was set.
+    if a.settle_lag_factor > 0 && !a.enter_probe {
         loop {
             std::thread::sleep(Duration::from_millis(15));
             let now = super::screen(tmux, &c.pane);
