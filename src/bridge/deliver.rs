@@ -203,6 +203,13 @@ fn type_prompt(
         history,
         prior_matches,
     };
+    // Gemini may redraw before it shows a large paste (1 MiB, rig): its cursor moving
+    // off the empty composer is the sign the paste is in.
+    let cursor_before = if a.enter_probe {
+        super::enter_probe::cursor(tmux, &c.pane)
+    } else {
+        None
+    };
     let pasted_at = Instant::now();
     crate::control::pane_input::paste_bytes(tmux, &c.pane, clean.as_bytes(), true)?;
     // Enter only once the CLI drew the paste: Gemini CLI 0.61 right after start-up took
@@ -210,10 +217,17 @@ fn type_prompt(
     // Gemini CLI 0.61 on a loaded 2-core machine took ~25 s to take in 1 MiB.
     let draw_limit = Duration::from_secs(5 + (clean.len() as u64 >> 15));
     let drawn_by = Instant::now() + draw_limit;
+    let mut changed_at: Option<Instant> = None;
     let (mut pasted, mut drawn_at) = loop {
         let now = super::screen(tmux, &c.pane);
         if now != scr {
-            break (now, Instant::now());
+            let moved = cursor_before
+                .is_none_or(|b| super::enter_probe::cursor(tmux, &c.pane).is_some_and(|n| n != b));
+            // A cursor that never moves only costs the probe (the settle pause follows).
+            let changed = *changed_at.get_or_insert_with(Instant::now);
+            if moved || changed.elapsed() >= Duration::from_secs(2) {
+                break (now, Instant::now());
+            }
         }
         if Instant::now() >= drawn_by {
             return Err(Error::new(format!(
@@ -229,10 +243,8 @@ fn type_prompt(
     // A CLI may draw while it is still taking a long paste in (the stand-in Gemini, slow
     // to redraw a long conversation, took a 100 KB paste in over several draws, and the
     // Enter after the first one landed in its newline window): for a CLI whose settle
-    // follows its lag, the paste counts as drawn once the screen holds still. Not needed
-    // before the probe: Gemini takes a bracketed paste in as one event and draws after it,
-    // so its first draw after our paste already comes after its guard was set.
-    if a.settle_lag_factor > 0 && !a.enter_probe {
+    // follows its lag, the paste counts as drawn once the screen holds still.
+    if a.settle_lag_factor > 0 {
         loop {
             std::thread::sleep(Duration::from_millis(15));
             let now = super::screen(tmux, &c.pane);

@@ -79,7 +79,7 @@ fn key(tmux: &Tmux, pane: &str, name: &'static str) -> Result<String, crate::tmu
 }
 
 /// The pane's cursor position (column, row).
-fn cursor(tmux: &Tmux, pane: &str) -> Option<(u32, u32)> {
+pub fn cursor(tmux: &Tmux, pane: &str) -> Option<(u32, u32)> {
     tmux.run(&targs![
         "display-message",
         "-p",
