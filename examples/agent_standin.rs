@@ -32,7 +32,8 @@
 //! Control files in `$STANDIN_DIR`: `received.bin` (all input bytes), `argv.json`,
 //! `dialog` (exists: show an approval dialog), `dialog-enter` (written if an Enter
 //! arrives while the dialog is shown), `dialog-on-paste` (exists: a paste brings the
-//! dialog up), `busy` (exists: never finish the turn),
+//! dialog up), `stall-after-key-ms` (once: stall after a cursor key), `busy` (exists:
+//! never finish the turn),
 //! `reply.txt` (reply text), `record-ms` (delay before the prompt is recorded),
 //! `delay-ms` (reply delay after the prompt is recorded), Gemini only: `echo-ms` (the
 //! prompt's echo after the composer clears), `idle-ms` (idle screen after the last reply
@@ -1027,6 +1028,12 @@ fn main() {
                 } else {
                     s.cursor_back.saturating_sub(1)
                 };
+                // Once: stalled right after taking a cursor key in.
+                let f = dir.join("stall-after-key-ms");
+                if let Ok(v) = std::fs::read_to_string(&f) {
+                    let _ = std::fs::remove_file(&f);
+                    stall_ms = v.trim().parse().unwrap_or(0);
+                }
                 i += 3;
                 continue;
             }

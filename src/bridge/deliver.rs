@@ -222,14 +222,14 @@ fn type_prompt(
         let now = super::screen(tmux, &c.pane);
         if now != scr {
             let moved = cursor_before
-                .is_none_or(|b| super::enter_probe::cursor(tmux, &c.pane).is_some_and(|n| n != b));
+                .is_some_and(|b| super::enter_probe::cursor(tmux, &c.pane).is_some_and(|n| n != b));
             // A cursor that never moves only costs the probe (the settle pause follows).
             let changed = *changed_at.get_or_insert_with(Instant::now);
-            if moved || changed.elapsed() >= Duration::from_secs(2) {
+            if moved || cursor_before.is_none() || changed.elapsed() >= Duration::from_secs(2) {
                 break (now, Instant::now());
             }
         }
-        if Instant::now() >= drawn_by {
+        if changed_at.is_none() && Instant::now() >= drawn_by {
             return Err(Error::new(format!(
                 "the message was pasted into {name}, but its screen did not change within {} s; Enter was NOT pressed, so nothing was submitted (the text may sit in its input). Look: {}",
                 draw_limit.as_secs(),
@@ -260,25 +260,42 @@ fn type_prompt(
         no_dialog(tmux, &a, &c.pane, name)?;
     }
     // A CLI with a paste guard on its event loop: Enter once two later keys were drawn;
-    // if that cannot be shown, the settle pause as before.
-    let proven = a.enter_probe
-        && match super::enter_probe::guard_passed(
-            tmux,
-            &c.pane,
-            drawn_at,
-            drawn_by.max(Instant::now() + Duration::from_secs(2)),
-        ) {
-            Ok(()) => true,
-            Err(why) => {
+    // if its cursor cannot be seen, the settle pause as before; if it stopped taking
+    // keys, no Enter.
+    let probe = if a.enter_probe {
+        // As long as the CLI may take to record the prompt: a stalled Gemini drew a key
+        // 15 s late after a 100 KB paste.
+        // TMUXMATE_PROBE_TIMEOUT_MS replaces it (tests).
+        let wait = std::env::var("TMUXMATE_PROBE_TIMEOUT_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_millis)
+            .unwrap_or_else(|| record_limit(clean.len() as u64).max(Duration::from_secs(10)));
+        let until = Instant::now() + wait;
+        let short = drawn_by
+            .max(Instant::now() + Duration::from_secs(2))
+            .min(until);
+        super::enter_probe::guard_passed(tmux, &c.pane, drawn_at, short, until)
+    } else {
+        super::enter_probe::Probe::Unseen(String::new())
+    };
+    match probe {
+        super::enter_probe::Probe::Proven => {}
+        super::enter_probe::Probe::Unseen(why) => {
+            if a.enter_probe {
                 crate::sys::state::log(&format!(
                     "bridge: {name}'s paste guard was not shown over in {} ({why}); the settle pause instead",
                     c.pane
                 ));
-                false
             }
-        };
-    if !proven {
-        std::thread::sleep(settle(&a, pasted_at.elapsed()));
+            std::thread::sleep(settle(&a, pasted_at.elapsed()));
+        }
+        super::enter_probe::Probe::Stuck(why) => {
+            return Err(Error::new(format!(
+                "the message was pasted into {name}, but it stopped taking keys ({why}); Enter was NOT pressed, so nothing was submitted (the text sits in its composer). Look: {}",
+                attach_line(tmux, name)
+            )));
+        }
     }
     no_dialog(tmux, &a, &c.pane, name)?;
     // Record where the reply starts before the turn can begin.
@@ -289,6 +306,17 @@ fn type_prompt(
         &serde_json::to_string(&mark).unwrap_or_default(),
     )?;
     Ok((c, mark, clean, a, pasted))
+}
+
+/// How long a CLI may take to take in a message of `bytes`: 15 s + 1 s per 8 KiB.
+/// TMUXMATE_VERIFY_TIMEOUT_MS replaces it (tests; very slow machines).
+fn record_limit(bytes: u64) -> Duration {
+    std::env::var("TMUXMATE_VERIFY_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&ms| ms > 0)
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(15 + (bytes >> 13).min(225)))
 }
 
 /// Refuse to press anything while one of the adapter's dialogs is on screen.
@@ -342,13 +370,7 @@ fn verify(
     // A large paste takes the CLI longer to take in (1 MiB: 0.2 s in Claude 2.1.332,
     // 3.5 s in Codex 0.171, ~30 s in Gemini CLI 0.61 on a loaded machine, and once more
     // than the 79 s this allowed: so 1 s per 8 KiB, 143 s for 1 MiB).
-    // TMUXMATE_VERIFY_TIMEOUT_MS replaces the limit (tests; very slow machines).
-    let limit = std::env::var("TMUXMATE_VERIFY_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&ms| ms > 0)
-        .map(Duration::from_millis)
-        .unwrap_or(Duration::from_secs(15 + (mark.bytes >> 13).min(225)));
+    let limit = record_limit(mark.bytes);
     let mut c2 = c.clone();
     c2.last_send = Some(mark.clone());
     while start.elapsed() < limit {

@@ -17,8 +17,11 @@
 //! Rig, same stop before the Left: 8 of 8 submitted.
 //!
 //! Invariants: only Left and Right are typed, always as a pair (keys are taken in order,
-//! so the cursor ends where it was even when a move was not seen); `Err` (saying why)
-//! means not proven, and the caller falls back to its settle pause; no Enter here.
+//! so the cursor ends where it was even when a move was not seen); no Enter here. A CLI
+//! whose Left was not seen moving the cursor is `Unseen` (the caller's settle pause
+//! follows, as before the probe); one that drew the Left but not the Right by a long
+//! deadline is `Stuck` (real Gemini, under load, drew the Right after a 100 KB or 1 MiB
+//! paste seconds late) and gets no Enter at all.
 
 use crate::targs;
 use crate::tmux::{Arg, Tmux};
@@ -27,33 +30,59 @@ use std::time::{Duration, Instant};
 /// Gemini CLI 0.61's paste guard is 40 ms; a little more for the clocks' granularity.
 const GUARD_MS: u64 = 45;
 
-/// Show the CLI's paste guard over, or say why it could not be. `drawn_at`: when the
-/// paste was first seen drawn; `until`: the latest moment to wait for a key to be drawn.
+/// What the probe showed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// Both keys were drawn: Enter may follow.
+    Proven,
+    /// Left was not seen to move the cursor (why): no visible cursor, or a CLI slow to
+    /// take it; the settle pause instead.
+    Unseen(String),
+    /// Left was drawn (the cursor follows the composer) but Right not by the deadline (why):
+    /// the CLI is not taking input, so no Enter (it could land in the same wakeup as a
+    /// key still queued, with the guard's stale handler).
+    Stuck(String),
+}
+
+/// Show the CLI's paste guard over. `drawn_at`: when the paste was first seen drawn;
+/// `short`: how long to wait for Left's move (a CLI without a visible cursor costs this);
+/// `until`: how long, once Left was seen (the cursor does follow the composer), to wait
+/// for Right's.
 pub fn guard_passed(
     tmux: &Tmux,
     pane: &str,
     drawn_at: Instant,
+    short: Instant,
     until: Instant,
-) -> Result<(), String> {
+) -> Probe {
     let due = drawn_at + Duration::from_millis(GUARD_MS);
     std::thread::sleep(due.saturating_duration_since(Instant::now()));
-    let home = cursor(tmux, pane).ok_or("no cursor position")?;
-    key(tmux, pane, "Left").map_err(|e| e.to_string())?;
-    let left = wait_cursor(tmux, pane, until, |c| c != home);
-    key(tmux, pane, "Right").map_err(|e| e.to_string())?;
-    let left = left.ok_or_else(|| format!("Left did not move the cursor from {home:?}"))?;
+    let Some(home) = cursor(tmux, pane) else {
+        return Probe::Unseen("no cursor position".into());
+    };
+    if let Err(e) = key(tmux, pane, "Left") {
+        return Probe::Unseen(e.to_string());
+    }
+    let left = wait_cursor(tmux, pane, short, |c| c != home);
+    if let Err(e) = key(tmux, pane, "Right") {
+        return Probe::Unseen(e.to_string());
+    }
+    let Some(left) = left else {
+        return Probe::Unseen(format!("Left did not move the cursor from {home:?}"));
+    };
     // Back in its column: the composer's rows may have moved meanwhile (Gemini draws a
     // hint under a large paste a moment after the paste itself).
-    wait_cursor(tmux, pane, until, |c| c.0 == home.0 && c != left)
-        .map(|_| ())
-        .ok_or_else(|| {
+    match wait_cursor(tmux, pane, until, |c| c.0 == home.0 && c != left) {
+        Some(_) => Probe::Proven,
+        None => {
             let now = cursor(tmux, pane).unwrap_or_default();
-            format!(
+            Probe::Stuck(format!(
                 "Right did not bring the cursor back from {left:?} to column {}; now {now:?} on {:?}",
                 home.0,
                 row(tmux, pane, now.1)
-            )
-        })
+            ))
+        }
+    }
 }
 
 /// One screen row, for the log when the proof fails.

@@ -701,6 +701,40 @@ fn dialog_visible_means_no_keystroke() {
     );
 }
 
+/// A Gemini whose cursor follows its composer but that stops taking keys after the
+/// paste gets no Enter at all: it could be read in one wakeup with a key still queued,
+/// under the guard's stale handler. The refusal says the text sits in its composer.
+#[test]
+fn a_gemini_that_stops_taking_keys_gets_no_enter() {
+    let s = server!();
+    let b = Bridge::new(&s, "gstuck", "main");
+    let st = b.start(&s, "gemini");
+    std::fs::write(b.sd.join("stall-after-key-ms"), "3000").unwrap();
+    let o = b.cmd_env(
+        &s,
+        &["agent", "send", &st.name, "--message", "stuck\nhere"],
+        &[("TMUXMATE_PROBE_TIMEOUT_MS", "800")],
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("stopped taking keys") && e.contains("Enter was NOT pressed"),
+        "{e}"
+    );
+    // After the stall it has read Left and Right, and nothing else; nothing submitted.
+    let tail = wait_until("the Right read", Duration::from_secs(10), || {
+        let got = b.received();
+        let end = got.windows(6).rposition(|w| w == b"\x1b[201~").unwrap() + 6;
+        (got.len() >= end + 6).then(|| got[end..].to_vec())
+    });
+    assert_eq!(tail, b"\x1b[D\x1b[C", "Left and Right, no Enter");
+    assert!(
+        s.tmux(&["capture-pane", "-p", "-t", &st.pane_id])
+            .contains(" > stuck")
+    );
+    assert!(b.prompts().is_empty());
+}
+
 /// A dialog that comes up with the paste gets no key either: not Enter, and not the
 /// cursor keys that show Gemini's paste guard over.
 #[test]
