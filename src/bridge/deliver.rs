@@ -203,8 +203,8 @@ fn type_prompt(
         history,
         prior_matches,
     };
-    // Gemini may redraw before it shows a large paste (1 MiB, rig): its cursor moving
-    // off the empty composer is the sign the paste is in.
+    // Gemini may redraw before it shows a large paste (1 MiB, rig): its cursor leaving
+    // the empty composer's column is the sign the paste is in.
     let cursor_before = if a.enter_probe {
         super::enter_probe::cursor(tmux, &c.pane)
     } else {
@@ -221,8 +221,10 @@ fn type_prompt(
     let (mut pasted, mut drawn_at) = loop {
         let now = super::screen(tmux, &c.pane);
         if now != scr {
-            let moved = cursor_before
-                .is_some_and(|b| super::enter_probe::cursor(tmux, &c.pane).is_some_and(|n| n != b));
+            // Its column: Gemini moved the empty composer down a row first, once (1 MiB).
+            let moved = cursor_before.is_some_and(|b| {
+                super::enter_probe::cursor(tmux, &c.pane).is_some_and(|n| n.0 != b.0)
+            });
             // A cursor that never moves only costs the probe (the settle pause follows).
             let changed = *changed_at.get_or_insert_with(Instant::now);
             if moved || cursor_before.is_none() || changed.elapsed() >= Duration::from_secs(2) {

@@ -70,13 +70,29 @@ pub fn guard_passed(
     let Some(left) = left else {
         return Probe::Unseen(format!("Left did not move the cursor from {home:?}"));
     };
+    // Only a step left on its row shows it was our Left (not a late redraw of the paste),
+    // and so that the cursor follows the composer.
+    let stepped = left.1 == home.1 && left.0 < home.0;
     // Back in its column: the composer's rows may have moved meanwhile (Gemini draws a
     // hint under a large paste a moment after the paste itself).
-    match wait_cursor(tmux, pane, until, |c| c.0 == home.0 && c != left) {
+    // (Not a step: what was seen may not be ours, so no long wait for what may never come.)
+    let by = if stepped {
+        until
+    } else {
+        short.max(Instant::now() + Duration::from_secs(2))
+    };
+    match wait_cursor(tmux, pane, by, |c| c.0 == home.0 && c != left) {
         Some(_) => Probe::Proven,
         None => {
             let now = cursor(tmux, pane).unwrap_or_default();
-            Probe::Stuck(format!(
+            let why = |what: String| {
+                if stepped {
+                    Probe::Stuck(what)
+                } else {
+                    Probe::Unseen(what)
+                }
+            };
+            why(format!(
                 "Right did not bring the cursor back from {left:?} to column {}; now {now:?} on {:?}",
                 home.0,
                 row(tmux, pane, now.1)
