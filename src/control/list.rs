@@ -1,10 +1,15 @@
 //! Listing: sessions, windows (with layout) and panes from one tmux invocation, as the
 //! typed result both `tmuxmate list --json` and the MCP `tmux_list` tool return.
 //!
-//! Invariant: exactly one `list-panes -a` call whatever the number of panes; the real
-//! executable of each pane's foreground process comes from `/proc`, not from tmux. On a
-//! remote server (`--host`) the host's `/proc` is out of reach: the current command is
-//! tmux's `#{pane_current_command}` and the executable is unknown (null).
+//! Invariant: exactly one tmux call (`list-windows -a ; list-panes -a`) whatever the
+//! number of panes; the real executable of each pane's foreground process comes from
+//! `/proc`, not from tmux, read during the call: while the server formats the listing,
+//! other threads read `/proc` for the server's children (the panes' processes, found from
+//! the socket's peer pid), so the two costs overlap instead of adding up. Nothing is kept
+//! between calls (no cache to go stale): a pane whose process the early reading missed
+//! (it started meanwhile) is read after the answer. On a remote server (`--host`) the
+//! host's `/proc` is out of reach: the current command is tmux's
+//! `#{pane_current_command}` and the executable is unknown (null).
 
 use serde::Serialize;
 
@@ -67,31 +72,24 @@ pub struct ListJson {
     pub panes: Vec<PaneJson>,
 }
 
-/// `(current command, executable)` for every live pane. Reading `/proc` dominates a big
-/// listing, so it is split across the available cores.
-fn foregrounds(rows: &[PaneInfo]) -> Vec<(String, Option<String>)> {
-    let one = |p: &PaneInfo| {
-        if p.dead {
-            (String::new(), None)
-        } else {
-            p.pane_pid
-                .parse()
-                .ok()
-                .and_then(crate::sys::foreground::of)
-                .unwrap_or_default()
-        }
-    };
+/// A pane process's `(current command, executable)` (`sys::foreground::of`).
+type Foreground = (String, Option<String>);
+
+/// `f` of every item, split across the available cores when there are many (reading
+/// `/proc` dominates a big listing).
+fn on_cores<T: Sync, R: Send + Default>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(4);
-    if rows.len() < 64 || threads < 2 {
-        return rows.iter().map(one).collect();
+    if items.len() < 64 || threads < 2 {
+        return items.iter().map(f).collect();
     }
-    let chunk = rows.len().div_ceil(threads);
+    let chunk = items.len().div_ceil(threads);
+    let f = &f;
     std::thread::scope(|sc| {
-        let hs: Vec<_> = rows
+        let hs: Vec<_> = items
             .chunks(chunk)
-            .map(|c| sc.spawn(move || c.iter().map(one).collect::<Vec<_>>()))
+            .map(|c| sc.spawn(move || c.iter().map(f).collect::<Vec<_>>()))
             .collect();
         hs.into_iter()
             .flat_map(|h| h.join().unwrap_or_default())
@@ -99,13 +97,45 @@ fn foregrounds(rows: &[PaneInfo]) -> Vec<(String, Option<String>)> {
     })
 }
 
-pub fn build(rows: &[PaneInfo], remote: bool, with_creator: bool) -> ListJson {
+/// The foreground of every child of the tmux server `server` (its panes' processes,
+/// and any job it runs), read while the server works on the listing.
+fn early_foregrounds(server: i32) -> Vec<(i32, Option<Foreground>)> {
+    let Some(children) = crate::sys::procfs::children(server) else {
+        return Vec::new();
+    };
+    let fg = on_cores(&children, |&pid| crate::sys::foreground::of(pid));
+    children.into_iter().zip(fg).collect()
+}
+
+/// `(current command, executable)` for every live pane: from `early` (read during the
+/// call) when it has the pane's process, else read now.
+fn foregrounds(rows: &[PaneInfo], early: &[(i32, Option<Foreground>)]) -> Vec<Foreground> {
+    on_cores(rows, |p: &PaneInfo| {
+        if p.dead {
+            return (String::new(), None);
+        }
+        let Ok(pid) = p.pane_pid.parse::<i32>() else {
+            return Foreground::default();
+        };
+        match early.iter().find(|e| e.0 == pid) {
+            Some((_, Some(fg))) => fg.clone(),
+            _ => crate::sys::foreground::of(pid).unwrap_or_default(),
+        }
+    })
+}
+
+fn build(
+    rows: &[PaneInfo],
+    remote: bool,
+    with_creator: bool,
+    early: &[(i32, Option<Foreground>)],
+) -> ListJson {
     let fg = if remote {
         rows.iter()
             .map(|p| (p.current_command.clone(), None))
             .collect()
     } else {
-        foregrounds(rows)
+        foregrounds(rows, early)
     };
     let mut sessions: Vec<SessionJson> = Vec::new();
     let mut windows: Vec<WindowJson> = Vec::new();
@@ -173,6 +203,10 @@ pub fn build(rows: &[PaneInfo], remote: bool, with_creator: bool) -> ListJson {
 /// Every session, window and pane of the server (one tmux call); `with_creator` adds
 /// each created pane's creator (`createdBy`).
 pub fn list(tmux: &Tmux, with_creator: bool) -> Result<ListJson, Error> {
-    let rows = panes::list_all(tmux)?;
-    Ok(build(&rows, tmux.is_remote(), with_creator))
+    let remote = tmux.is_remote();
+    let (rows, early) = panes::listing(tmux, |server| match server {
+        Some(pid) if !remote => early_foregrounds(pid),
+        _ => Vec::new(),
+    })?;
+    Ok(build(&rows, remote, with_creator, &early))
 }

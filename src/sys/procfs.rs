@@ -92,6 +92,27 @@ pub fn start_time(pid: i32) -> Option<u64> {
     text[close + 1..].split_whitespace().nth(19)?.parse().ok()
 }
 
+/// The children of `pid` (`/proc/PID/task/*/children`), e.g. a tmux server's pane
+/// processes; None when the kernel does not tell (no `CONFIG_PROC_CHILDREN`).
+pub fn children(pid: i32) -> Option<Vec<i32>> {
+    let mut v = Vec::new();
+    let mut any = false;
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let Ok(text) = std::fs::read_to_string(t.path().join("children")) else {
+            continue;
+        };
+        any = true;
+        v.extend(
+            text.split_whitespace()
+                .filter_map(|c| c.parse::<i32>().ok()),
+        );
+    }
+    any.then_some(v)
+}
+
 /// `rchar` of `/proc/PID/io`: bytes the process has read so far (any fd). A shell reads
 /// what is typed into it, so this grows past "before + typed" only once it consumed the
 /// whole typed line. None when `/proc/PID/io` is not readable (another user, hidepid).

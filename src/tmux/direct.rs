@@ -183,7 +183,48 @@ pub fn run(path: &Path, args: &[&str], timeout: Duration, how: Use) -> Option<Re
     r
 }
 
+/// Run one query (`eligible` gave `Use::Query`) over the socket at `path`, calling
+/// `meanwhile` on another thread once the command is sent, with the server's pid (the
+/// socket's peer), while this thread reads the answer: work that does not need the answer
+/// overlaps the server's. `Err(meanwhile)` when nothing was sent (the caller runs the tmux
+/// client, and `meanwhile` itself); `Ok((None, _))` when the answer was lost after the
+/// query was sent (the caller may run the query again with the client).
+pub fn query_while<R: Send, F: FnOnce(Option<i32>) -> R + Send>(
+    path: &Path,
+    args: &[&str],
+    timeout: Duration,
+    meanwhile: F,
+) -> Result<(Option<Reply>, R), F> {
+    let mut sent = false;
+    let Some(mut sock) = send(path, args, timeout, &mut sent) else {
+        return Err(meanwhile);
+    };
+    let pid = peer_pid(&sock);
+    std::thread::scope(|sc| {
+        let h = sc.spawn(move || meanwhile(pid));
+        let reply = receive(&mut sock, &mut sent);
+        // A panic in `meanwhile` is its caller's bug; the answer is still good.
+        match h.join() {
+            Ok(r) => Ok((reply, r)),
+            Err(p) => std::panic::resume_unwind(p),
+        }
+    })
+}
+
+/// The pid of the process at the other end of `sock` (the tmux server).
+fn peer_pid(sock: &UnixStream) -> Option<i32> {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    getsockopt(sock, PeerCredentials).ok().map(|c| c.pid())
+}
+
 fn exchange(path: &Path, args: &[&str], timeout: Duration, sent: &mut bool) -> Option<Reply> {
+    let mut sock = send(path, args, timeout, sent)?;
+    receive(&mut sock, sent)
+}
+
+/// Connect, identify and send the command (list); `*sent` is set once the command may
+/// have reached the server.
+fn send(path: &Path, args: &[&str], timeout: Duration, sent: &mut bool) -> Option<UnixStream> {
     if args.iter().any(|a| a.contains('\0')) {
         return None;
     }
@@ -257,7 +298,11 @@ fn exchange(path: &Path, args: &[&str], timeout: Duration, sent: &mut bool) -> O
     // From here on the server may have the command (a partial write counts as sent).
     *sent = true;
     sock.write_all(&tail).ok()?;
+    Some(sock)
+}
 
+/// Read the server's answer to what `send` sent: stdout, stderr and the exit status.
+fn receive(sock: &mut UnixStream, sent: &mut bool) -> Option<Reply> {
     let mut buf: Vec<u8> = Vec::new();
     // Messages are consumed from `at`; the buffer is compacted only before a read, so a
     // multi-megabyte capture is not copied once per message.
