@@ -108,20 +108,35 @@ fn early_foregrounds(server: i32) -> Vec<(i32, Option<Foreground>)> {
 }
 
 /// `(current command, executable)` for every live pane: from `early` (read during the
-/// call) when it has the pane's process, else read now.
+/// call) when it has the pane's process, else read now (on several cores when many are).
 fn foregrounds(rows: &[PaneInfo], early: &[(i32, Option<Foreground>)]) -> Vec<Foreground> {
-    on_cores(rows, |p: &PaneInfo| {
-        if p.dead {
-            return (String::new(), None);
-        }
-        let Ok(pid) = p.pane_pid.parse::<i32>() else {
-            return Foreground::default();
-        };
-        match early.iter().find(|e| e.0 == pid) {
-            Some((_, Some(fg))) => fg.clone(),
-            _ => crate::sys::foreground::of(pid).unwrap_or_default(),
-        }
-    })
+    let early: std::collections::HashMap<i32, &Foreground> = early
+        .iter()
+        .filter_map(|(pid, fg)| fg.as_ref().map(|fg| (*pid, fg)))
+        .collect();
+    let mut out = Vec::with_capacity(rows.len());
+    let mut missed = Vec::new();
+    for (i, p) in rows.iter().enumerate() {
+        let pid = p.pane_pid.parse::<i32>().ok();
+        out.push(match pid {
+            _ if p.dead => (String::new(), None),
+            None => Foreground::default(),
+            Some(pid) => match early.get(&pid) {
+                Some(fg) => (*fg).clone(),
+                None => {
+                    missed.push((i, pid));
+                    Foreground::default()
+                }
+            },
+        });
+    }
+    let late = on_cores(&missed, |&(_, pid)| {
+        crate::sys::foreground::of(pid).unwrap_or_default()
+    });
+    for ((i, _), fg) in missed.into_iter().zip(late) {
+        out[i] = fg;
+    }
+    out
 }
 
 fn build(

@@ -277,6 +277,31 @@ impl Tmux {
         (out, meanwhile(None))
     }
 
+    /// Run a server-only write (removing our own pane) without waiting for its answer
+    /// when the direct socket can carry it (`super::direct::send_only`): the server runs
+    /// it before anything a later call asks. Else (remote, `TMUXMATE_TMUX`, no socket)
+    /// it runs as [`Tmux::run`] does; an error is only that path's.
+    pub fn run_unanswered<A: Args + ?Sized>(&self, args: &A) -> Result<(), TmuxError> {
+        let argv = args.argv();
+        self.check_version()?;
+        if !self.explicit_program
+            && self.remote.is_none()
+            && super::direct::eligible(&argv) == super::direct::Use::Write
+            && let Some(p) = self.socket_file()
+            && let Some(whole) = super::direct::send_only(&p, &argv, self.timeout)
+        {
+            return if whole {
+                Ok(())
+            } else {
+                Err(TmuxError::Spawn {
+                    argv: self.argv_of(&argv),
+                    reason: "the connection to the tmux server broke while sending (the command may have run)".into(),
+                })
+            };
+        }
+        self.run_argv(&argv, None).map(|_| ())
+    }
+
     fn socket_argv(&self, args: &[&str]) -> Option<Result<Vec<u8>, TmuxError>> {
         let how = super::direct::eligible(args);
         if self.explicit_program || self.remote.is_some() || how == super::direct::Use::No {

@@ -211,6 +211,23 @@ pub fn query_while<R: Send, F: FnOnce(Option<i32>) -> R + Send>(
     })
 }
 
+/// Send one server-only write (`eligible` gave `Use::Write`) over the socket at `path`
+/// without waiting for its answer: true once the whole command is in the server's socket
+/// buffer. The server reads a closed client's buffered messages before it sees the end
+/// of the stream, and runs the command in that same pass of its loop, before it reads
+/// from any client it accepts later (so a later call sees the command done). Nothing
+/// reports its outcome: for clean-ups whose failure is only logged anyway. `None` when
+/// nothing was sent (the caller may use the client), `Some(false)` when the command may
+/// or may not have arrived (it is never sent twice).
+pub fn send_only(path: &Path, args: &[&str], timeout: Duration) -> Option<bool> {
+    let mut sent = false;
+    match send(path, args, timeout, &mut sent) {
+        Some(_) => Some(true),
+        None if sent => Some(false),
+        None => None,
+    }
+}
+
 /// The pid of the process at the other end of `sock` (the tmux server).
 fn peer_pid(sock: &UnixStream) -> Option<i32> {
     use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
