@@ -223,5 +223,7 @@ pub fn list(tmux: &Tmux, with_creator: bool) -> Result<ListJson, Error> {
         Some(pid) if !remote => early_foregrounds(pid),
         _ => Vec::new(),
     })?;
-    Ok(build(&rows, remote, with_creator, &early))
+    let l = build(&rows, remote, with_creator, &early);
+    crate::sys::procfs::sweep_handles();
+    Ok(l)
 }

@@ -206,6 +206,8 @@ fn discover() -> Value {
 
 /// Serve until stdin ends.
 pub fn serve(tmux: &Tmux) -> Result<(), Error> {
+    // Resident: `/proc` handles are worth keeping between listings.
+    crate::sys::procfs::keep_handles();
     let session = Arc::new(Session {
         tmux: tmux.clone(),
         out: Out(Arc::new(Mutex::new(std::io::stdout()))),
