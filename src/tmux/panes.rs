@@ -184,7 +184,7 @@ pub fn listing<R: Send>(
     )?;
     let mut windows: Vec<Vec<String>> = Vec::new();
     let mut rows = Vec::new();
-    let mut laid_out: Vec<String> = Vec::new();
+    let mut laid_out = std::collections::HashSet::new();
     // Panes come grouped by window link, in the order of the window rows.
     let mut at = 0;
     for (tag, mut f) in recs {
@@ -211,11 +211,10 @@ pub fn listing<R: Send>(
         }
         let w = &windows[at];
         let window_id = w[3].clone();
-        let window_layout = if laid_out.contains(&window_id) {
-            String::new()
-        } else {
-            laid_out.push(window_id.clone());
+        let window_layout = if laid_out.insert(window_id.clone()) {
             w[7].clone()
+        } else {
+            String::new()
         };
         rows.push(PaneInfo {
             session_id,
