@@ -23,6 +23,8 @@
 #
 # Usage: scripts/bench-peers.sh [--runs N] [--strict]
 #   BIN   tmuxmate binary (default: cargo build --release)
+#   BASE  another tmuxmate binary (say, main's build), timed as the server "base" in the
+#         same run as BIN: a before/after under the same load (not a peer in the checks)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
@@ -78,6 +80,7 @@ F='#{session_id}#{session_name}#{session_attached}#{window_id}#{window_index}#{w
 TMUXP=$(command -v tmux)
 TEXT="echo hello from the bench"
 
+BASE_BIN=${BASE:-}
 PY=$ROOT/.peers/py
 RS=$ROOT/.peers/rs/bin/tmux-mcp-rs
 python3 - "$W/spec.json" <<EOF
@@ -91,6 +94,8 @@ servers = [{"name": "tmuxmate", "argv": ["$BIN", "-L", "$SOCK", "mcp"], "env": {
         "send": ["tmux_send_keys", {"target": "$SINK", "text": "$TEXT", "enter": True}],
         "run": ["tmux_run", {"cmd": ["true"]}],
     }}]
+if "$BASE_BIN":
+    servers.append(dict(servers[0], name="base", argv=["$BASE_BIN", "-L", "$SOCK", "mcp"]))
 if os.path.exists("$PY/libtmux_mcp"):
     servers.append({"name": "libtmux-mcp", "argv": ["python3", "-m", "libtmux_mcp"],
         "env": {"PYTHONPATH": "$PY", "LIBTMUX_SOCKET": "$SOCK"},
@@ -154,6 +159,8 @@ checks = [("startup < 10 ms", med(r["startup"]["tmuxmate"]) < 10),
           ("send <= 1.0x raw", med(t["send"]) <= raw["send"]),
           ("run true < 25 ms", med(t["run"]) < 25)]
 for n in names[1:]:
+    if n == "base":
+        continue
     for op in ("list", "capture", "send"):
         if r["calls"][n].get(op):
             checks.append((f"{op} ahead of {n}", med(t[op]) < med(r["calls"][n][op])))

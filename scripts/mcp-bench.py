@@ -7,7 +7,9 @@ SPEC: {"runs": N, "servers": [{"name", "argv", "env", "calls": {op: [tool, args]
        "raw": {op: argv}}
 For each server: startup to the tools/list answer (a fresh process per run: spawn,
 initialize, notifications/initialized, tools/list), then, on one resident process, each
-call op timed from writing the request to reading its answer. For each raw op: the argv
+call op timed from writing the request to reading its answer. Servers, and the raw op
+of the same name, are interleaved run by run (run i of each, then run i+1), so a load
+change hits them all alike. For each raw op: the argv
 run to completion. Prints one JSON object: {"startup": {name: [ms...]}, "calls":
 {name: {op: [ms...]}}, "raw": {op: [ms...]}, "toolsBytes": {name: n}}.
 Timing is perf_counter around the pipe I/O only; answers are matched by id without
@@ -91,10 +93,15 @@ def main():
     spec = json.load(open(sys.argv[1]))
     runs = spec["runs"]
     res = {"startup": {}, "calls": {}, "raw": {}, "toolsBytes": {}, "errors": {}}
-    for s in spec["servers"]:
-        name = s["name"]
-        st = []
-        for _ in range(max(3, runs // 3)):
+    # Interleaved: run i of every server, then run i+1, so that a load change on the
+    # machine (it is shared) falls on all of them alike, and a before/after pair (BASE)
+    # is compared under the same load.
+    servers = spec["servers"]
+    for s in servers:
+        res["startup"][s["name"]] = []
+    for _ in range(max(3, runs // 3)):
+        for s in servers:
+            name = s["name"]
             t0 = time.perf_counter()
             c = Conn(s)
             try:
@@ -105,38 +112,54 @@ def main():
                 c.p.kill()
                 c.close()
                 continue
-            st.append((time.perf_counter() - t0) * 1000)
+            res["startup"][name].append((time.perf_counter() - t0) * 1000)
             res["toolsBytes"][name] = len(
                 json.dumps(json.loads(tl)["result"], separators=(",", ":")))
             c.close()
-        res["startup"][name] = st
+    conns = {}
+    for s in servers:
         c = Conn(s)
         c.handshake()
-        res["calls"][name] = {}
-        for op, (tool, args) in s["calls"].items():
-            times = []
-            for i in range(runs + 2):
+        conns[s["name"]] = c
+        res["calls"][s["name"]] = {}
+    ops = []
+    for s in servers:
+        ops += [op for op in s["calls"] if op not in ops]
+    raw = spec.get("raw", {})
+
+    def run_raw(op, i):
+        t0 = time.perf_counter()
+        subprocess.run(raw[op], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, check=False)
+        if i >= 2:
+            res["raw"].setdefault(op, []).append((time.perf_counter() - t0) * 1000)
+
+    for op in ops:
+        having = [s for s in servers if op in s["calls"]]
+        for s in having:
+            res["calls"][s["name"]][op] = []
+        for i in range(runs + 2):
+            # The raw CLI doing the same work, in the same rotation.
+            if op in raw:
+                run_raw(op, i)
+            for s in having:
+                name = s["name"]
+                tool, args = s["calls"][op]
                 t0 = time.perf_counter()
-                ans = c.request("tools/call", {"name": tool, "arguments": args})
+                ans = conns[name].request("tools/call", {"name": tool, "arguments": args})
                 dt = (time.perf_counter() - t0) * 1000
                 if i == 0 and len(ans) < 100000:
                     a = json.loads(ans)
                     if "error" in a or a.get("result", {}).get("isError"):
                         res["errors"][f"{name}.{op}"] = ans[:300].decode(errors="replace")
                 if i >= 2:  # warmup
-                    times.append(dt)
-            res["calls"][name][op] = times
+                    res["calls"][name][op].append(dt)
+    for c in conns.values():
         c.close()
-    for op, argv in spec.get("raw", {}).items():
-        times = []
-        for i in range(runs + 2):
-            t0 = time.perf_counter()
-            subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, check=False)
-            dt = (time.perf_counter() - t0) * 1000
-            if i >= 2:
-                times.append(dt)
-        res["raw"][op] = times
+    for op in raw:
+        if op not in res["raw"]:
+            for i in range(runs + 2):
+                run_raw(op, i)
     print(json.dumps(res))
 
 

@@ -12,6 +12,7 @@
 //! creation runs with a global `window-size manual` in force (it crashes tmux 3.3a).
 
 use crate::control::policy::{Caller, CreatedMark};
+use crate::control::preflight::Facts;
 use crate::error::Error;
 use crate::targs;
 use crate::tmux::panes;
@@ -373,19 +374,26 @@ pub fn new_window(
 /// `history-limit` in force and marking are one tmux round trip. (A user's command that
 /// exits at once must be reported as such, which needs the mark as a second call:
 /// [`new_work_window`].)
+/// `facts`, when given, were asked in this call's first round trip
+/// (`super::preflight`): they spare the questions of creating the own session.
 pub fn new_work_window_of_ours(
     tmux: &Tmux,
     caller: &Caller,
     name: Option<&Text>,
     cmd: &[String],
+    facts: Option<&Facts>,
 ) -> Result<Created, Error> {
     // Outside tmux with no `tmuxmate` session yet (a run from an MCP client, each time:
     // the session goes with its last window): the session is created around our window,
     // in one command list, with no placeholder window to start and kill.
+    let no_own_session = match facts {
+        Some(f) => f.session_by_name(OWN_SESSION).is_none(),
+        None => session_by_name(tmux, OWN_SESSION)?.is_none(),
+    };
     if caller.pane_id.is_none()
         && !tmux.is_remote()
-        && session_by_name(tmux, OWN_SESSION)?.is_none()
-        && let Some(c) = new_own_session_with(tmux, caller, name, cmd)?
+        && no_own_session
+        && let Some(c) = new_own_session_with(tmux, caller, name, cmd, facts)?
     {
         return Ok(c);
     }
@@ -478,30 +486,46 @@ fn new_own_session_with(
     caller: &Caller,
     name: Option<&Text>,
     cmd: &[String],
+    known: Option<&Facts>,
 ) -> Result<Option<Created>, Error> {
-    // One round trip for the three values (a `-q` of an unset option prints no line, so
-    // ours comes last).
-    let Ok(facts) = tmux.run(&targs![
-        "show-options",
-        "-gv",
-        "history-limit",
-        Arg::SEP,
-        "show-options",
-        "-gv",
-        "window-size",
-        Arg::SEP,
-        "show-options",
-        "-gqv",
-        crate::tmux::options::HISTORY_LIMIT.name
-    ]) else {
-        return Ok(None);
+    let asked;
+    let (old, window_size, ours) = match known {
+        Some(f) => (
+            f.history_limit.as_str(),
+            f.window_size.as_str(),
+            f.option(crate::tmux::options::HISTORY_LIMIT.name),
+        ),
+        None => {
+            // One round trip for the three values (a `-q` of an unset option prints no
+            // line, so ours comes last).
+            let Ok(facts) = tmux.run(&targs![
+                "show-options",
+                "-gv",
+                "history-limit",
+                Arg::SEP,
+                "show-options",
+                "-gv",
+                "window-size",
+                Arg::SEP,
+                "show-options",
+                "-gqv",
+                crate::tmux::options::HISTORY_LIMIT.name
+            ]) else {
+                return Ok(None);
+            };
+            asked = facts;
+            let mut lines = asked.lines();
+            let (Some(old), Some(window_size)) = (lines.next(), lines.next()) else {
+                return Ok(None);
+            };
+            let ours = lines.next().unwrap_or("");
+            if lines.next().is_some() {
+                return Ok(None);
+            }
+            (old, window_size, ours)
+        }
     };
-    let mut lines = facts.lines();
-    let (Some(old), Some(window_size)) = (lines.next(), lines.next()) else {
-        return Ok(None);
-    };
-    let ours = lines.next().unwrap_or("");
-    if lines.next().is_some() || old.is_empty() || !old.bytes().all(|b| b.is_ascii_digit()) {
+    if old.is_empty() || !old.bytes().all(|b| b.is_ascii_digit()) {
         return Ok(None);
     }
     let o = crate::tmux::options::HISTORY_LIMIT;

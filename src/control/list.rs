@@ -1,10 +1,15 @@
 //! Listing: sessions, windows (with layout) and panes from one tmux invocation, as the
 //! typed result both `tmuxmate list --json` and the MCP `tmux_list` tool return.
 //!
-//! Invariant: exactly one `list-panes -a` call whatever the number of panes; the real
-//! executable of each pane's foreground process comes from `/proc`, not from tmux. On a
-//! remote server (`--host`) the host's `/proc` is out of reach: the current command is
-//! tmux's `#{pane_current_command}` and the executable is unknown (null).
+//! Invariant: exactly one tmux call (`list-windows -a ; list-panes -a`) whatever the
+//! number of panes; the real executable of each pane's foreground process comes from
+//! `/proc`, not from tmux, read during the call: while the server formats the listing,
+//! other threads read `/proc` for the server's children (the panes' processes, found from
+//! the socket's peer pid), so the two costs overlap instead of adding up. Nothing is kept
+//! between calls (no cache to go stale): a pane whose process the early reading missed
+//! (it started meanwhile) is read after the answer. On a remote server (`--host`) the
+//! host's `/proc` is out of reach: the current command is tmux's
+//! `#{pane_current_command}` and the executable is unknown (null).
 
 use serde::Serialize;
 
@@ -67,31 +72,24 @@ pub struct ListJson {
     pub panes: Vec<PaneJson>,
 }
 
-/// `(current command, executable)` for every live pane. Reading `/proc` dominates a big
-/// listing, so it is split across the available cores.
-fn foregrounds(rows: &[PaneInfo]) -> Vec<(String, Option<String>)> {
-    let one = |p: &PaneInfo| {
-        if p.dead {
-            (String::new(), None)
-        } else {
-            p.pane_pid
-                .parse()
-                .ok()
-                .and_then(crate::sys::foreground::of)
-                .unwrap_or_default()
-        }
-    };
+/// A pane process's `(current command, executable)` (`sys::foreground::of`).
+type Foreground = (String, Option<String>);
+
+/// `f` of every item, split across the available cores when there are many (reading
+/// `/proc` dominates a big listing).
+fn on_cores<T: Sync, R: Send + Default>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(4);
-    if rows.len() < 64 || threads < 2 {
-        return rows.iter().map(one).collect();
+    if items.len() < 64 || threads < 2 {
+        return items.iter().map(f).collect();
     }
-    let chunk = rows.len().div_ceil(threads);
+    let chunk = items.len().div_ceil(threads);
+    let f = &f;
     std::thread::scope(|sc| {
-        let hs: Vec<_> = rows
+        let hs: Vec<_> = items
             .chunks(chunk)
-            .map(|c| sc.spawn(move || c.iter().map(one).collect::<Vec<_>>()))
+            .map(|c| sc.spawn(move || c.iter().map(f).collect::<Vec<_>>()))
             .collect();
         hs.into_iter()
             .flat_map(|h| h.join().unwrap_or_default())
@@ -99,29 +97,81 @@ fn foregrounds(rows: &[PaneInfo]) -> Vec<(String, Option<String>)> {
     })
 }
 
-pub fn build(rows: &[PaneInfo], remote: bool, with_creator: bool) -> ListJson {
+/// The foreground of every child of the tmux server `server` (its panes' processes,
+/// and any job it runs), read while the server works on the listing.
+fn early_foregrounds(server: i32) -> Vec<(i32, Option<Foreground>)> {
+    let Some(children) = crate::sys::procfs::children(server) else {
+        return Vec::new();
+    };
+    let fg = on_cores(&children, |&pid| crate::sys::foreground::of(pid));
+    children.into_iter().zip(fg).collect()
+}
+
+/// `(current command, executable)` for every live pane: from `early` (read during the
+/// call) when it has the pane's process, else read now (on several cores when many are).
+fn foregrounds(rows: &[PaneInfo], early: &[(i32, Option<Foreground>)]) -> Vec<Foreground> {
+    let early: std::collections::HashMap<i32, &Foreground> = early
+        .iter()
+        .filter_map(|(pid, fg)| fg.as_ref().map(|fg| (*pid, fg)))
+        .collect();
+    let mut out = Vec::with_capacity(rows.len());
+    let mut missed = Vec::new();
+    for (i, p) in rows.iter().enumerate() {
+        let pid = p.pane_pid.parse::<i32>().ok();
+        out.push(match pid {
+            _ if p.dead => (String::new(), None),
+            None => Foreground::default(),
+            Some(pid) => match early.get(&pid) {
+                Some(fg) => (*fg).clone(),
+                None => {
+                    missed.push((i, pid));
+                    Foreground::default()
+                }
+            },
+        });
+    }
+    let late = on_cores(&missed, |&(_, pid)| {
+        crate::sys::foreground::of(pid).unwrap_or_default()
+    });
+    for ((i, _), fg) in missed.into_iter().zip(late) {
+        out[i] = fg;
+    }
+    out
+}
+
+fn build(
+    rows: &[PaneInfo],
+    remote: bool,
+    with_creator: bool,
+    early: &[(i32, Option<Foreground>)],
+) -> ListJson {
     let fg = if remote {
         rows.iter()
             .map(|p| (p.current_command.clone(), None))
             .collect()
     } else {
-        foregrounds(rows)
+        foregrounds(rows, early)
     };
     let mut sessions: Vec<SessionJson> = Vec::new();
     let mut windows: Vec<WindowJson> = Vec::new();
     let mut panes = Vec::with_capacity(rows.len());
+    // Sets and one pass for the layouts: scanning the lists per pane was ~3 ms of
+    // string comparisons in a 500-pane listing (perf).
+    let mut seen_sessions = std::collections::HashSet::new();
+    let mut seen_windows = std::collections::HashSet::new();
+    let mut layouts: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    for r in rows.iter().filter(|r| !r.window_layout.is_empty()) {
+        layouts.entry(&r.window_id).or_insert(&r.window_layout);
+    }
     for (p, (current_command, executable)) in rows.iter().zip(fg) {
-        if !sessions.iter().any(|s| s.session_id == p.session_id) {
+        if seen_sessions.insert(p.session_id.as_str()) {
             sessions.push(SessionJson {
                 session_id: p.session_id.clone(),
                 name: p.session_name.clone(),
                 attached: p.session_attached,
             });
         }
-        if !windows
-            .iter()
-            .any(|w| w.window_id == p.window_id && w.session_id == p.session_id)
-        {
+        if seen_windows.insert((p.window_id.as_str(), p.session_id.as_str())) {
             windows.push(WindowJson {
                 window_id: p.window_id.clone(),
                 session_id: p.session_id.clone(),
@@ -129,10 +179,9 @@ pub fn build(rows: &[PaneInfo], remote: bool, with_creator: bool) -> ListJson {
                 name: p.window_name.clone(),
                 active: p.window_active,
                 // tmux gives the layout on the window's active pane's row only.
-                layout: rows
-                    .iter()
-                    .find(|r| r.window_id == p.window_id && !r.window_layout.is_empty())
-                    .and_then(|r| layout::tree(&r.window_layout).ok())
+                layout: layouts
+                    .get(p.window_id.as_str())
+                    .and_then(|l| layout::tree(l).ok())
                     .unwrap_or_default(),
             });
         }
@@ -173,6 +222,12 @@ pub fn build(rows: &[PaneInfo], remote: bool, with_creator: bool) -> ListJson {
 /// Every session, window and pane of the server (one tmux call); `with_creator` adds
 /// each created pane's creator (`createdBy`).
 pub fn list(tmux: &Tmux, with_creator: bool) -> Result<ListJson, Error> {
-    let rows = panes::list_all(tmux)?;
-    Ok(build(&rows, tmux.is_remote(), with_creator))
+    let remote = tmux.is_remote();
+    let (rows, early) = panes::listing(tmux, |server| match server {
+        Some(pid) if !remote => early_foregrounds(pid),
+        _ => Vec::new(),
+    })?;
+    let l = build(&rows, remote, with_creator, &early);
+    crate::sys::procfs::sweep_handles();
+    Ok(l)
 }

@@ -19,6 +19,7 @@ pub mod kill_scope;
 pub mod list;
 pub mod pane_input;
 pub mod policy;
+pub mod preflight;
 pub mod run;
 pub mod run_remote;
 pub mod settle;

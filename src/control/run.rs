@@ -72,6 +72,7 @@ use crate::control::budget::{self, Bounded, Range};
 use crate::control::create;
 use crate::control::pane_input;
 use crate::control::policy;
+use crate::control::preflight::Facts;
 use crate::control::snapshot;
 use crate::error::Error;
 use crate::sys::state;
@@ -194,11 +195,27 @@ pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, Error> {
             "--until-stable must be at least 1 (milliseconds the screen must stay unchanged)",
         ));
     }
-    let budget = budget::budget(tmux, r.max_bytes)?;
+    let remote = tmux.is_remote();
+    // A run in a new pane asks everything it reads of the server in one round trip
+    // (`preflight`); else, or when that answer does not read, each question on its own.
+    let facts = match (r.target, r.until_stable) {
+        (None, None) if !remote => Facts::ask(
+            tmux,
+            &[
+                crate::tmux::options::HISTORY_LIMIT.name,
+                budget::MAX_BYTES_OPTION,
+                snapshot::OPTION,
+            ],
+        ),
+        _ => None,
+    };
+    let budget = match &facts {
+        Some(f) => budget::budget_from(r.max_bytes, f.option(budget::MAX_BYTES_OPTION))?,
+        None => budget::budget(tmux, r.max_bytes)?,
+    };
     let timeout = Duration::from_millis(r.timeout_ms);
     let started = Instant::now();
     let pr = r.progress;
-    let remote = tmux.is_remote();
     let o = match (r.target, r.until_stable) {
         // A remote pane cannot see our state dir: the host keeps it all (run_remote).
         (None, None) if remote => {
@@ -212,19 +229,26 @@ pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, Error> {
                 "refused: `run -t` with --host: typing into an existing pane needs to check that its shell is idle, which tmuxmate reads from /proc and cannot on another host. Leave out -t to run in a fresh pane on the host, or add --until-stable MS",
             ));
         }
-        (None, None) => in_new_pane(tmux, r.cmd, budget, timeout, pr)?,
+        (None, None) => in_new_pane(tmux, r.cmd, budget, timeout, pr, facts.as_ref())?,
         (None, Some(ms)) => stable_new_pane(tmux, r.cmd, budget, timeout, ms, pr)?,
         (Some(t), None) => typed(tmux, t, r.cmd, budget, timeout, pr)?,
         (Some(t), Some(ms)) => stable_typed(tmux, t, r.cmd, budget, timeout, ms, pr)?,
     };
     let elapsed_ms = started.elapsed().as_millis() as u64;
-    if let Err(e) = snapshot::record(tmux, &o.pane_id, &o.target, &o.text.text, o.text.truncated) {
+    let (id, target, text, cut) = (&o.pane_id, &o.target, &o.text.text, o.text.truncated);
+    let stored = match &facts {
+        Some(f) => snapshot::record_if(f.option(snapshot::OPTION), id, target, text, cut),
+        None => snapshot::record(tmux, id, target, text, cut),
+    };
+    if let Err(e) = stored {
         eprintln!("tmuxmate: warning: {e}");
     }
     // A window per call would pile up: ours goes once its result is read, unless asked to
     // stay or its command is still running (a timeout says so and names the pane).
     let kept = r.target.is_some() || r.keep || o.timed_out;
-    if !kept && let Err(e) = tmux.run(&targs!["kill-pane", "-t", Arg::id(&o.pane_id)]) {
+    // Not waited for (about 9 ms of a big server's time, issue 13): the server removes
+    // the pane before it runs anything a later call asks.
+    if !kept && let Err(e) = tmux.run_unanswered(&targs!["kill-pane", "-t", Arg::id(&o.pane_id)]) {
         state::log(&format!("run: could not remove pane {}: {e}", o.pane_id));
     }
     Ok(RunJson {
@@ -309,7 +333,12 @@ fn write_script(rd: &RunDir, body: &str) -> Result<(), Error> {
 }
 
 /// A new window of our own running the wrapper, then an interactive shell.
-fn new_pane(tmux: &Tmux, rd: &RunDir, body: &str) -> Result<create::Created, Error> {
+fn new_pane(
+    tmux: &Tmux,
+    rd: &RunDir,
+    body: &str,
+    facts: Option<&Facts>,
+) -> Result<create::Created, Error> {
     let mut script = String::new();
     // Our cwd is where the caller meant the command to run; a `cd` in the script keeps
     // the path out of tmux (whose -c start directory is format-expanded).
@@ -332,6 +361,7 @@ fn new_pane(tmux: &Tmux, rd: &RunDir, body: &str) -> Result<create::Created, Err
         &caller,
         Some(&Text::lossy("run")),
         &["/bin/sh".to_string(), "-c".to_string(), boot],
+        facts,
     )
 }
 
@@ -341,11 +371,12 @@ fn in_new_pane(
     budget: usize,
     timeout: Duration,
     progress: Progress,
+    facts: Option<&Facts>,
 ) -> Result<Outcome, Error> {
     let rd = RunDir::create()?;
     let deadline = Instant::now() + timeout;
     let keep = budget + TAIL_SLACK;
-    let created = new_pane(tmux, &rd, &wrapper(&rd, cmd, keep, true))?;
+    let created = new_pane(tmux, &rd, &wrapper(&rd, cmd, keep, true), facts)?;
     let finished = wait_done(&rd, deadline, progress);
     finish(
         tmux,
@@ -539,7 +570,7 @@ fn stable_new_pane(
 ) -> Result<Outcome, Error> {
     let rd = RunDir::create()?;
     let deadline = Instant::now() + timeout;
-    let created = new_pane(tmux, &rd, &wrapper(&rd, cmd, 0, false))?;
+    let created = new_pane(tmux, &rd, &wrapper(&rd, cmd, 0, false), None)?;
     let (stabilized, timed_out) = wait_stable(
         tmux,
         &created.pane_id,

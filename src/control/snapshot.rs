@@ -297,7 +297,18 @@ pub fn record(
     let v = tmux
         .run(&["show-options", "-gqv", OPTION])
         .map_err(|e| format!("could not read {OPTION} (nothing was stored): {e}"))?;
-    if !storing(&v)? {
+    record_if(&v, pane_id, target, text, truncated)
+}
+
+/// [`record`] with `@tmuxmate-snapshots`' value already read (`value`, empty when unset).
+pub fn record_if(
+    value: &str,
+    pane_id: &str,
+    target: &str,
+    text: &str,
+    truncated: bool,
+) -> Result<Option<String>, String> {
+    if !storing(value)? {
         return Ok(None);
     }
     record_always(pane_id, target, text, truncated).map(Some)

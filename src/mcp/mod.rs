@@ -72,6 +72,30 @@ impl Out {
     pub fn send(&self, v: &Value) {
         let mut line = serde_json::to_string(v).unwrap_or_default();
         line.push('\n');
+        self.write_line(&line);
+    }
+    /// The answer to a tool call; a pre-serialized result goes out as `done` would build
+    /// it (same keys, same order), its JSON text embedded twice without a value tree.
+    fn reply_call(&self, id: &Value, r: Result<tools::Answer, RpcError>) {
+        let sc = match r {
+            Ok(tools::Answer::Done(sc)) => sc,
+            Ok(tools::Answer::Value(v)) => return self.reply(id, Ok(v)),
+            Err(e) => return self.reply(id, Err(e)),
+        };
+        let text = serde_json::to_string(&sc).unwrap_or_default();
+        let id = serde_json::to_string(id).unwrap_or_default();
+        let mut line = String::with_capacity(sc.len() + text.len() + id.len() + 120);
+        line.push_str(r#"{"jsonrpc":"2.0","id":"#);
+        line.push_str(&id);
+        line.push_str(r#","result":{"content":[{"type":"text","text":"#);
+        line.push_str(&text);
+        line.push_str(r#"}],"structuredContent":"#);
+        line.push_str(&sc);
+        line.push_str(r#","isError":false}}"#);
+        line.push('\n');
+        self.write_line(&line);
+    }
+    fn write_line(&self, line: &str) {
         if let Ok(mut o) = self.0.lock() {
             // A closed stdout means the client is gone; stdin EOF ends us next.
             let _ = o.write_all(line.as_bytes()).and_then(|_| o.flush());
@@ -187,6 +211,8 @@ fn discover() -> Value {
 
 /// Serve until stdin ends.
 pub fn serve(tmux: &Tmux) -> Result<(), Error> {
+    // Resident: `/proc` handles are worth keeping between listings.
+    crate::sys::procfs::keep_handles();
     let session = Arc::new(Session {
         tmux: tmux.clone(),
         out: Out(Arc::new(Mutex::new(std::io::stdout()))),
@@ -295,12 +321,11 @@ fn handle(session: &Arc<Session>, text: &[u8]) {
             let s = Arc::clone(session);
             let tool = method == "tools/call";
             std::thread::spawn(move || {
-                let r = if tool {
-                    tools::call(&s, &params)
+                if tool {
+                    s.out.reply_call(&id, tools::call(&s, &params));
                 } else {
-                    resources::read(&s, &params)
-                };
-                s.out.reply(&id, r);
+                    s.out.reply(&id, resources::read(&s, &params));
+                }
                 s.call_ended();
             });
             return;

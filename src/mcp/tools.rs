@@ -331,7 +331,25 @@ impl Progress {
     }
 }
 
-pub fn call(session: &Session, params: &Value) -> Result<Value, RpcError> {
+/// A tool's answer: a result value, or a successful result whose structured content is
+/// already JSON text (`Out::reply_done` writes it as the text content and as the
+/// structured content without a value tree).
+pub enum Answer {
+    Value(Value),
+    Done(String),
+}
+
+/// A successful result as [`done`] makes it, serialized once: a 200-pane listing as a
+/// value tree, serialized for the text and again for the reply, took about 4 ms per call.
+fn done_text<T: serde::Serialize>(r: Result<T, Error>) -> Answer {
+    match r.map(|v| serde_json::to_string(&v)) {
+        Ok(Ok(text)) => Answer::Done(text),
+        Ok(Err(_)) => Answer::Value(done(&Value::Null)),
+        Err(e) => Answer::Value(failed(&e)),
+    }
+}
+
+pub fn call(session: &Session, params: &Value) -> Result<Answer, RpcError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
@@ -346,14 +364,14 @@ pub fn call(session: &Session, params: &Value) -> Result<Value, RpcError> {
         None => &session.tmux,
         // These run the host's tmuxmate, as the CLI's --host does.
         Some(h) if !name.starts_with("tmux_") || name == "tmux_watch" => {
-            return on_host(session, name, a, h);
+            return on_host(session, name, a, h).map(Answer::Value);
         }
         Some(h) => match session.remote(&h.host, h.socket.as_deref()) {
             Ok(t) => {
                 remote = t;
                 &remote
             }
-            Err(e) => return Ok(failed(&e)),
+            Err(e) => return Ok(Answer::Value(failed(&e))),
         },
     };
     let progress = params
@@ -369,11 +387,11 @@ pub fn call(session: &Session, params: &Value) -> Result<Value, RpcError> {
             p.tick(d)
         }
     };
-    Ok(match name {
-        "tmux_list" => {
-            args::<NoArgs>(name, a)?;
-            result(list::list(tmux, true))
-        }
+    if name == "tmux_list" {
+        args::<NoArgs>(name, a)?;
+        return Ok(done_text(list::list(tmux, true)));
+    }
+    Ok(Answer::Value(match name {
         "tmux_send_keys" => {
             let a: SendKeys = args(name, a)?;
             let t = a.target.as_deref();
@@ -572,7 +590,7 @@ pub fn call(session: &Session, params: &Value) -> Result<Value, RpcError> {
                 format!("unknown tool {other:?}; see tools/list"),
             ));
         }
-    })
+    }))
 }
 
 /// A tool that runs the host's tmuxmate: its arguments become the CLI command they

@@ -82,8 +82,7 @@ pub fn of(pane_pid: i32) -> Option<(String, Option<String>)> {
         return Some((st.comm.clone(), procfs::exe_name(fg)));
     }
     // Only argv[0] is needed: done at its NUL.
-    let cmdline =
-        procfs::read_small(&format!("/proc/{fg}/cmdline"), |b| b.contains(&0)).unwrap_or_default();
+    let cmdline = procfs::read_proc(fg, "cmdline", |b| b.contains(&0)).unwrap_or_default();
     let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
     let argv0 = String::from_utf8_lossy(argv0);
     let base = argv0

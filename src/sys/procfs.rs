@@ -20,8 +20,104 @@ pub struct Stat {
 }
 
 pub fn stat(pid: i32) -> Option<Stat> {
-    let text = read_small(&format!("/proc/{pid}/stat"), |b| b.ends_with(b"\n"))?;
+    let text = read_proc(pid, "stat", |b| b.ends_with(b"\n"))?;
     parse_stat(&String::from_utf8_lossy(&text))
+}
+
+/// `/proc/PID/NAME` read through a kept handle when [`keep_handles`] is on, else opened
+/// afresh ([`read_small`]). A kept handle is not a cache of contents: each read of a
+/// `/proc` file regenerates it (so an exec, a new foreground, a rewritten argv show at
+/// once), and the handle names that one process for good (after it exits, reads fail and
+/// the handle is dropped; a new process that gets the pid is opened afresh). Why: a
+/// resident server listing 200 panes reads two such files per pane per call, and
+/// `pread` on an open handle costs about a third of open + read + close (4.6 against
+/// 12.6 us for `stat`, measured).
+pub fn read_proc(
+    pid: i32,
+    name: &'static str,
+    complete: impl Fn(&[u8]) -> bool,
+) -> Option<Vec<u8>> {
+    let Some(h) = HANDLES.get() else {
+        return read_small(&format!("/proc/{pid}/{name}"), complete);
+    };
+    let key = (pid, name);
+    let kept = h.lock().ok().and_then(|mut m| m.files.remove(&key));
+    if let Some((f, _)) = kept
+        && let Some(b) = read_from(&f, &complete)
+        && !b.is_empty()
+    {
+        if let Ok(mut m) = h.lock() {
+            m.put(key, f);
+        }
+        return Some(b);
+    }
+    let f = std::fs::File::open(format!("/proc/{pid}/{name}")).ok()?;
+    let b = read_from(&f, &complete)?;
+    if !b.is_empty()
+        && let Ok(mut m) = h.lock()
+    {
+        m.put(key, f);
+    }
+    Some(b)
+}
+
+/// The whole file from offset 0 (`pread`), in as few calls as `complete` allows.
+fn read_from(f: &std::fs::File, complete: &impl Fn(&[u8]) -> bool) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; 1024];
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            buf.resize(len * 2, 0);
+        }
+        let n = f.read_at(&mut buf[len..], len as u64).ok()?;
+        len += n;
+        if n == 0 || complete(&buf[..len]) {
+            break;
+        }
+    }
+    buf.truncate(len);
+    Some(buf)
+}
+
+/// Kept `/proc` handles (see [`read_proc`]), by (pid, file), with the sweep each was
+/// last used in.
+struct Handles {
+    files: std::collections::HashMap<(i32, &'static str), (std::fs::File, u64)>,
+    sweep: u64,
+}
+
+impl Handles {
+    fn put(&mut self, key: (i32, &'static str), f: std::fs::File) {
+        // Bounded well under the usual 1024-descriptor limit.
+        if self.files.len() < MAX_HANDLES || self.files.contains_key(&key) {
+            self.files.insert(key, (f, self.sweep));
+        }
+    }
+}
+
+const MAX_HANDLES: usize = 512;
+
+static HANDLES: std::sync::OnceLock<std::sync::Mutex<Handles>> = std::sync::OnceLock::new();
+
+/// Keep `/proc` handles from now on (a resident process: `tmuxmate mcp`).
+pub fn keep_handles() {
+    let _ = HANDLES.set(std::sync::Mutex::new(Handles {
+        files: Default::default(),
+        sweep: 0,
+    }));
+}
+
+/// Close the handles not used since the previous sweep (processes that left the
+/// listing), so the kept set follows the panes.
+pub fn sweep_handles() {
+    if let Some(h) = HANDLES.get()
+        && let Ok(mut m) = h.lock()
+    {
+        let last = m.sweep;
+        m.files.retain(|_, (_, used)| *used >= last);
+        m.sweep += 1;
+    }
 }
 
 /// A small `/proc` file in as few system calls as it takes: procfs reports size 0, so
@@ -90,6 +186,27 @@ pub fn start_time(pid: i32) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let close = text.rfind(')')?;
     text[close + 1..].split_whitespace().nth(19)?.parse().ok()
+}
+
+/// The children of `pid` (`/proc/PID/task/*/children`), e.g. a tmux server's pane
+/// processes; None when the kernel does not tell (no `CONFIG_PROC_CHILDREN`).
+pub fn children(pid: i32) -> Option<Vec<i32>> {
+    let mut v = Vec::new();
+    let mut any = false;
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let Ok(text) = std::fs::read_to_string(t.path().join("children")) else {
+            continue;
+        };
+        any = true;
+        v.extend(
+            text.split_whitespace()
+                .filter_map(|c| c.parse::<i32>().ok()),
+        );
+    }
+    any.then_some(v)
 }
 
 /// `rchar` of `/proc/PID/io`: bytes the process has read so far (any fd). A shell reads

@@ -246,28 +246,90 @@ impl Tmux {
         self.socket_argv(&args.argv())
     }
 
+    /// Run a query, with `meanwhile` running alongside while the server works on it:
+    /// over the direct socket it starts once the query is sent and gets the server's pid
+    /// (for reading the server's children in `/proc` meanwhile, `crate::control::list`);
+    /// through the tmux client (remote, `TMUXMATE_TMUX`, a socket surprise) it runs after
+    /// the answer, with `None`. The answer is exactly [`Tmux::run_bytes`]'s.
+    pub fn query_while<A: Args + ?Sized, R: Send>(
+        &self,
+        args: &A,
+        meanwhile: impl FnOnce(Option<i32>) -> R + Send,
+    ) -> (Result<Vec<u8>, TmuxError>, R) {
+        let argv = args.argv();
+        if let Err(e) = self.check_version() {
+            return (Err(e), meanwhile(None));
+        }
+        let direct = !self.explicit_program
+            && self.remote.is_none()
+            && super::direct::eligible(&argv) == super::direct::Use::Query;
+        let path = if direct { self.socket_file() } else { None };
+        let meanwhile = match path {
+            Some(p) => match super::direct::query_while(&p, &argv, self.timeout, meanwhile) {
+                Ok((Some(r), m)) => return (self.direct_answer(&argv, r), m),
+                // The answer was lost: the client asks again (a query may be repeated).
+                Ok((None, m)) => return (self.run_argv(&argv, None), m),
+                Err(f) => f,
+            },
+            None => meanwhile,
+        };
+        let out = self.run_argv(&argv, None);
+        (out, meanwhile(None))
+    }
+
+    /// Run a server-only write (removing our own pane) without waiting for its answer
+    /// when the direct socket can carry it (`super::direct::send_only`): the server runs
+    /// it before anything a later call asks. Else (remote, `TMUXMATE_TMUX`, no socket)
+    /// it runs as [`Tmux::run`] does; an error is only that path's.
+    pub fn run_unanswered<A: Args + ?Sized>(&self, args: &A) -> Result<(), TmuxError> {
+        let argv = args.argv();
+        self.check_version()?;
+        if !self.explicit_program
+            && self.remote.is_none()
+            && super::direct::eligible(&argv) == super::direct::Use::Write
+            && let Some(p) = self.socket_file()
+            && let Some(whole) = super::direct::send_only(&p, &argv, self.timeout)
+        {
+            return if whole {
+                Ok(())
+            } else {
+                Err(TmuxError::Spawn {
+                    argv: self.argv_of(&argv),
+                    reason: "the connection to the tmux server broke while sending (the command may have run)".into(),
+                })
+            };
+        }
+        self.run_argv(&argv, None).map(|_| ())
+    }
+
     fn socket_argv(&self, args: &[&str]) -> Option<Result<Vec<u8>, TmuxError>> {
         let how = super::direct::eligible(args);
         if self.explicit_program || self.remote.is_some() || how == super::direct::Use::No {
             return None;
         }
         let r = super::direct::run(&self.socket_file()?, args, self.timeout, how)?;
+        Some(self.direct_answer(args, r))
+    }
+
+    /// A direct-socket reply as the wrapper's answer (a timeout and a failure typed as
+    /// the client's would be).
+    fn direct_answer(&self, args: &[&str], r: super::direct::Reply) -> Result<Vec<u8>, TmuxError> {
         if r.timed_out {
-            return Some(Err(TmuxError::Timeout {
+            return Err(TmuxError::Timeout {
                 argv: self.argv_of(args),
                 after: self.timeout,
-            }));
+            });
         }
         if r.status == 0 {
-            return Some(Ok(r.stdout));
+            return Ok(r.stdout);
         }
         let stderr = String::from_utf8_lossy(&r.stderr).trim_end().to_string();
-        Some(Err(TmuxError::classify(
+        Err(TmuxError::classify(
             self.argv_of(args),
             Some(r.status),
             stderr,
             &self.socket,
-        )))
+        ))
     }
 
     fn run_argv(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {

@@ -18,6 +18,11 @@
 //! is started by the real client). A command list (`a ; b`) qualifies when each of its
 //! commands does. `load-buffer -` (stdin) never does.
 //!
+//! Two uses besides a plain call (issue 13): a query may have other work run while the
+//! server answers ([`query_while`], given the server's pid from the socket's peer), and a
+//! clean-up write of ours may be sent without waiting for its answer ([`send_only`]: the
+//! server runs a closed client's buffered command before it reads any later client).
+//!
 //! Argv is data here exactly as it is for the tmux client: the server receives the same
 //! argv in the same `MSG_COMMAND` message and splits it into commands only at arguments
 //! ending in an unescaped `;` (cmd-parse.y `cmd_parse_from_arguments`; no re-tokenizing,
@@ -183,7 +188,65 @@ pub fn run(path: &Path, args: &[&str], timeout: Duration, how: Use) -> Option<Re
     r
 }
 
+/// Run one query (`eligible` gave `Use::Query`) over the socket at `path`, calling
+/// `meanwhile` on another thread once the command is sent, with the server's pid (the
+/// socket's peer), while this thread reads the answer: work that does not need the answer
+/// overlaps the server's. `Err(meanwhile)` when nothing was sent (the caller runs the tmux
+/// client, and `meanwhile` itself); `Ok((None, _))` when the answer was lost after the
+/// query was sent (the caller may run the query again with the client).
+pub fn query_while<R: Send, F: FnOnce(Option<i32>) -> R + Send>(
+    path: &Path,
+    args: &[&str],
+    timeout: Duration,
+    meanwhile: F,
+) -> Result<(Option<Reply>, R), F> {
+    let mut sent = false;
+    let Some(mut sock) = send(path, args, timeout, &mut sent) else {
+        return Err(meanwhile);
+    };
+    let pid = peer_pid(&sock);
+    std::thread::scope(|sc| {
+        let h = sc.spawn(move || meanwhile(pid));
+        let reply = receive(&mut sock, &mut sent);
+        // A panic in `meanwhile` is its caller's bug; the answer is still good.
+        match h.join() {
+            Ok(r) => Ok((reply, r)),
+            Err(p) => std::panic::resume_unwind(p),
+        }
+    })
+}
+
+/// Send one server-only write (`eligible` gave `Use::Write`) over the socket at `path`
+/// without waiting for its answer: true once the whole command is in the server's socket
+/// buffer. The server reads a closed client's buffered messages before it sees the end
+/// of the stream, and runs the command in that same pass of its loop, before it reads
+/// from any client it accepts later (so a later call sees the command done). Nothing
+/// reports its outcome: for clean-ups whose failure is only logged anyway. `None` when
+/// nothing was sent (the caller may use the client), `Some(false)` when the command may
+/// or may not have arrived (it is never sent twice).
+pub fn send_only(path: &Path, args: &[&str], timeout: Duration) -> Option<bool> {
+    let mut sent = false;
+    match send(path, args, timeout, &mut sent) {
+        Some(_) => Some(true),
+        None if sent => Some(false),
+        None => None,
+    }
+}
+
+/// The pid of the process at the other end of `sock` (the tmux server).
+fn peer_pid(sock: &UnixStream) -> Option<i32> {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    getsockopt(sock, PeerCredentials).ok().map(|c| c.pid())
+}
+
 fn exchange(path: &Path, args: &[&str], timeout: Duration, sent: &mut bool) -> Option<Reply> {
+    let mut sock = send(path, args, timeout, sent)?;
+    receive(&mut sock, sent)
+}
+
+/// Connect, identify and send the command (list); `*sent` is set once the command may
+/// have reached the server.
+fn send(path: &Path, args: &[&str], timeout: Duration, sent: &mut bool) -> Option<UnixStream> {
     if args.iter().any(|a| a.contains('\0')) {
         return None;
     }
@@ -257,7 +320,11 @@ fn exchange(path: &Path, args: &[&str], timeout: Duration, sent: &mut bool) -> O
     // From here on the server may have the command (a partial write counts as sent).
     *sent = true;
     sock.write_all(&tail).ok()?;
+    Some(sock)
+}
 
+/// Read the server's answer to what `send` sent: stdout, stderr and the exit status.
+fn receive(sock: &mut UnixStream, sent: &mut bool) -> Option<Reply> {
     let mut buf: Vec<u8> = Vec::new();
     // Messages are consumed from `at`; the buffer is compacted only before a read, so a
     // multi-megabyte capture is not copied once per message.

@@ -8,7 +8,7 @@
 
 use super::client::Tmux;
 use super::error::TmuxError;
-use super::format::{parse_records, record_format};
+use super::format::{parse_records, parse_tagged, record_format};
 use super::options;
 use crate::targs;
 use crate::tmux::Arg;
@@ -106,6 +106,142 @@ impl PaneInfo {
             self.session_name, self.window_index, self.pane_index
         )
     }
+}
+
+/// Per-window fields of [`listing`] (one row per window link: a window linked into two
+/// sessions has a row in each).
+const WINDOW_FIELDS: &[&str] = &[
+    "session_id",
+    "session_name",
+    "session_attached",
+    "window_id",
+    "window_index",
+    "window_name",
+    "window_active",
+    "window_layout",
+];
+
+/// Per-pane fields of [`listing`]: the pane's own, plus the session id and window index
+/// that join it to its window row (a window link: unique even for a window linked twice
+/// into one session, where the window id is not).
+const LISTING_PANE_FIELDS: &[&str] = &[
+    "session_id",
+    "window_index",
+    "pane_id",
+    "pane_index",
+    "pane_active",
+    "pane_pid",
+    "pane_width",
+    "pane_height",
+    "pane_dead",
+    "pane_in_mode",
+    "pane_mode",
+    options::CREATED.name,
+    options::JOB.name,
+    options::AGENT.name,
+];
+
+/// Every pane on the server as [`list_all`] gives it, except `pane_tty` (empty), for the
+/// listing (`crate::control::list`), in one invocation of two commands: `list-windows -a`
+/// for the session and window fields, `list-panes -a` for the pane's own. Why: tmux
+/// expands every field of a `list-panes` row per pane (about 1.5 us each on tmux 3.3a),
+/// and asking the window's fields once per window instead of on each of its panes took
+/// a third of a 200-pane listing's server time (14.9 -> 10.2 ms, measured). Both commands
+/// run in one pass of the server's command queue, so they see the same state. `rows` gives
+/// `window_layout` on the window's first pane row only, as `list_all` gives it on one.
+/// `on_sent`, called once the command is on its way (with the server's pid when the
+/// direct socket carried it), may do other work meanwhile: its result is returned.
+pub fn listing<R: Send>(
+    tmux: &Tmux,
+    on_sent: impl FnOnce(Option<i32>) -> R + Send,
+) -> Result<(Vec<PaneInfo>, R), TmuxError> {
+    let remote = tmux.is_remote();
+    let mut pfields = LISTING_PANE_FIELDS.to_vec();
+    if remote {
+        pfields.push("pane_current_command");
+    }
+    let wfmt = format!("W{}", record_format(WINDOW_FIELDS));
+    let pfmt = format!("P{}", record_format(&pfields));
+    let args: Vec<Arg> = targs![
+        "list-windows",
+        "-a",
+        "-F",
+        Arg::ours(&wfmt),
+        ";",
+        "list-panes",
+        "-a",
+        "-F",
+        Arg::ours(&pfmt),
+    ]
+    .into();
+    let (out, r) = tmux.query_while(&args, on_sent);
+    let out = out?;
+    let recs = parse_tagged(&out, &[(b'W', WINDOW_FIELDS.len()), (b'P', pfields.len())]).map_err(
+        |detail| TmuxError::BadOutput {
+            argv: tmux.argv(&args),
+            detail,
+        },
+    )?;
+    let mut windows: Vec<Vec<String>> = Vec::new();
+    let mut rows = Vec::new();
+    let mut laid_out = std::collections::HashSet::new();
+    // Panes come grouped by window link, in the order of the window rows.
+    let mut at = 0;
+    for (tag, mut f) in recs {
+        if tag == b'W' {
+            windows.push(f);
+            continue;
+        }
+        let cmd = if remote { f.pop() } else { None };
+        let mut it = f.into_iter();
+        let mut next = || it.next().unwrap_or_default();
+        let flag = |s: String| s != "0" && !s.is_empty();
+        let (session_id, window_index) = (next(), next());
+        let ours = |w: &Vec<String>| w[0] == session_id && w[4] == window_index;
+        if !windows.get(at).is_some_and(ours) {
+            at = windows
+                .iter()
+                .position(ours)
+                .ok_or_else(|| TmuxError::BadOutput {
+                    argv: tmux.argv(&args),
+                    detail: format!(
+                        "a pane of window {window_index} of session {session_id} without its window row"
+                    ),
+                })?;
+        }
+        let w = &windows[at];
+        let window_id = w[3].clone();
+        let window_layout = if laid_out.insert(window_id.clone()) {
+            w[7].clone()
+        } else {
+            String::new()
+        };
+        rows.push(PaneInfo {
+            session_id,
+            session_name: w[1].clone(),
+            session_attached: flag(w[2].clone()),
+            window_id,
+            window_index,
+            window_name: w[5].clone(),
+            window_active: flag(w[6].clone()),
+            window_layout,
+            pane_id: next(),
+            pane_index: next(),
+            pane_active: flag(next()),
+            pane_tty: String::new(),
+            pane_pid: next(),
+            width: next(),
+            height: next(),
+            current_command: cmd.unwrap_or_default(),
+            dead: flag(next()),
+            in_mode: flag(next()),
+            mode: next(),
+            created_by_us: next(),
+            job: next(),
+            agent: next(),
+        });
+    }
+    Ok((rows, r))
 }
 
 /// Every pane on the server, in one invocation.

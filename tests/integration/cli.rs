@@ -280,6 +280,53 @@ fn run_without_t_leaves_no_window_unless_keep() {
     assert_eq!(o.status.code(), Some(2), "--keep is for a pane of our own");
 }
 
+/// `run` does not wait for its pane's removal (issue 13), yet the next call already sees
+/// it gone; and the options it reads in its first round trip (`control::preflight`: the
+/// budget, the snapshot switch, the own session) still take effect.
+#[test]
+fn run_removal_is_seen_by_the_next_call_and_its_options_apply() {
+    let s = server!();
+    let before = windows(&s);
+    for _ in 0..5 {
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(s.run(&["run", "--json", "--", "true"]))).unwrap();
+        let pane = v["paneId"].as_str().unwrap().to_string();
+        let panes = s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]);
+        assert!(
+            !panes.lines().any(|p| p == pane),
+            "{pane} still there: {panes}"
+        );
+        assert_eq!(windows(&s), before);
+    }
+    s.tmux(&["set", "-g", "@tmuxmate-capture-max-bytes", "100"]);
+    let v: serde_json::Value = serde_json::from_str(&ok(s.run(&[
+        "run",
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "seq 1 1000",
+    ])))
+    .unwrap();
+    assert_eq!(v["truncated"], true, "{v}");
+    assert!(v["text"].as_str().unwrap().len() <= 100, "{v}");
+    // A value tmux quotes (not one of ours) goes the separate way, with the same refusal.
+    s.tmux(&["set", "-g", "@tmuxmate-capture-max-bytes", "a lot"]);
+    let o = s.run(&["run", "--", "true"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("\"a lot\", not a positive byte count"),
+        "{}",
+        stderr(&o)
+    );
+    s.tmux(&["set", "-gu", "@tmuxmate-capture-max-bytes"]);
+    // With a `tmuxmate` session already there, the run goes into it and leaves it as it was.
+    s.tmux(&["new-session", "-d", "-s", "tmuxmate", "cat"]);
+    let n = windows(&s).len();
+    ok(s.run(&["run", "--", "true"]));
+    assert_eq!(windows(&s).len(), n);
+}
+
 #[test]
 fn an_unwritable_state_dir_is_named_and_nothing_is_created() {
     let s = server!();

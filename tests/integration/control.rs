@@ -3,6 +3,7 @@
 use crate::server;
 use crate::util::contract::{CreatedJson, ListJson};
 use crate::util::*;
+use std::time::Duration;
 
 #[test]
 fn send_is_byte_exact_for_hostile_text() {
@@ -392,4 +393,64 @@ fn list_is_one_tmux_call_for_many_panes() {
     assert_eq!(l.panes.len(), 31);
     let calls = std::fs::read_to_string(&count).unwrap().lines().count();
     assert_eq!(calls, 1, "list must be one tmux invocation");
+}
+
+/// The listing asks windows once and panes once (issue 13) and reads `/proc` during the
+/// call: a window linked twice into one session keeps both targets, and a pane whose
+/// foreground program changes shows the new one on the next listing (nothing cached).
+#[test]
+fn list_joins_window_links_and_reads_each_foreground_afresh() {
+    let s = server!();
+    let pane = s.window("w", "sh");
+    let w = s.tmux(&["display", "-p", "-t", &pane, "#{window_id}"]);
+    let w = w.trim();
+    s.tmux(&["link-window", "-d", "-s", w, "-t", "main:7"]);
+    let list = || -> ListJson { serde_json::from_str(&ok(s.run(&["list", "--json"]))).unwrap() };
+    let l = list();
+    let mut targets: Vec<&str> = l
+        .panes
+        .iter()
+        .filter(|p| p.pane_id == pane)
+        .map(|p| p.target.as_str())
+        .collect();
+    targets.sort();
+    assert_eq!(
+        targets,
+        ["main:1.0", "main:7.0"],
+        "both links of window {w}"
+    );
+    assert_eq!(l.windows.iter().filter(|x| x.window_id == w).count(), 1);
+    let fg = |l: &ListJson| {
+        l.panes
+            .iter()
+            .find(|p| p.pane_id == pane)
+            .map(|p| (p.current_command.clone(), p.executable.clone()))
+    };
+    assert!(fg(&l).is_some_and(|(c, _)| c == "sh"), "{:?}", fg(&l));
+    // A child in the foreground (the pane's shell still runs), then an exec in place.
+    s.tmux(&["send-keys", "-t", &pane, "-l", "cat"]);
+    s.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until("cat in the foreground", Duration::from_secs(10), || {
+        let l = list();
+        (fg(&l) == Some(("cat".into(), Some("cat".into())))).then_some(())
+    });
+    s.tmux(&["send-keys", "-t", &pane, "C-c"]);
+    wait_until(
+        "the shell back in the foreground",
+        Duration::from_secs(10),
+        || fg(&list()).is_some_and(|(c, _)| c == "sh").then_some(()),
+    );
+    // A foreground job that replaces itself (same pid, another program).
+    s.tmux(&[
+        "send-keys",
+        "-t",
+        &pane,
+        "-l",
+        "sh -c 'sleep 0.2; exec sleep 300'",
+    ]);
+    s.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until("sleep exec'd in place", Duration::from_secs(10), || {
+        let l = list();
+        (fg(&l) == Some(("sleep".into(), Some("sleep".into())))).then_some(())
+    });
 }

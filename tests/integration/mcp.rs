@@ -600,3 +600,55 @@ fn pin_shape(tool: &str, sc: &Value) {
         other => panic!("{other}: no documented shape to check its result against"),
     }
 }
+
+/// The resident server keeps `/proc` handles between listings (issue 13), never their
+/// contents: a new foreground, an exec in place and a replaced pane all show on the next
+/// `tmux_list`.
+#[test]
+fn resident_listing_follows_each_foreground_change() {
+    let s = server!();
+    let pane = s.window("w", "sh");
+    let mut c = Client::start(&s);
+    c.initialize();
+    let fg = |c: &mut Client, pane: &str| -> (String, String) {
+        let l = c.ok("tmux_list", json!({}));
+        let p = l["panes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["paneId"] == json!(pane))
+            .cloned()
+            .unwrap_or_default();
+        (
+            p["currentCommand"].as_str().unwrap_or("").to_string(),
+            p["executable"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    let shell = fg(&mut c, &pane);
+    assert_eq!(shell.0, "sh", "{shell:?}");
+    s.tmux(&["send-keys", "-t", &pane, "-l", "cat"]);
+    s.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until("cat in the foreground", WAIT, || {
+        (fg(&mut c, &pane) == ("cat".into(), "cat".into())).then_some(())
+    });
+    s.tmux(&["send-keys", "-t", &pane, "C-c"]);
+    wait_until("the shell again", WAIT, || {
+        (fg(&mut c, &pane) == shell).then_some(())
+    });
+    s.tmux(&[
+        "send-keys",
+        "-t",
+        &pane,
+        "-l",
+        "sh -c 'sleep 0.2; exec sleep 300'",
+    ]);
+    s.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until("sleep exec'd in place", WAIT, || {
+        (fg(&mut c, &pane) == ("sleep".into(), "sleep".into())).then_some(())
+    });
+    // The pane replaced: a new process (maybe on a reused pid) is read afresh.
+    s.tmux(&["respawn-pane", "-k", "-t", &pane, "exec cat"]);
+    wait_until("the respawned pane's cat", WAIT, || {
+        (fg(&mut c, &pane) == ("cat".into(), "cat".into())).then_some(())
+    });
+}
