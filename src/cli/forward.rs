@@ -437,7 +437,11 @@ fn watch_start(
         command: &crate::control::watch::start::command_line(&a.cmd),
         local_socket,
     };
-    if let Err(e) = pending::record(&host, socket, job, &to, &collector, shown) {
+    let recorded = pending::record(&host, socket, job, &to, &collector, shown);
+    if let Ok(Some(local)) = &recorded {
+        crate::control::watch::status::refresh(local);
+    }
+    if let Err(e) = recorded {
         // Nothing here would ever fetch its result: take the job back.
         let stop = vec!["watch".into(), "stop".into(), "--".into(), job.to_string()];
         let _ = call::run(

@@ -106,7 +106,9 @@ pub struct Shown<'a> {
     pub local_socket: Option<String>,
 }
 
-/// Record a job started on `host` (written before `watch start --host` answers).
+/// Record a job started on `host` (written before `watch start --host` answers). The
+/// answer: the local server whose status-line count this changes (the caller refreshes
+/// it: `control::watch::status` reads these records, so it is not called from here).
 pub fn record(
     host: &str,
     socket: &Socket,
@@ -114,7 +116,7 @@ pub fn record(
     notify: &[String],
     collector: &str,
     shown: Shown,
-) -> std::io::Result<()> {
+) -> std::io::Result<Option<String>> {
     let (socket_name, socket_path) = match socket {
         Socket::Name(n) => (Some(n.clone()), None),
         Socket::Path(p) => (None, Some(p.to_string_lossy().into_owned())),
@@ -140,10 +142,7 @@ pub fn record(
         &d.join(format!("{}.json", key_of(host, socket, job))),
         &body,
     )?;
-    if let Some(s) = &r.local_socket {
-        crate::control::watch::status::refresh(s);
-    }
-    Ok(())
+    Ok(r.local_socket)
 }
 
 /// Every remote job of this machine whose result has not arrived yet (local records
@@ -185,12 +184,13 @@ fn records(d: &Path) -> Vec<(PathBuf, RemoteWatch)> {
 }
 
 /// The per-turn step: for every host with remote watch jobs of ours, fetch the finished
-/// results, queue them for their agents here, acknowledge them there. Never fails.
-pub fn pull() {
+/// results, queue them for their agents here, acknowledge them there. Never fails; the
+/// answer: the local servers whose status-line counts dropped (the caller refreshes them).
+pub fn pull() -> Vec<String> {
     let d = dir();
     let recs = records(&d);
     if recs.is_empty() {
-        return;
+        return vec![];
     }
     // One puller at a time: the others wait (bounded by its calls) and then find the
     // records it left, so two turns never race to acknowledge.
@@ -206,7 +206,7 @@ pub fn pull() {
         Ok(Ok(l)) => l,
         _ => {
             state::log("remote results: cannot lock the remote watch list; next turn");
-            return;
+            return vec![];
         }
     };
     let recs = records(&d);
@@ -214,6 +214,7 @@ pub fn pull() {
         recs.iter().map(|(_, r)| r.server()).collect();
     servers.sort();
     servers.dedup();
+    let mut changed = Vec::new();
     for srv in servers {
         let group: Vec<&(PathBuf, RemoteWatch)> =
             recs.iter().filter(|(_, r)| r.server() == srv).collect();
@@ -225,8 +226,9 @@ pub fn pull() {
             continue;
         }
         match pull_server(&group) {
-            Ok(()) => {
+            Ok(sockets) => {
                 let _ = std::fs::remove_file(&mark);
+                changed.extend(sockets);
             }
             Err(e) => {
                 state::log(&format!(
@@ -237,6 +239,9 @@ pub fn pull() {
             }
         }
     }
+    changed.sort();
+    changed.dedup();
+    changed
 }
 
 /// A failure mark younger than [`RETRY_AFTER`] (`TMUXMATE_REMOTE_RETRY_MS` overrides it).
@@ -278,7 +283,8 @@ fn ask(
     Ok(out)
 }
 
-fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<(), String> {
+/// The local servers whose remote jobs' results arrived: their counts changed.
+fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<Vec<String>, String> {
     let first = &group[0].1;
     let remote = Remote::new(&first.host)?;
     let socket = first.socket();
@@ -348,11 +354,5 @@ fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<(), String> {
             sockets.extend(r.local_socket.as_deref());
         }
     }
-    // The status line's remote count drops now (no poller watches remote jobs).
-    sockets.sort();
-    sockets.dedup();
-    for s in sockets {
-        crate::control::watch::status::refresh(s);
-    }
-    Ok(())
+    Ok(sockets.into_iter().map(str::to_string).collect())
 }

@@ -47,43 +47,6 @@ fn resolve_program(program: &str) -> PathBuf {
     p
 }
 
-/// What a client that may start a server keeps of our environment: what a terminal
-/// session needs (locale, terminal, paths, the display and agent sockets tmux itself
-/// refreshes through `update-environment`) and our own settings; never tokens or keys.
-pub fn server_env_allowed(name: &str) -> bool {
-    const KEEP: &[&str] = &[
-        "PATH",
-        "HOME",
-        "USER",
-        "LOGNAME",
-        "SHELL",
-        "TERM",
-        "COLORTERM",
-        "LANG",
-        "LANGUAGE",
-        "TZ",
-        "TMPDIR",
-        "TMUX",
-        "TMUX_PANE",
-        "TMUX_TMPDIR",
-        "XDG_RUNTIME_DIR",
-        "XDG_CONFIG_HOME",
-        "XDG_DATA_HOME",
-        "XDG_STATE_HOME",
-        "XDG_CACHE_HOME",
-        "DISPLAY",
-        "WAYLAND_DISPLAY",
-        "XAUTHORITY",
-        "SSH_AUTH_SOCK",
-        "SSH_AGENT_PID",
-        "SSH_CONNECTION",
-        "SSH_ASKPASS",
-        "KRB5CCNAME",
-        "WINDOWID",
-    ];
-    KEEP.contains(&name) || name.starts_with("LC_") || name.starts_with("TMUXMATE_")
-}
-
 /// True for a call that starts the server when none runs.
 fn may_start_server(args: &[&str]) -> bool {
     matches!(
@@ -372,7 +335,8 @@ impl Tmux {
         cmd.args(&argv[1..]);
         if may_start_server(args) {
             cmd.env_clear().envs(
-                std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(server_env_allowed)),
+                std::env::vars_os()
+                    .filter(|(k, _)| k.to_str().is_some_and(super::env::server_env_allowed)),
             );
         }
         if self.isolate_env {

@@ -31,7 +31,7 @@
 //! bounded by the message size (16 KiB with every argument), and unlike the client's
 //! argv it is never visible to other processes in `/proc/<pid>/cmdline`.
 //! Creating a session sends the environment the real client would keep for a call that
-//! may start a server (`super::client::server_env_allowed`): the server copies its
+//! may start a server (`super::env::server_env_allowed`): the server copies its
 //! `update-environment` variables into the new session, as it does for the client.
 
 use std::io::{IoSlice, Read, Write};
@@ -283,7 +283,7 @@ fn send(path: &Path, args: &[&str], timeout: Duration, sent: &mut bool) -> Optio
             };
             let kv = format!("{k}={v}");
             // The client skips what does not fit one message, and so do we.
-            if super::client::server_env_allowed(k)
+            if super::env::server_env_allowed(k)
                 && !kv.contains('\0')
                 && HEADER + kv.len() < MAX_MESSAGE
             {

@@ -3,6 +3,7 @@
 pub mod arg;
 pub mod client;
 pub mod direct;
+pub mod env;
 pub mod error;
 pub mod format;
 pub mod layout;

@@ -100,7 +100,11 @@ pub fn compose(tmux: &Tmux, req: &TurnRequest) -> Result<TurnAnswer, String> {
     // Watches: repair and re-attach pollers (free when no job is running: one readdir).
     crate::control::watch::poller::reattach_all(false);
     // Results of watch jobs on other hosts (nothing at all unless there are some).
-    crate::remote::pending::pull();
+    // Their results arrived: the status line's remote count drops now (no poller
+    // watches remote jobs).
+    for socket in crate::remote::pending::pull() {
+        crate::control::watch::status::refresh(&socket);
+    }
     let mut answer = TurnAnswer::default();
     let mut reading: Option<Reading> = None;
     let mut interval = req.interval_ms.unwrap_or(0);
