@@ -32,7 +32,8 @@
 //! Control files in `$STANDIN_DIR`: `received.bin` (all input bytes), `argv.json`,
 //! `dialog` (exists: show an approval dialog), `dialog-enter` (written if an Enter
 //! arrives while the dialog is shown), `dialog-on-paste` (exists: a paste brings the
-//! dialog up), `stall-after-key-ms` (once: stall after a cursor key), `busy` (exists:
+//! dialog up), `stall-after-key-ms` (once: stall after a cursor key), `lose-right`
+//! (once: a Right is dropped), `busy` (exists:
 //! never finish the turn),
 //! `reply.txt` (reply text), `record-ms` (delay before the prompt is recorded),
 //! `delay-ms` (reply delay after the prompt is recorded), Gemini only: `echo-ms` (the
@@ -1023,6 +1024,11 @@ fn main() {
                 s.composer.push_str(&String::from_utf8_lossy(&text));
                 text.clear();
                 let n = s.composer.chars().count();
+                // Once: a Right lost (real Gemini under heavy load, see enter_probe.rs).
+                if rest[2] == b'C' && std::fs::remove_file(dir.join("lose-right")).is_ok() {
+                    i += 3;
+                    continue;
+                }
                 s.cursor_back = if rest[2] == b'D' {
                     (s.cursor_back + 1).min(n)
                 } else {

@@ -16,8 +16,9 @@
 //! Right was drawn, later still: after the passive effect that subscribed the new handler.
 //! Rig, same stop before the Left: 8 of 8 submitted.
 //!
-//! Invariants: only Left and Right are typed, always as a pair (keys are taken in order,
-//! so the cursor ends where it was even when a move was not seen); no Enter here. A CLI
+//! Invariants: only Left and Right are typed, Left once and Right at least once (keys
+//! are taken in order, and a Right at the composer's end moves nothing, so the cursor
+//! ends where it was even when a move was not seen); no Enter here. A CLI
 //! whose Left was not seen moving the cursor is `Unseen` (the caller's settle pause
 //! follows, as before the probe); one that drew the Left but not the Right by a long
 //! deadline is `Stuck` (real Gemini, under load, drew the Right after a 100 KB or 1 MiB
@@ -26,6 +27,9 @@
 use crate::targs;
 use crate::tmux::{Arg, Tmux};
 use std::time::{Duration, Instant};
+
+/// How many times Right is sent again while its move is not seen.
+const RIGHT_TRIES: usize = 4;
 
 /// Gemini CLI 0.61's paste guard is 40 ms; a little more for the clocks' granularity.
 const GUARD_MS: u64 = 45;
@@ -81,7 +85,22 @@ pub fn guard_passed(
     } else {
         short.max(Instant::now() + Duration::from_secs(2))
     };
-    match wait_cursor(tmux, pane, by, |c| c.0 == home.0 && c != left) {
+    let back = |c: (u32, u32)| c.0 == home.0 && c != left;
+    // Real Gemini, heavily loaded, once took the Left and lost the Right (the cursor stayed
+    // a column left; a Right sent later moved it at once): Right again every 1.5 s. At
+    // the end of the composer an extra Right moves nothing, so the text stays as it was.
+    let mut seen = None;
+    for _ in 0..RIGHT_TRIES {
+        let step = by.min(Instant::now() + Duration::from_millis(1500));
+        seen = wait_cursor(tmux, pane, step, back);
+        if seen.is_some() || Instant::now() >= by || key(tmux, pane, "Right").is_err() {
+            break;
+        }
+    }
+    if seen.is_none() {
+        seen = wait_cursor(tmux, pane, by, back);
+    }
+    match seen {
         Some(_) => Probe::Proven,
         None => {
             let now = cursor(tmux, pane).unwrap_or_default();

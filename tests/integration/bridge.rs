@@ -1106,6 +1106,26 @@ fn gemini_gets_enter_after_keys_it_drew_not_after_a_fixed_pause() {
     let got = b.received();
     let tail = &got[got.windows(6).rposition(|w| w == b"\x1b[201~").unwrap() + 6..];
     assert_eq!(tail, b"\x1b[D\x1b[C\r");
+    // A Right lost (real Gemini under heavy load): Right again, then Enter; the text whole.
+    std::fs::remove_file(b.sd.join("no-cursor")).unwrap();
+    std::fs::write(b.sd.join("lose-right"), "").unwrap();
+    let r = b.ok(
+        &s,
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            "right again",
+            "--timeout-s",
+            "30",
+        ],
+    );
+    assert!(r.contains("stand-in reply to: right again"), "{r}");
+    assert_eq!(b.prompts().last().unwrap(), "right again");
+    let got = b.received();
+    let tail = &got[got.windows(6).rposition(|w| w == b"\x1b[201~").unwrap() + 6..];
+    assert_eq!(tail, b"\x1b[D\x1b[C\x1b[C\r");
 }
 
 /// The stand-in Gemini's chat file, found as the real one is (by its session id's first
