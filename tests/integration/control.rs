@@ -414,11 +414,18 @@ fn list_joins_window_links_and_reads_each_foreground_afresh() {
         .map(|p| p.target.as_str())
         .collect();
     targets.sort();
-    assert_eq!(
-        targets,
-        ["main:1.0", "main:7.0"],
-        "both links of window {w}"
-    );
+    // From tmux, not assumed: a config may set base-index and pane-base-index.
+    let first = s.tmux(&[
+        "display",
+        "-p",
+        "-t",
+        &pane,
+        "#{session_name}:#{window_index}.#{pane_index}",
+    ]);
+    let index = s.tmux(&["display", "-p", "-t", &pane, "#{pane_index}"]);
+    let mut want = vec![first.trim().to_string(), format!("main:7.{}", index.trim())];
+    want.sort();
+    assert_eq!(targets, want, "both links of window {w}");
     assert_eq!(l.windows.iter().filter(|x| x.window_id == w).count(), 1);
     let fg = |l: &ListJson| {
         l.panes
