@@ -113,6 +113,13 @@ impl Bridge {
         std::fs::read(self.sd.join("received.bin")).unwrap_or_default()
     }
 
+    /// The bytes the stand-in read after the end of the last bracketed paste.
+    pub fn after_paste(&self) -> Vec<u8> {
+        let got = self.received();
+        let end = got.windows(6).rposition(|w| w == b"\x1b[201~").unwrap() + 6;
+        got[end..].to_vec()
+    }
+
     /// What the stand-in "sent to its model", one entry per prompt.
     pub fn prompts(&self) -> Vec<String> {
         std::fs::read_to_string(self.sd.join("prompts"))
@@ -723,9 +730,7 @@ fn a_gemini_that_stops_taking_keys_gets_no_enter() {
     );
     // After the stall it has read Left and Right, and nothing else; nothing submitted.
     let tail = wait_until("the Right read", Duration::from_secs(10), || {
-        let got = b.received();
-        let end = got.windows(6).rposition(|w| w == b"\x1b[201~").unwrap() + 6;
-        (got.len() >= end + 6).then(|| got[end..].to_vec())
+        Some(b.after_paste()).filter(|t| t.len() >= 6)
     });
     assert_eq!(tail, b"\x1b[D\x1b[C", "Left and Right, no Enter");
     assert!(
@@ -748,9 +753,7 @@ fn a_dialog_after_the_paste_gets_not_even_the_probe_keys() {
         &["agent", "send", &st.name, "--message", "two\nlines"],
         "dialog appeared",
     );
-    let got = b.received();
-    let end = got.windows(6).rposition(|w| w == b"\x1b[201~").unwrap() + 6;
-    assert_eq!(&got[end..], b"", "nothing after the paste");
+    assert_eq!(b.after_paste(), b"", "nothing after the paste");
     assert!(!b.sd.join("dialog-enter").exists());
     assert!(b.prompts().is_empty());
 }
@@ -1077,8 +1080,7 @@ fn gemini_gets_enter_after_keys_it_drew_not_after_a_fixed_pause() {
     );
     assert!(r.contains("stand-in reply to: first line of two"), "{r}");
     assert_eq!(b.prompts(), vec![two.to_string()]);
-    let got = b.received();
-    let tail = &got[got.windows(6).rposition(|w| w == b"\x1b[201~").unwrap() + 6..];
+    let tail = b.after_paste();
     assert_eq!(
         tail, b"\x1b[D\x1b[C\r",
         "after the paste: Left, Right, Enter"
@@ -1103,8 +1105,7 @@ fn gemini_gets_enter_after_keys_it_drew_not_after_a_fixed_pause() {
         b.prompts(),
         vec![two.to_string(), "no cursor here".to_string()]
     );
-    let got = b.received();
-    let tail = &got[got.windows(6).rposition(|w| w == b"\x1b[201~").unwrap() + 6..];
+    let tail = b.after_paste();
     assert_eq!(tail, b"\x1b[D\x1b[C\r");
     // A Right lost (real Gemini under heavy load): Right again, then Enter; the text whole.
     std::fs::remove_file(b.sd.join("no-cursor")).unwrap();
@@ -1123,8 +1124,7 @@ fn gemini_gets_enter_after_keys_it_drew_not_after_a_fixed_pause() {
     );
     assert!(r.contains("stand-in reply to: right again"), "{r}");
     assert_eq!(b.prompts().last().unwrap(), "right again");
-    let got = b.received();
-    let tail = &got[got.windows(6).rposition(|w| w == b"\x1b[201~").unwrap() + 6..];
+    let tail = b.after_paste();
     assert_eq!(tail, b"\x1b[D\x1b[C\x1b[C\r");
 }
 
