@@ -145,17 +145,26 @@ impl Tmux {
     /// The argv; for a remote server `connects` says whether this ssh may open the
     /// connection itself (see `remote::NO_OWN_CONNECTION`).
     fn argv_connecting(&self, args: &[&str], connects: bool) -> Vec<String> {
+        match &self.remote {
+            Some(r) => r.ssh_argv(self.remote_line(args), connects),
+            None => self.tmux_argv(args),
+        }
+    }
+
+    /// tmux's own argv for `args` (program, `-u`, the socket flags, then `args`).
+    fn tmux_argv(&self, args: &[&str]) -> Vec<String> {
         // -u: without a UTF-8 locale tmux prints non-ASCII as '_' while #{n:} still counts
         // the original bytes, which would break the record framing.
         let mut v = vec![self.program.clone(), "-u".to_string()];
         v.extend(self.socket.args());
         v.extend(args.iter().map(|s| s.to_string()));
-        match &self.remote {
-            // `exec`: the remote shell becomes tmux (one process less, and tmux's exit
-            // status is the session's).
-            Some(r) => r.ssh_argv(format!("exec {}", crate::sys::shell::join(&v)), connects),
-            None => v,
-        }
+        v
+    }
+
+    /// The remote shell line that runs tmux with `args`. `exec`: the remote shell becomes
+    /// tmux (one process less, and tmux's exit status is the session's).
+    fn remote_line(&self, args: &[&str]) -> String {
+        format!("exec {}", crate::sys::shell::join(&self.tmux_argv(args)))
     }
 
     /// Run tmux with `args`, stdin closed; stdout on success.
@@ -314,7 +323,8 @@ impl Tmux {
         };
         // A remote call holds a session slot (and, cold, the right to connect) while ssh
         // runs, and is made once more when its master was gone (`Remote::with_master`).
-        let (out, connects) = r.with_master(self.timeout, |connects, timeout| {
+        let line = self.remote_line(args);
+        let (out, connects) = r.with_master(&line, input, self.timeout, |connects, timeout| {
             self.spawn(args, &self.argv_connecting(args, connects), input, timeout)
         })?;
         self.finish(&argv, out, connects)

@@ -7,6 +7,7 @@ pub mod env;
 pub mod error;
 pub mod format;
 pub mod layout;
+pub mod mux;
 pub mod options;
 pub mod panes;
 pub mod remote;

@@ -33,6 +33,10 @@
 //! - The call that makes the connection gets at least [`CONNECT_BUDGET`], not the short
 //!   timeout of the call it carries (a poll's): killed while connecting, it would leave a
 //!   half-made master behind and the next call would connect again.
+//! - A call over a warm master starts no ssh client: it hands the session to the master's
+//!   socket itself ([`super::mux`], OpenSSH's own mux protocol), and only a session the
+//!   master certainly did not start goes the ssh client's way (`TMUXMATE_SSH_MUX=0`
+//!   makes every call do so). The cold call, which makes the connection, is always ssh.
 //! - `BatchMode=yes`: ssh never prompts (a hook or key binding has no one to answer).
 //! - The remote command is tmux's argv, each word quoted by [`crate::sys::shell`]; bulk
 //!   text goes on stdin. Nothing else is run on the remote host.
@@ -354,6 +358,8 @@ impl Remote {
     /// attempt was allowed to connect (for [`classify_call`]).
     pub fn with_master(
         &self,
+        line: &str,
+        input: Option<&[u8]>,
         timeout: Duration,
         mut attempt: impl FnMut(bool, Duration) -> Result<Finished, TmuxError>,
     ) -> Result<(Finished, bool), TmuxError> {
@@ -366,6 +372,23 @@ impl Remote {
             } else {
                 timeout
             };
+            // A warm master takes the session straight from us (no ssh client process);
+            // anything short of a session that started goes the ssh client's way below.
+            if !connects && mux_enabled() {
+                match super::mux::session(&self.control_path(), line, input, budget) {
+                    super::mux::Outcome::Done(out) => return Ok((out, false)),
+                    super::mux::Outcome::TimedOut => {
+                        return Err(TmuxError::Timeout {
+                            argv: self.ssh_argv(line.to_string(), false),
+                            after: budget,
+                        });
+                    }
+                    super::mux::Outcome::NotOpened(why) => crate::sys::state::log(&format!(
+                        "ssh {}: the master did not take the session ({why}); running ssh",
+                        self.host
+                    )),
+                }
+            }
             let out = attempt(connects, budget)?;
             drop(held);
             if again
@@ -392,7 +415,7 @@ impl Remote {
         input: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<Finished, TmuxError> {
-        let (out, connects) = self.with_master(timeout, |connects, budget| {
+        let (out, connects) = self.with_master(line, input, timeout, |connects, budget| {
             let argv = self.ssh_argv(line.to_string(), connects);
             let mut cmd = crate::sys::process::command(&argv[0]);
             cmd.args(&argv[1..]);
@@ -464,6 +487,12 @@ impl Remote {
             ),
         }
     }
+}
+
+/// Whether warm calls speak to the master's socket themselves ([`super::mux`]);
+/// `TMUXMATE_SSH_MUX=0` makes every call start an ssh client, as before.
+fn mux_enabled() -> bool {
+    std::env::var_os("TMUXMATE_SSH_MUX").is_none_or(|v| v != "0")
 }
 
 /// Locks a call holds while its ssh runs (released on drop).

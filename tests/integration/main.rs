@@ -19,6 +19,7 @@ mod location;
 pub mod mcp;
 mod privacy;
 mod remote;
+mod remote_mux;
 mod run;
 mod safety;
 mod side;

@@ -15,24 +15,25 @@ use crate::util::sshd::{Sshd, free_port};
 use crate::util::*;
 
 /// A test server and the sshd in front of it (dropped first: masters, then sshd).
-struct Rig {
-    d: Sshd,
-    s: Server,
+pub(crate) struct Rig {
+    pub d: Sshd,
+    pub s: Server,
 }
 
 macro_rules! rig {
     () => {{
-        let s = server!();
-        match Sshd::start(&s) {
-            Some(d) => Rig { d, s },
+        let s = $crate::server!();
+        match $crate::util::sshd::Sshd::start(&s) {
+            Some(d) => $crate::remote::Rig { d, s },
             None => return,
         }
     }};
 }
+pub(crate) use rig;
 
 impl Rig {
     /// `tmuxmate --host <sshd> -S <the test server's socket>`, sealed env, ssh config set.
-    fn cmd(&self) -> Command {
+    pub fn cmd(&self) -> Command {
         let mut c = self.bare();
         c.arg("--host")
             .arg(self.d.host())
@@ -49,7 +50,7 @@ impl Rig {
             .stdin(Stdio::null());
         c
     }
-    fn run(&self, args: &[&str]) -> Output {
+    pub fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().expect("spawn tmuxmate")
     }
     fn json(&self, args: &[&str]) -> serde_json::Value {
@@ -58,7 +59,7 @@ impl Rig {
     }
 }
 
-fn err(out: &Output) -> String {
+pub(crate) fn err(out: &Output) -> String {
     assert!(
         !out.status.success(),
         "expected a failure, got: {}",
