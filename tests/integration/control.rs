@@ -398,6 +398,96 @@ fn list_is_one_tmux_call_for_many_panes() {
 /// The listing asks windows once and panes once (issue 13) and reads `/proc` during the
 /// call: a window linked twice into one session keeps both targets, and a pane whose
 /// foreground program changes shows the new one on the next listing (nothing cached).
+/// The listing's pane rows carry no window fields: each pane's window, index, active flag
+/// and mode come from its place after its window's row. Checked against tmux's own
+/// answer for every pane, with panes split, one killed from the middle, a window of its
+/// own `pane-base-index`, a second session, a linked window and a pane in copy mode.
+#[test]
+fn list_derives_each_panes_window_index_and_state_as_tmux_has_them() {
+    let s = server!();
+    let a = s.window("a", "sh");
+    let mut split = Vec::new();
+    for _ in 0..4 {
+        split.push(
+            s.tmux(&[
+                "split-window",
+                "-d",
+                "-P",
+                "-F",
+                "#{pane_id}",
+                "-t",
+                &a,
+                "sh",
+            ])
+            .trim()
+            .to_string(),
+        );
+    }
+    s.tmux(&["kill-pane", "-t", &split[1]]);
+    s.tmux(&["select-pane", "-t", &split[2]]);
+    s.tmux(&["set-option", "-w", "-t", &a, "pane-base-index", "5"]);
+    let b = s.window("b", "sh");
+    s.tmux(&["split-window", "-d", "-t", &b, "sh"]);
+    s.tmux(&["copy-mode", "-t", &b]);
+    // (In one command list: a hostile config's destroy-unattached would end it at once.)
+    s.tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "other",
+        "sh",
+        ";",
+        "set-option",
+        "-t",
+        "other",
+        "destroy-unattached",
+        "off",
+    ]);
+    let w = s.tmux(&["display", "-p", "-t", &b, "#{window_id}"]);
+    s.tmux(&["link-window", "-d", "-s", w.trim(), "-t", "other:9"]);
+    let l: ListJson = serde_json::from_str(&ok(s.run(&["list", "--json"]))).unwrap();
+    let fmt = "#{pane_id} #{session_name}:#{window_index}.#{pane_index} #{session_id} #{window_id} #{pane_active} #{pane_in_mode} #{pane_mode}";
+    let mut want: Vec<String> = s
+        .tmux(&["list-panes", "-a", "-F", fmt])
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            format!(
+                "{} {} {} {} {} {} {}",
+                f[0],
+                f[1],
+                f[2],
+                f[3],
+                f[4] == "1",
+                f[5] != "0",
+                f.get(6).unwrap_or(&"")
+            )
+        })
+        .collect();
+    let mut got: Vec<String> = l
+        .panes
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {} {} {} {} {} {}",
+                p.pane_id, p.target, p.session_id, p.window_id, p.active, p.in_mode, p.mode
+            )
+        })
+        .collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want);
+    assert!(
+        got.iter()
+            .any(|p| p.contains(":9.") && p.contains("copy-mode")),
+        "{got:?}"
+    );
+    assert!(
+        got.iter().any(|p| p.contains(".5 ")),
+        "pane-base-index 5: {got:?}"
+    );
+}
+
 #[test]
 fn list_joins_window_links_and_reads_each_foreground_afresh() {
     let s = server!();
