@@ -43,9 +43,7 @@ fn unreported(host: &str, why: &str) -> String {
 fn old_host(host: &str) -> String {
     unreported(
         host,
-        &format!(
-            "its tmuxmate predates that report; `tmuxmate remote install {host}` updates it"
-        ),
+        &format!("its tmuxmate predates that report; `tmuxmate remote install {host}` updates it"),
     )
 }
 
@@ -97,7 +95,9 @@ pub fn unreported_in(host: &str, out: &Finished) -> Option<String> {
             host,
             &format!(
                 "its tmuxmate exited {} without a JSON answer",
-                out.status.code().map_or("on a signal".into(), |c| c.to_string())
+                out.status
+                    .code()
+                    .map_or("on a signal".into(), |c| c.to_string())
             ),
         )),
     }
@@ -150,5 +150,84 @@ pub fn read(host: &str, r: Result<Answer, Error>) -> Asked {
                 },
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    fn passed(code: i32, stdout: &str, stderr: &str) -> Result<Answer, Error> {
+        Ok(Answer::Passed(Finished {
+            status: std::process::ExitStatus::from_raw(code << 8),
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+        }))
+    }
+
+    fn outcome(a: Asked) -> (Option<Delivery>, String) {
+        match a {
+            Asked::Failed { delivery, text } => (delivery, text),
+            Asked::Reply(v) => panic!("a reply: {v}"),
+        }
+    }
+
+    #[test]
+    fn the_hosts_word_is_taken_and_nothing_else_is_guessed() {
+        let said = r#"{"error":{"kind":"error","message":"pasted","hint":"look"},"delivery":"unconfirmed"}"#;
+        assert_eq!(
+            outcome(read("h", passed(1, said, ""))),
+            (Some(Delivery::Unconfirmed), "pasted; look".into())
+        );
+        // A reply, an incomplete one too (exit 1): delivered.
+        let reply = r#"{"name":"n","complete":false}"#;
+        assert!(matches!(read("h", passed(1, reply, "")), Asked::Reply(_)));
+        // No delivery, an unknown one, or no JSON: none, and the text says so.
+        for out in [
+            passed(
+                1,
+                r#"{"error":{"kind":"refused","message":"old","hint":null}}"#,
+                "",
+            ),
+            passed(
+                1,
+                r#"{"error":{"kind":"refused","message":"old","hint":null},"delivery":"maybe"}"#,
+                "",
+            ),
+            passed(139, "", "segfault"),
+        ] {
+            let (d, text) = outcome(read("h", out));
+            assert_eq!(d, None);
+            assert!(text.contains("host h did not report how far"), "{text}");
+        }
+        // Nothing ran there: not delivered. A failed call: not known.
+        for e in [
+            Error::usage("refused: needs --project"),
+            call::not_installed("h", "agent ask"),
+            Error::of(Kind::Tmux(call::OTHER_VERSION), "another version"),
+        ] {
+            let (d, text) = outcome(read("h", Err(e)));
+            assert_eq!(d, Some(Delivery::NotDelivered), "{text}");
+            assert!(!text.contains("did not report"), "{text}");
+        }
+        let lost = Error::of(Kind::Tmux("ssh"), "ssh to h failed").with_hint("check it");
+        let (d, text) = outcome(read("h", Err(lost)));
+        assert_eq!(d, None);
+        assert!(
+            text.starts_with("ssh to h failed; check it; host h did not report"),
+            "{text}"
+        );
+        assert!(
+            unreported_in(
+                "h",
+                &Finished {
+                    status: std::process::ExitStatus::from_raw(0),
+                    stdout: vec![],
+                    stderr: vec![],
+                }
+            )
+            .is_none()
+        );
     }
 }

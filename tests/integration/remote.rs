@@ -1822,12 +1822,25 @@ fn a_failed_remote_ask_says_how_far_the_message_got() {
         &mut m,
         serde_json::json!({"target": "claude", "message": "hi", "project": p}),
     );
-    assert_eq!(res["structuredContent"]["delivery"], "not-delivered", "{res}");
+    assert_eq!(
+        res["structuredContent"]["delivery"], "not-delivered",
+        "{res}"
+    );
     let text = res["structuredContent"]["text"].as_str().unwrap();
     assert!(text.contains("tmuxmate remote install"), "{res}");
-    assert_eq!(res["content"][0]["text"], format!("not-delivered: {text}").as_str());
+    assert_eq!(
+        res["content"][0]["text"],
+        format!("not-delivered: {text}").as_str()
+    );
     let out = r.run(&[
-        "agent", "ask", "claude", "--project", &p, "--message", "hi", "--json",
+        "agent",
+        "ask",
+        "claude",
+        "--project",
+        &p,
+        "--message",
+        "hi",
+        "--json",
     ]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
@@ -1838,7 +1851,15 @@ fn a_failed_remote_ask_says_how_far_the_message_got() {
     ok(install(&r));
 
     // No such managed session there: the host refused before typing anything.
-    let args = ["agent", "ask", "no-such-agent", "--project", &p, "--message", "hi"];
+    let args = [
+        "agent",
+        "ask",
+        "no-such-agent",
+        "--project",
+        &p,
+        "--message",
+        "hi",
+    ];
     let there = host_cli(&r, &args);
     let said = String::from_utf8_lossy(&there.stderr).trim().to_string();
     let human = said.strip_prefix("tmuxmate: ").unwrap_or(&said).to_string();
@@ -1852,7 +1873,10 @@ fn a_failed_remote_ask_says_how_far_the_message_got() {
         serde_json::json!({"delivery": "not-delivered", "text": human}),
         "{res}"
     );
-    assert_eq!(res["content"][0]["text"], format!("not-delivered: {human}").as_str());
+    assert_eq!(
+        res["content"][0]["text"],
+        format!("not-delivered: {human}").as_str()
+    );
     // The CLI: for people the host's words, unchanged; with --json the delivery.
     let here = r.run(&args);
     assert_eq!(here.status.code(), there.status.code());
@@ -1862,9 +1886,10 @@ fn a_failed_remote_ask_says_how_far_the_message_got() {
     json_args.push("--json");
     let here = r.run(&json_args);
     assert_eq!(here.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_slice(&here.stdout).unwrap();
-    assert_eq!(v["delivery"], "not-delivered", "{v}");
-    assert_eq!(v["error"]["message"].as_str().map(|s| human.starts_with(s)), Some(true), "{v}");
+    let v: crate::util::contract::AskFailedJson =
+        crate::util::contract::parse("agent ask", &here.stdout);
+    assert_eq!(v.delivery.as_deref(), Some("not-delivered"), "{v:?}");
+    assert!(human.starts_with(&v.error.message), "{v:?}");
     // ... as it prints on the host itself.
     assert_eq!(here.stdout, host_cli(&r, &json_args).stdout);
 
@@ -1904,7 +1929,10 @@ fn a_failed_remote_ask_says_how_far_the_message_got() {
         &mut m,
         serde_json::json!({"target": name, "message": "again", "project": p}),
     );
-    assert_eq!(res["structuredContent"]["delivery"], "not-delivered", "{res}");
+    assert_eq!(
+        res["structuredContent"]["delivery"], "not-delivered",
+        "{res}"
+    );
     assert!(
         res["structuredContent"]["text"]
             .as_str()
@@ -1912,7 +1940,14 @@ fn a_failed_remote_ask_says_how_far_the_message_got() {
         "{res}"
     );
     let out = r.run(&[
-        "agent", "ask", &name, "--project", &p, "--message", "again", "--json",
+        "agent",
+        "ask",
+        &name,
+        "--project",
+        &p,
+        "--message",
+        "again",
+        "--json",
     ]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
@@ -1941,7 +1976,10 @@ fn a_failed_remote_ask_says_how_far_the_message_got() {
     std::fs::remove_file(sd.join("record-ms")).unwrap();
     ok(r.run(&["agent", "wait", &name, "--timeout", "60s"]));
     assert_eq!(
-        prompts().iter().filter(|p| p.as_str() == "late one").count(),
+        prompts()
+            .iter()
+            .filter(|p| p.as_str() == "late one")
+            .count(),
         1,
         "the late message arrived once"
     );
@@ -1976,7 +2014,14 @@ fn a_failed_remote_ask_says_how_far_the_message_got() {
         "{res}"
     );
     let out = r.run(&[
-        "agent", "ask", "claude", "--project", &p, "--message", "hi", "--json",
+        "agent",
+        "ask",
+        "claude",
+        "--project",
+        &p,
+        "--message",
+        "hi",
+        "--json",
     ]);
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -2046,7 +2091,10 @@ fn a_cli_started_remote_watch_stays_a_resource_after_its_result_arrived() {
         serde_json::from_str::<serde_json::Value>(&text).unwrap()
     };
     let t = listed(&mut m).expect("listed while it runs");
-    assert!(t.contains(&r.d.host()) && !t.contains("result arrived"), "{t}");
+    assert!(
+        t.contains(&r.d.host()) && !t.contains("result arrived"),
+        "{t}"
+    );
     assert_eq!(read(&mut m)["status"], "running");
     std::fs::write(&go, "").unwrap();
     wait_until("the remote job to end", Duration::from_secs(30), || {
@@ -2067,7 +2115,10 @@ fn a_cli_started_remote_watch_stays_a_resource_after_its_result_arrived() {
     assert_eq!(waiting, 0);
     // ... and the job is still a resource: listed, read from its host.
     let t = listed(&mut m).expect("listed after its result arrived");
-    assert!(t.contains(&r.d.host()) && t.contains("result arrived"), "{t}");
+    assert!(
+        t.contains(&r.d.host()) && t.contains("result arrived"),
+        "{t}"
+    );
     let ended = read(&mut m);
     assert_eq!(
         (ended["status"].as_str(), ended["host"].as_str()),
