@@ -35,6 +35,23 @@ pub struct Failed {
     pub error: Error,
 }
 
+impl Failed {
+    /// The `--json` form: the error object (`Error::to_json`) and, beside it, how far the
+    /// message got (`"delivery"`). A caller that forwarded the ask to another host reads
+    /// it back with [`reported`].
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = self.error.to_json();
+        v["delivery"] = serde_json::to_value(self.delivery).unwrap_or_default();
+        v
+    }
+}
+
+/// How far a failed ask's message got, from its `--json` form ([`Failed::to_json`]).
+/// None: not said (a tmuxmate that predates it), or not one of the three outcomes.
+pub fn reported(v: &serde_json::Value) -> Option<Delivery> {
+    serde_json::from_value(v.get("delivery")?.clone()).ok()
+}
+
 impl From<Error> for Failed {
     fn from(error: Error) -> Failed {
         Failed {

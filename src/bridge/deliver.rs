@@ -12,7 +12,7 @@ use crate::targs;
 use crate::tmux::Arg;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::adapters::{Adapter, ReplySource};
 use super::contract::{self, Contract, SendMark};
@@ -65,7 +65,7 @@ fn mid_turn(tmux: &Tmux, c: &Contract, a: &Adapter) -> bool {
 
 /// How far a failed send got: the three outcomes a caller must tell apart (never
 /// retried silently: a second paste after an unconfirmed one would be a second prompt).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Delivery {
     /// Submitted, and the transcript or screen confirmed it.

@@ -1,7 +1,8 @@
 //! The command line: its definitions (clap derive) and, in `forward`, a parsed command
-//! turned back into the command line of the tmuxmate on another host. Handlers live in
-//! `cmd/`; nothing here prints.
+//! turned back into the command line of the tmuxmate on another host (`asked`: a
+//! forwarded `agent ask` read back). Handlers live in `cmd/`; nothing here prints.
 
+pub mod asked;
 pub mod forward;
 
 use std::path::PathBuf;

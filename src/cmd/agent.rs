@@ -121,9 +121,17 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
                     timeout: Duration::from_millis(wait),
                     progress: None,
                 },
-            )
-            .map_err(|f| f.error)?;
-            print_reply(&r, json)
+            );
+            match r {
+                Ok(r) => print_reply(&r, json),
+                // `--json`: how far the message got beside the error (`ask::Failed::to_json`;
+                // a forwarding caller reads it back). The line for people stays the error's.
+                Err(f) if json => {
+                    super::out_line(&f.to_json().to_string());
+                    Err(f.error.printed())
+                }
+                Err(f) => Err(f.error),
+            }
         }
         AgentAction::List { json } => list(tmux, json),
         AgentAction::Attach { name } => crate::bridge::attach::attach(tmux, &name),

@@ -3,9 +3,11 @@
 //!
 //! Invariant: a forwarded answer is printed as it came (stdout, then stderr) and this
 //! process exits with the host's exit status, so a caller cannot tell it from running
-//! tmuxmate on the host.
+//! tmuxmate on the host. (`agent ask --json` only adds: a line on stderr when the host did
+//! not say how far its message got, and `delivery` in a failure of ours; `crate::cli::asked`.)
 
 use crate::cli::RemoteAction;
+use crate::cli::asked;
 use crate::cli::forward::{self, Answer};
 use crate::error::CliResult;
 use crate::remote::{install, served};
@@ -39,6 +41,13 @@ pub fn run(tmux: &Tmux, action: RemoteAction) -> CliResult {
 
 /// A command that runs the tmuxmate on `host`.
 pub fn forwarded(host: &str, socket: Socket, cmd: crate::cli::Command) -> CliResult {
+    if let crate::cli::Command::Agent {
+        action: crate::cli::AgentAction::Ask { json, .. },
+    } = &cmd
+    {
+        let json = *json;
+        return ask(host, forward::run(host, socket, cmd), json);
+    }
     let json = matches!(
         &cmd,
         crate::cli::Command::Watch {
@@ -61,7 +70,37 @@ pub fn fast(
     }
 }
 
+/// `agent ask --host`: the host's answer as it came; with `--json`, a failure the host
+/// did not say how far it got gets a line that says so on stderr, and one of ours (no
+/// answer from the host) the same object `agent ask --json` prints here, `delivery` in it.
+fn ask(host: &str, r: Result<Answer, crate::error::Error>, json: bool) -> CliResult {
+    match r {
+        Ok(Answer::Passed(out)) => {
+            let note = if json {
+                asked::unreported_in(host, &out)
+            } else {
+                None
+            };
+            print_noted(Answer::Passed(out), json, note.as_deref())
+        }
+        Ok(a) => print(a, json),
+        Err(e) => {
+            let (delivery, e) = asked::failed(host, e);
+            if json {
+                super::out_line(&asked::failure_json(delivery, &e).to_string());
+                return Err(e.printed());
+            }
+            Err(e)
+        }
+    }
+}
+
 fn print(a: Answer, json: bool) -> CliResult {
+    print_noted(a, json, None)
+}
+
+/// Print an answer; `note`: a line of ours on stderr after the host's.
+fn print_noted(a: Answer, json: bool, note: Option<&str>) -> CliResult {
     use std::io::Write;
     match a {
         Answer::Passed(out) => {
@@ -71,6 +110,9 @@ fn print(a: Answer, json: bool) -> CliResult {
                 let _ = o.flush();
             }
             let _ = std::io::stderr().lock().write_all(&out.stderr);
+            if let Some(n) = note {
+                eprintln!("tmuxmate: {n}");
+            }
             match out.status.code() {
                 Some(0) => Ok(()),
                 Some(n) => std::process::exit(n),

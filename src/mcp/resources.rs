@@ -6,8 +6,9 @@
 //!
 //! Invariants: reading goes through the same modules as the CLI (`watch::view`,
 //! `snapshot`, and for a job on another host `remote::jobs`: listed from this machine's
-//! records without ssh, read by asking its host, or its last known state when the host
-//! does not answer); the job watcher is one thread, started only once the client starts a
+//! records without ssh (also once its result arrived, from the kept record, whether the
+//! CLI or this server started it), read by asking its host, or its last known state when
+//! the host does not answer); the job watcher is one thread, started only once the client starts a
 //! job or subscribes, that looks at each watched job's state every 200 ms and forgets a
 //! job once it has notified its end. A remote job is "updated" once its result has
 //! reached this machine (its local record is gone: no ssh to tell); its state on the
@@ -72,7 +73,7 @@ impl Watched {
         if let Some(on) = self.hosts.lock().ok().and_then(|h| h.get(id).cloned()) {
             return Some(on);
         }
-        jobs::record_of(id).map(|r| (r.host.clone(), r.socket()))
+        jobs::record_of(id).map(|rec| (rec.r.host.clone(), rec.r.socket()))
     }
 
     /// A job the client started (or subscribed to): notify it when it ends.
@@ -150,13 +151,19 @@ pub fn list() -> Value {
             "mimeType": "application/json",
         }));
     }
-    // Jobs on other hosts whose results have not arrived: from the local records (no
-    // ssh here; reading one asks its host).
-    for r in pending::all() {
+    // Jobs on other hosts, from the local records (no ssh here; reading one asks its
+    // host): those whose results have not arrived, then those whose results have (kept
+    // as `jobs/done` keeps local ones, however the job was started).
+    let waiting = pending::all().into_iter().map(|r| (r, ""));
+    let arrived = pending::arrived()
+        .into_iter()
+        .rev()
+        .map(|r| (r, ", result arrived"));
+    for (r, state) in waiting.chain(arrived) {
         v.push(json!({
             "uri": watch_uri(&r.job_id),
             "name": format!("watch {}", r.job_id),
-            "title": format!("{} on host {}: {}", r.job_id, r.host,
+            "title": format!("{} on host {}{state}: {}", r.job_id, r.host,
                 r.command.as_deref().unwrap_or("").chars().take(80).collect::<String>()),
             "mimeType": "application/json",
         }));

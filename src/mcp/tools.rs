@@ -138,6 +138,19 @@ fn failed(e: &Error) -> Value {
     json!({"content": [{"type": "text", "text": e.human()}], "isError": true})
 }
 
+/// A failed `agent_ask`, here or on a host: how far the message got (`None`: not
+/// reported; the text then says so) and the CLI's words.
+fn ask_failed(delivery: Option<crate::bridge::deliver::Delivery>, text: &str) -> Value {
+    let d = serde_json::to_value(delivery).unwrap_or(Value::Null);
+    let shown = match d.as_str() {
+        Some(d) => format!("{d}: {text}"),
+        None => text.to_string(),
+    };
+    json!({"content": [{"type": "text", "text": shown}],
+        "structuredContent": {"delivery": d, "text": text},
+        "isError": true})
+}
+
 fn result<T: serde::Serialize>(r: Result<T, Error>) -> Value {
     match r {
         Ok(v) => done(&v),
@@ -556,13 +569,7 @@ pub fn call(session: &Session, params: &Value) -> Result<Answer, RpcError> {
                     v["delivery"] = json!("delivered");
                     done(&v)
                 }
-                Err(f) => {
-                    let d = serde_json::to_value(f.delivery).unwrap_or(Value::Null);
-                    let text = format!("{}: {}", d.as_str().unwrap_or(""), f.error.human());
-                    json!({"content": [{"type": "text", "text": text}],
-                        "structuredContent": {"delivery": d, "text": f.error.human()},
-                        "isError": true})
-                }
+                Err(f) => ask_failed(Some(f.delivery), &f.error.human()),
             }
         }
         "side_chat_main_status" => {
@@ -676,7 +683,18 @@ fn on_host(session: &Session, name: &str, a: &Value, h: Server) -> Result<Value,
         }
     };
     let socket = super::host_socket(h.socket.as_deref());
-    let answer = match crate::cli::forward::run_from(&session.tmux, &h.host, socket.clone(), cmd) {
+    let answer = crate::cli::forward::run_from(&session.tmux, &h.host, socket.clone(), cmd);
+    if name == "agent_ask" {
+        use crate::cli::asked::{self, Asked};
+        return Ok(match asked::read(&h.host, answer) {
+            Asked::Reply(mut v) => {
+                v["delivery"] = json!("delivered");
+                done(&v)
+            }
+            Asked::Failed { delivery, text } => ask_failed(delivery, &text),
+        });
+    }
+    let answer = match answer {
         Ok(a) => a,
         Err(e) => return Ok(failed(&e)),
     };
@@ -694,21 +712,11 @@ fn on_host(session: &Session, name: &str, a: &Value, h: Server) -> Result<Value,
             let v = serde_json::from_slice::<Value>(&out.stdout).ok();
             let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
             match v {
-                // agent ask prints its reply (complete or not) only once delivered.
-                Some(mut v) if name == "agent_ask" && v.is_object() => {
-                    v["delivery"] = json!("delivered");
-                    done(&v)
-                }
                 // As the local tool answers: the lines in an object.
                 Some(v) if out.status.success() && name == "side_chat_main_history" => {
                     done(&json!({"lines": v}))
                 }
                 Some(v) if out.status.success() => done(&v),
-                _ if name == "agent_ask" => {
-                    json!({"content": [{"type": "text", "text": stderr}],
-                        "structuredContent": {"delivery": null, "text": stderr},
-                        "isError": true})
-                }
                 _ => json!({"content": [{"type": "text", "text": stderr}], "isError": true}),
             }
         }

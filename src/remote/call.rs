@@ -23,6 +23,11 @@ pub const REL_PATH: &str = ".local/share/tmuxmate/bin/tmuxmate";
 /// What the remote line prints (stderr) and its exit status when the binary is missing.
 const MISSING: &str = "tmuxmate-remote: not installed";
 pub const MISSING_STATUS: i32 = 127;
+/// The error kind of a host whose tmuxmate refused our flags (another version): like
+/// "not installed", the command did not run there.
+pub const OTHER_VERSION: &str = "remote-tmuxmate-version";
+/// The error kind of "not installed" ([`not_installed`]).
+pub const NOT_INSTALLED: &str = "remote-no-tmuxmate";
 
 /// Commands that work with plain tmux on the host (no tmuxmate there).
 pub const PLAIN_TMUX: &str = "list, send, paste, keys, capture, split, new-window, swap, run, kill";
@@ -79,11 +84,14 @@ pub fn run(
         && (stderr.contains("unrecognized subcommand") || stderr.contains("unexpected argument"))
     {
         let host = remote.host.to_string();
-        return Err(Missing::Other(Error::new(format!(
-            "the tmuxmate on host {host} does not know {what} as this one sends it (another version: {}); \
+        return Err(Missing::Other(Error::of(
+            crate::error::Kind::Tmux(OTHER_VERSION),
+            format!(
+                "the tmuxmate on host {host} does not know {what} as this one sends it (another version: {}); \
              run `tmuxmate remote install {host}` to update it",
-            stderr.trim().lines().next().unwrap_or("")
-        ))));
+                stderr.trim().lines().next().unwrap_or("")
+            ),
+        )));
     }
     Ok(out)
 }
@@ -105,7 +113,7 @@ impl From<Missing> for Error {
 /// The refusal for a command that needs tmuxmate on `host`.
 pub fn not_installed(host: &str, what: &str) -> Error {
     Error::of(
-        crate::error::Kind::Tmux("remote-no-tmuxmate"),
+        crate::error::Kind::Tmux(NOT_INSTALLED),
         format!(
             "refused: {what} with --host runs tmuxmate on the host, and host {host} has none \
          (~/{REL_PATH}); run `tmuxmate remote install {host}` first. Without it these work \

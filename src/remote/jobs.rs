@@ -6,8 +6,8 @@
 //! record: status `unknown`, `unreadable` saying why), and the fresh look: one
 //! `watch list --json` call per server over its master, never one per job.
 //!
-//! Invariants: only jobs with a local record (started here, result not arrived yet) are
-//! shown; a host that cannot be asked costs its own jobs their fresh state and one error
+//! Invariants: only jobs with a local record are shown (`watch list`: started here,
+//! result not arrived yet; the MCP resources also read the kept records of arrived ones); a host that cannot be asked costs its own jobs their fresh state and one error
 //! line, never the rest of the listing; nothing here runs unless a person or a client
 //! asked (the status line counts records itself: `crate::control::watch::status`).
 
@@ -30,15 +30,30 @@ pub struct Listed {
     pub errors: Vec<String>,
 }
 
+/// A remote job's local record, and whether its result has arrived here.
+pub struct Record {
+    pub r: RemoteWatch,
+    pub arrived: bool,
+}
+
 /// The last known state of a job from its record (`why`: the host's state is not here).
-pub fn last_known(r: &RemoteWatch, why: String) -> Value {
+pub fn last_known(rec: &Record, why: String) -> Value {
+    waiting_or_arrived(&rec.r, rec.arrived, why)
+}
+
+fn waiting_or_arrived(r: &RemoteWatch, arrived: bool, why: String) -> Value {
+    let outcome = if arrived {
+        format!("ran on host {}; its result reached this machine", r.host)
+    } else {
+        format!("started on host {}, result not here yet", r.host)
+    };
     json!({
         "jobId": r.job_id,
         "paneId": r.pane_id.clone().unwrap_or_default(),
         "command": r.command.clone().unwrap_or_default(),
         "doneRegex": null,
         "status": "unknown",
-        "outcome": format!("started on host {}, result not here yet", r.host),
+        "outcome": outcome,
         "exitStatus": null,
         "detail": null,
         "start": r.at,
@@ -90,8 +105,9 @@ pub fn list(fresh: bool) -> Listed {
     let mut errors = Vec::new();
     if !fresh {
         for r in &recs {
-            jobs.push(last_known(
+            jobs.push(waiting_or_arrived(
                 r,
+                false,
                 format!(
                     "not asked: `tmuxmate watch show --host {} {}`",
                     r.host, r.job_id
@@ -116,8 +132,9 @@ pub fn list(fresh: bool) -> Listed {
                 for r in group {
                     match there.iter().find(|j| j["jobId"] == r.job_id.as_str()) {
                         Some(j) => jobs.push(hosted(j.clone(), &host)),
-                        None => jobs.push(last_known(
+                        None => jobs.push(waiting_or_arrived(
                             r,
+                            false,
                             format!("not among the jobs host {host} lists (ended long ago?)"),
                         )),
                     }
@@ -130,7 +147,11 @@ pub fn list(fresh: bool) -> Listed {
                     group.len()
                 ));
                 for r in group {
-                    jobs.push(last_known(r, format!("host {host} not reachable: {e}")));
+                    jobs.push(waiting_or_arrived(
+                        r,
+                        false,
+                        format!("host {host} not reachable: {e}"),
+                    ));
                 }
             }
         }
@@ -138,9 +159,17 @@ pub fn list(fresh: bool) -> Listed {
     Listed { jobs, errors }
 }
 
-/// The record of remote job `id`, if this machine still has one.
-pub fn record_of(id: &str) -> Option<RemoteWatch> {
-    pending::all().into_iter().find(|r| r.job_id == id)
+/// The record of remote job `id`, if this machine has one: waiting for its result, or
+/// (one of the newest `pending::ARRIVED_KEPT`) with its result here.
+pub fn record_of(id: &str) -> Option<Record> {
+    if let Some(r) = pending::all().into_iter().find(|r| r.job_id == id) {
+        return Some(Record { r, arrived: false });
+    }
+    pending::arrived()
+        .into_iter()
+        .rev()
+        .find(|r| r.job_id == id)
+        .map(|r| Record { r, arrived: true })
 }
 
 /// `watch show --json` of job `id` on `host`: the host's JSON with `host`.

@@ -2,8 +2,9 @@
 //!
 //! Owns: one record per job started with `watch start --host` under
 //! `<state>/remote/watches/` (host, server flags, job id, this machine's addressees, the
-//! collector address the host queues its result for), and [`pull`], which the per-turn
-//! call runs first.
+//! collector address the host queues its result for), moved to `<state>/remote/arrived/`
+//! once its result is here (the newest [`ARRIVED_KEPT`] kept, for the local views), and
+//! [`pull`], which the per-turn call runs first.
 //!
 //! Invariants:
 //! - No record, no ssh: `pull` costs one `readdir` of a directory that usually does not
@@ -77,6 +78,17 @@ pub fn dir() -> PathBuf {
     state::state_dir().join("remote").join("watches")
 }
 
+/// Where a record goes once its job's result has reached this machine (or none will
+/// come): the local views still know the job's host from it (the MCP resource of a job
+/// started from the CLI is read after delivery like one the MCP server started). Apart
+/// from [`dir`], so nothing that counts or pulls waiting jobs sees these.
+pub fn arrived_dir() -> PathBuf {
+    state::state_dir().join("remote").join("arrived")
+}
+
+/// How many arrived records are kept (the newest; as `jobs/done` keeps local jobs).
+pub const ARRIVED_KEPT: usize = crate::control::watch::job::DONE_KEPT;
+
 /// This machine's (and state directory's) address on every host: results for it wait
 /// there in a ledger of their own until this machine acknowledges them.
 pub fn collector() -> String {
@@ -148,9 +160,43 @@ pub fn record(
 /// Every remote job of this machine whose result has not arrived yet (local records
 /// only: no ssh), oldest first.
 pub fn all() -> Vec<RemoteWatch> {
-    let mut v: Vec<RemoteWatch> = records(&dir()).into_iter().map(|(_, r)| r).collect();
+    sorted(records(&dir()))
+}
+
+/// The remote jobs whose results have arrived (the newest [`ARRIVED_KEPT`]), oldest first.
+pub fn arrived() -> Vec<RemoteWatch> {
+    sorted(records(&arrived_dir()))
+}
+
+fn sorted(recs: Vec<(PathBuf, RemoteWatch)>) -> Vec<RemoteWatch> {
+    let mut v: Vec<RemoteWatch> = recs.into_iter().map(|(_, r)| r).collect();
     v.sort_by(|a, b| (a.at, &a.job_id).cmp(&(b.at, &b.job_id)));
     v
+}
+
+/// A job's record leaves the waiting list: moved among the arrived ones (best effort:
+/// when it cannot be moved it is removed, so the result is never fetched twice), the
+/// oldest arrived ones beyond [`ARRIVED_KEPT`] dropped.
+fn arrive(path: &Path) {
+    let to = arrived_dir();
+    let moved = state::private_dir(&to)
+        .and_then(|()| std::fs::rename(path, to.join(path.file_name().unwrap_or_default())));
+    if let Err(e) = moved {
+        state::log(&format!(
+            "remote watch record {}: cannot keep it among the arrived ones: {e}",
+            path.display()
+        ));
+        let _ = std::fs::remove_file(path);
+        return;
+    }
+    let mut recs = records(&to);
+    if recs.len() > ARRIVED_KEPT {
+        recs.sort_by(|a, b| (a.1.at, &a.1.job_id).cmp(&(b.1.at, &b.1.job_id)));
+        let excess = recs.len() - ARRIVED_KEPT;
+        for (p, _) in recs.into_iter().take(excess) {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 /// How many of them were started from the local server at `socket` (for its status
@@ -350,7 +396,7 @@ fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<Vec<String>, String>
     let mut sockets: Vec<&str> = Vec::new();
     for (path, r) in group {
         if done.contains(&path.as_path()) {
-            let _ = std::fs::remove_file(path);
+            arrive(path);
             sockets.extend(r.local_socket.as_deref());
         }
     }

@@ -337,6 +337,13 @@ fn doctor_and_error_shapes() {
             "{e:?}"
         );
     }
+    // A failed ask also says how far its message got.
+    let args = ["agent", "ask", "no-such-agent", "--message", "hi", "--json"];
+    let out = s.run(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let e: AskFailedJson = parse("agent ask --json", &out.stdout);
+    assert_eq!(e.delivery.as_deref(), Some("not-delivered"), "{e:?}");
+    assert!(e.error.message.contains("no-such-agent"), "{e:?}");
 }
 
 #[test]

@@ -1774,3 +1774,384 @@ fn remote_jobs_show_in_the_local_watch_list_and_status_line() {
     ok(cli(&["turn", "--agent", "agent-l"]));
     wait_status("");
 }
+
+/// The host's own tmuxmate run directly (its login's home and state; `-S` the test
+/// server), for answers to compare with the forwarded ones.
+fn host_cli(r: &Rig, args: &[&str]) -> Output {
+    let mut c = Command::new(installed_at(r));
+    c.env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", r.d.remote_home())
+        .env("LANG", "C.UTF-8")
+        .arg("-S")
+        .arg(r.s.socket_path())
+        .args(args)
+        .stdin(Stdio::null());
+    c.output().unwrap()
+}
+
+/// A failed `agent_ask` / `agent ask` over a host says how far the message got, as it
+/// does here: `not-delivered` when the host refused (no such session, mid-turn) or nothing
+/// ran there (no tmuxmate), `unconfirmed` when Enter was pressed but the CLI did not record
+/// the prompt in time, a delivered one with an unfinished turn answers its incomplete reply;
+/// a host whose tmuxmate does not report it gives `null` and a text that says so. The CLI's
+/// `--json` failure carries the same `delivery`, its text for people is the host's.
+#[test]
+fn a_failed_remote_ask_says_how_far_the_message_got() {
+    let r = rig!();
+    let mut c = r.bare();
+    c.stderr(Stdio::null());
+    let mut m = crate::mcp::Client::spawn(c);
+    m.initialize();
+    let at = |mut v: serde_json::Value| {
+        v["host"] = r.d.host().into();
+        v["hostSocket"] = r.s.socket_path().to_string_lossy().into_owned().into();
+        v
+    };
+    let failed = |m: &mut crate::mcp::Client, args: serde_json::Value| {
+        let res = m.call("agent_ask", at(args.clone()));
+        assert_eq!(res["isError"], true, "{args}: {res}");
+        res
+    };
+    let proj = r.s.dir.join("ask-proj");
+    std::fs::create_dir_all(proj.join(".git")).unwrap();
+    std::fs::write(proj.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let p = proj.to_string_lossy().into_owned();
+
+    // No tmuxmate on the host: nothing ran there.
+    let res = failed(
+        &mut m,
+        serde_json::json!({"target": "claude", "message": "hi", "project": p}),
+    );
+    assert_eq!(
+        res["structuredContent"]["delivery"], "not-delivered",
+        "{res}"
+    );
+    let text = res["structuredContent"]["text"].as_str().unwrap();
+    assert!(text.contains("tmuxmate remote install"), "{res}");
+    assert_eq!(
+        res["content"][0]["text"],
+        format!("not-delivered: {text}").as_str()
+    );
+    let out = r.run(&[
+        "agent",
+        "ask",
+        "claude",
+        "--project",
+        &p,
+        "--message",
+        "hi",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["delivery"].as_str(), v["error"]["kind"].as_str()),
+        (Some("not-delivered"), Some("remote-no-tmuxmate")),
+        "{v}"
+    );
+    ok(install(&r));
+
+    // No such managed session there: the host refused before typing anything.
+    let args = [
+        "agent",
+        "ask",
+        "no-such-agent",
+        "--project",
+        &p,
+        "--message",
+        "hi",
+    ];
+    let there = host_cli(&r, &args);
+    let said = String::from_utf8_lossy(&there.stderr).trim().to_string();
+    let human = said.strip_prefix("tmuxmate: ").unwrap_or(&said).to_string();
+    assert!(human.contains("no-such-agent"), "{said}");
+    let res = failed(
+        &mut m,
+        serde_json::json!({"target": "no-such-agent", "message": "hi", "project": p}),
+    );
+    assert_eq!(
+        res["structuredContent"],
+        serde_json::json!({"delivery": "not-delivered", "text": human}),
+        "{res}"
+    );
+    assert_eq!(
+        res["content"][0]["text"],
+        format!("not-delivered: {human}").as_str()
+    );
+    // The CLI: for people the host's words, unchanged; with --json the delivery.
+    let here = r.run(&args);
+    assert_eq!(here.status.code(), there.status.code());
+    assert_eq!(String::from_utf8_lossy(&here.stderr).trim(), said);
+    assert!(here.stdout.is_empty());
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let here = r.run(&json_args);
+    assert_eq!(here.status.code(), Some(1));
+    let v: crate::util::contract::AskFailedJson =
+        crate::util::contract::parse("agent ask", &here.stdout);
+    assert_eq!(v.delivery.as_deref(), Some("not-delivered"), "{v:?}");
+    assert!(human.starts_with(&v.error.message), "{v:?}");
+    // ... as it prints on the host itself.
+    assert_eq!(here.stdout, host_cli(&r, &json_args).stdout);
+
+    // A managed stand-in Claude there whose turn does not finish: the ask is delivered
+    // and answers its incomplete reply; the next one is refused (mid-turn).
+    std::fs::copy(
+        crate::bridge::standin_bin(),
+        r.d.remote_bin().join("claude"),
+    )
+    .unwrap();
+    let st = r.json(&["agent", "start", "claude", "--project", &p, "--json"]);
+    let name = st["name"].as_str().unwrap().to_string();
+    let sd = r.d.dir.join("standin");
+    std::fs::write(sd.join("busy"), "").unwrap();
+    let res = m.call(
+        "agent_ask",
+        at(serde_json::json!({"target": name, "message": "long task", "project": p, "timeoutS": 2})),
+    );
+    assert_eq!(res["isError"], false, "{res}");
+    assert_eq!(
+        (
+            res["structuredContent"]["delivery"].as_str(),
+            res["structuredContent"]["complete"].as_bool()
+        ),
+        (Some("delivered"), Some(false)),
+        "{res}"
+    );
+    let prompts = || -> Vec<String> {
+        std::fs::read_to_string(sd.join("prompts"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let n = prompts().len();
+    let res = failed(
+        &mut m,
+        serde_json::json!({"target": name, "message": "again", "project": p}),
+    );
+    assert_eq!(
+        res["structuredContent"]["delivery"], "not-delivered",
+        "{res}"
+    );
+    assert!(
+        res["structuredContent"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("mid-turn")),
+        "{res}"
+    );
+    let out = r.run(&[
+        "agent",
+        "ask",
+        &name,
+        "--project",
+        &p,
+        "--message",
+        "again",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["delivery"].as_str(), v["error"]["kind"].as_str()),
+        (Some("not-delivered"), Some("refused")),
+        "{v}"
+    );
+    assert_eq!(prompts().len(), n, "a refused ask typed nothing");
+    std::fs::remove_file(sd.join("busy")).unwrap();
+    ok(r.run(&["agent", "wait", &name, "--timeout", "60s"]));
+
+    // Enter pressed, the prompt recorded only after tmuxmate stopped looking (15 s for a
+    // short message): unconfirmed, never sent twice.
+    std::fs::write(sd.join("record-ms"), "17000").unwrap();
+    let res = failed(
+        &mut m,
+        serde_json::json!({"target": name, "message": "late one", "project": p, "timeoutS": 60}),
+    );
+    assert_eq!(res["structuredContent"]["delivery"], "unconfirmed", "{res}");
+    assert!(
+        res["structuredContent"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Do not send it again")),
+        "{res}"
+    );
+    std::fs::remove_file(sd.join("record-ms")).unwrap();
+    ok(r.run(&["agent", "wait", &name, "--timeout", "60s"]));
+    assert_eq!(
+        prompts()
+            .iter()
+            .filter(|p| p.as_str() == "late one")
+            .count(),
+        1,
+        "the late message arrived once"
+    );
+    ok(r.run(&["agent", "stop", &name, "--confirm"]));
+
+    // A host tmuxmate that does not report it (an older one): no outcome, and the text
+    // says the host did not say; the CLI passes its answer on and adds a line saying so.
+    let real = installed_at(&r);
+    let kept = real.with_extension("real");
+    std::fs::rename(&real, &kept).unwrap();
+    std::fs::write(
+        &real,
+        "#!/bin/sh\necho '{\"error\":{\"kind\":\"refused\",\"message\":\"refused: old words\",\"hint\":null}}'\n\
+         echo 'tmuxmate: refused: old words' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &real,
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+    )
+    .unwrap();
+    let res = failed(
+        &mut m,
+        serde_json::json!({"target": "claude", "message": "hi", "project": p}),
+    );
+    assert!(res["structuredContent"]["delivery"].is_null(), "{res}");
+    let text = res["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("refused: old words; ")
+            && text.contains("did not report how far the message got")
+            && text.contains(&format!("tmuxmate remote install {}", r.d.host())),
+        "{res}"
+    );
+    let out = r.run(&[
+        "agent",
+        "ask",
+        "claude",
+        "--project",
+        &p,
+        "--message",
+        "hi",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.get("delivery").is_none(), "passed on as it came: {v}");
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("tmuxmate: refused: old words") && e.contains("did not report how far"),
+        "{e}"
+    );
+    // One that answers nothing readable: the same.
+    std::fs::write(&real, "#!/bin/sh\necho 'segfault' >&2\nexit 139\n").unwrap();
+    let res = failed(
+        &mut m,
+        serde_json::json!({"target": "claude", "message": "hi", "project": p}),
+    );
+    assert!(res["structuredContent"]["delivery"].is_null(), "{res}");
+    let text = res["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("segfault; ") && text.contains("did not report how far"),
+        "{res}"
+    );
+    std::fs::rename(&kept, &real).unwrap();
+    m.finish();
+    alive(&r.s);
+    nothing_ran(&r.s);
+}
+
+/// A remote watch started from the CLI (`watch start --host`) is an MCP resource like one
+/// the MCP server started: listed and read while it runs, and still listed ("result
+/// arrived") and read (its final state from the host; its last known one from the kept
+/// record when the host does not answer) after its result reached the local turn.
+#[test]
+fn a_cli_started_remote_watch_stays_a_resource_after_its_result_arrived() {
+    let r = rig!();
+    ok(install(&r));
+    ok(turn(&r, "agent-c"));
+    let go = r.s.dir.join("GO-RES");
+    let script = format!(
+        "while [ ! -e '{}' ]; do sleep 0.1; done; echo res-done",
+        go.display()
+    );
+    let j = r.json(&[
+        "watch", "start", "--notify", "agent-c", "--json", "--", "sh", "-c", &script,
+    ]);
+    let job = j["jobId"].as_str().unwrap().to_string();
+    let uri = format!("tmuxmate://watch/{job}");
+    // An MCP server that did not start it.
+    let mut c = r.bare();
+    c.stderr(Stdio::null());
+    let mut m = crate::mcp::Client::spawn(c);
+    m.initialize();
+    let listed = |m: &mut crate::mcp::Client| -> Option<String> {
+        let l = m.request("resources/list", serde_json::json!({}));
+        l["result"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["uri"] == uri.as_str())
+            .map(|x| x["title"].as_str().unwrap_or("").to_string())
+    };
+    let read = |m: &mut crate::mcp::Client| {
+        let v = m.request("resources/read", serde_json::json!({"uri": uri}));
+        let text = v["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{v}"))
+            .to_string();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()
+    };
+    let t = listed(&mut m).expect("listed while it runs");
+    assert!(
+        t.contains(&r.d.host()) && !t.contains("result arrived"),
+        "{t}"
+    );
+    assert_eq!(read(&mut m)["status"], "running");
+    std::fs::write(&go, "").unwrap();
+    wait_until("the remote job to end", Duration::from_secs(30), || {
+        remote_state(&r)
+            .join("jobs/done")
+            .join(format!("{job}.json"))
+            .exists()
+            .then_some(())
+    });
+    let got = ok(turn(&r, "agent-c"));
+    assert!(got.contains(&job), "{got}");
+    // The result is here: the record left the waiting list (turns need no ssh for it)...
+    let waiting = std::fs::read_dir(r.s.state.join("remote/watches"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .count();
+    assert_eq!(waiting, 0);
+    // ... and the job is still a resource: listed, read from its host.
+    let t = listed(&mut m).expect("listed after its result arrived");
+    assert!(
+        t.contains(&r.d.host()) && t.contains("result arrived"),
+        "{t}"
+    );
+    let ended = read(&mut m);
+    assert_eq!(
+        (ended["status"].as_str(), ended["host"].as_str()),
+        (Some("finished"), Some(r.d.host().as_str())),
+        "{ended}"
+    );
+    let _: crate::util::contract::JobJson = serde_json::from_value(ended.clone()).unwrap();
+    // The host unreachable (its record pointed at a port nothing listens on): the last
+    // known state, saying its result arrived.
+    let arrived = r.s.state.join("remote/arrived");
+    let rec = std::fs::read_dir(&arrived)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&rec).unwrap()).unwrap();
+    let dead = format!("127.0.0.1:{}", free_port());
+    v["host"] = dead.clone().into();
+    std::fs::write(&rec, serde_json::to_vec(&v).unwrap()).unwrap();
+    let last = read(&mut m);
+    assert_eq!(last["status"], "unknown", "{last}");
+    assert!(
+        last["outcome"]
+            .as_str()
+            .is_some_and(|o| o.contains("result reached this machine")),
+        "{last}"
+    );
+    assert_eq!(last["host"], dead.as_str());
+    // Later turns: no ssh for an arrived job, and never its result again.
+    let s0 = sessions(&r);
+    assert!(!ok(turn(&r, "agent-c")).contains(&job));
+    assert_eq!(sessions(&r), s0);
+    m.finish();
+}

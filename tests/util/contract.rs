@@ -35,6 +35,16 @@ pub struct ErrorBody {
     pub hint: Option<String>,
 }
 
+/// A failed `agent ask --json`: the error and how far the message got.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AskFailedJson {
+    pub error: ErrorBody,
+    /// `delivered`, `unconfirmed`, `not-delivered`; null only over `--host` when the host
+    /// did not report it.
+    pub delivery: Option<String>,
+}
+
 // ---- location ----
 
 #[derive(Deserialize, Debug)]
