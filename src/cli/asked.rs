@@ -72,7 +72,7 @@ pub fn failure_json(delivery: Option<Delivery>, e: &Error) -> Value {
 }
 
 /// The people's text of a `--json` error object (as `Error::human`: message; hint).
-fn human_of(e: &Value) -> String {
+pub fn human_of(e: &Value) -> String {
     let msg = e["message"].as_str().unwrap_or("").to_string();
     match e["hint"].as_str() {
         Some(h) if !h.is_empty() => format!("{msg}; {h}"),

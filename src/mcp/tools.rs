@@ -717,6 +717,11 @@ fn on_host(session: &Session, name: &str, a: &Value, h: Server) -> Result<Value,
                     done(&json!({"lines": v}))
                 }
                 Some(v) if out.status.success() => done(&v),
+                // With --json the host prints its error object on stdout, not stderr.
+                Some(v) if v["error"].is_object() => {
+                    let text = crate::cli::asked::human_of(&v["error"]);
+                    json!({"content": [{"type": "text", "text": text}], "isError": true})
+                }
                 _ => json!({"content": [{"type": "text", "text": stderr}], "isError": true}),
             }
         }

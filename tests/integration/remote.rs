@@ -1496,7 +1496,18 @@ fn mcp_watch_agent_and_side_take_a_host() {
             assert_eq!(got, want, "{tool}");
         } else {
             assert_eq!(res["isError"], true, "{tool}: {res}");
-            let e = String::from_utf8_lossy(&there.stderr).trim().to_string();
+            // With --json the host's CLI prints its error object on stdout.
+            let e = match serde_json::from_slice::<serde_json::Value>(&there.stdout) {
+                Ok(v) if v["error"].is_object() => {
+                    let (m, h) = (&v["error"]["message"], &v["error"]["hint"]);
+                    match h.as_str() {
+                        Some(h) if !h.is_empty() => format!("{}; {h}", m.as_str().unwrap()),
+                        _ => m.as_str().unwrap().to_string(),
+                    }
+                }
+                _ => String::from_utf8_lossy(&there.stderr).trim().to_string(),
+            };
+            assert!(!e.is_empty(), "{tool}: the host said why");
             assert_eq!(
                 res["content"][0]["text"].as_str(),
                 Some(e.as_str()),
