@@ -7,7 +7,8 @@
 //! `watch list --json` call per server over its master, never one per job.
 //!
 //! Invariants: only jobs with a local record are shown (`watch list`: started here,
-//! result not arrived yet; the MCP resources also read the kept records of arrived ones); a host that cannot be asked costs its own jobs their fresh state and one error
+//! result not arrived yet; the MCP resources also read the kept records of arrived
+//! ones); a host that cannot be asked costs its own jobs their fresh state and one error
 //! line, never the rest of the listing; nothing here runs unless a person or a client
 //! asked (the status line counts records itself: `crate::control::watch::status`).
 
