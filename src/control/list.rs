@@ -78,9 +78,14 @@ type Foreground = (String, Option<String>);
 /// `f` of every item, split across the available cores when there are many (reading
 /// `/proc` dominates a big listing).
 fn on_cores<T: Sync, R: Send + Default>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(4);
+    // Asked once per process: each answer reads the cgroup's cpu quota files again, and a
+    // resident server lists many times.
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let threads = *CORES.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(4)
+    });
     if items.len() < 64 || threads < 2 {
         return items.iter().map(f).collect();
     }
