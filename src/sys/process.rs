@@ -240,31 +240,44 @@ fn collect(
             let Some(s) = streams[i].as_mut() else {
                 continue;
             };
-            match s.read(&mut chunk) {
-                Ok(0) => streams[i] = None,
-                Ok(n) => {
-                    bufs[i].extend_from_slice(&chunk[..n]);
-                    if i == 1 && bufs[1].len() > 2 * STDERR_KEEP {
-                        let cut = bufs[1].len() - STDERR_KEEP;
-                        bufs[1].drain(..cut);
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => streams[i] = None,
+            if !read_some(s, &mut chunk, &mut bufs[i], i == 1) {
+                streams[i] = None;
             }
         }
     }
     let [stdout, mut stderr] = bufs;
-    if stderr.len() > STDERR_KEEP {
-        let cut = stderr.len() - STDERR_KEEP;
-        stderr.drain(..cut);
-    }
+    keep_end(&mut stderr);
     Ok(Finished {
         // The loop ends only once the child has exited.
         status: status.ok_or_else(|| Failure::Wait(std::io::Error::other("no exit status")))?,
         stdout,
         stderr,
     })
+}
+
+/// Read what `s` has ready into `buf` (a stderr, `bounded`, keeps about its last
+/// [`STDERR_KEEP`] bytes); false once the stream has ended or failed.
+pub fn read_some(s: &mut impl Read, chunk: &mut [u8], buf: &mut Vec<u8>, bounded: bool) -> bool {
+    match s.read(chunk) {
+        Ok(0) => false,
+        Ok(n) => {
+            buf.extend_from_slice(&chunk[..n]);
+            if bounded && buf.len() > 2 * STDERR_KEEP {
+                let cut = buf.len() - STDERR_KEEP;
+                buf.drain(..cut);
+            }
+            true
+        }
+        Err(e) => e.kind() == std::io::ErrorKind::Interrupted,
+    }
+}
+
+/// Keep the last [`STDERR_KEEP`] bytes of a stderr.
+pub fn keep_end(stderr: &mut Vec<u8>) {
+    if stderr.len() > STDERR_KEEP {
+        let cut = stderr.len() - STDERR_KEEP;
+        stderr.drain(..cut);
+    }
 }
 
 /// A pipe from the child that `collect` polls and reads.

@@ -37,7 +37,7 @@ use std::path::Path;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use crate::sys::process::Finished;
+use crate::sys::process::{Finished, keep_end, read_some};
 
 const MUX_MSG_HELLO: u32 = 0x0000_0001;
 const MUX_C_NEW_SESSION: u32 = 0x1000_0002;
@@ -51,8 +51,6 @@ const VERSION: u32 = 4;
 const NO_ESCAPE: u32 = 0xffff_ffff;
 /// A packet larger than this is not from a master (its largest is an error string).
 const MAX_PACKET: usize = 256 * 1024;
-/// How much of a stderr is kept (its end), as for a child process.
-const STDERR_KEEP: usize = 64 * 1024;
 
 /// What one [`session`] came to.
 pub enum Outcome {
@@ -396,17 +394,8 @@ fn relay(
                     let Some(s) = streams[i].as_mut() else {
                         continue;
                     };
-                    match s.read(&mut chunk) {
-                        Ok(0) => streams[i] = None,
-                        Ok(n) => {
-                            bufs[i].extend_from_slice(&chunk[..n]);
-                            if i == 1 && bufs[1].len() > 2 * STDERR_KEEP {
-                                let cut = bufs[1].len() - STDERR_KEEP;
-                                bufs[1].drain(..cut);
-                            }
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => streams[i] = None,
+                    if !read_some(s, &mut chunk, &mut bufs[i], i == 1) {
+                        streams[i] = None;
                     }
                 }
                 2 => {
@@ -455,10 +444,7 @@ fn relay(
         // that sent it keeps the socket open until the session is cleaned up.
     }
     let [stdout, mut stderr] = bufs;
-    if stderr.len() > STDERR_KEEP {
-        let cut = stderr.len() - STDERR_KEEP;
-        stderr.drain(..cut);
-    }
+    keep_end(&mut stderr);
     match (exit, failure) {
         (Some(code), _) => Outcome::Done(Finished {
             status: ExitStatus::from_raw(((code & 0xff) as i32) << 8),

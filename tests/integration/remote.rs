@@ -53,6 +53,25 @@ impl Rig {
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().expect("spawn tmuxmate")
     }
+    /// Make the connection with one call, then end its master (`ssh -O exit`, which
+    /// removes the socket file); the master's socket path.
+    pub fn master_gone(&self) -> std::path::PathBuf {
+        ok(self.run(&["list"]));
+        let masters = self.d.masters();
+        assert_eq!(masters.len(), 1, "{masters:?}");
+        let sock = masters[0].clone();
+        let _ = Command::new("ssh")
+            .arg("-o")
+            .arg(format!("ControlPath={}", sock.display()))
+            .args(["-O", "exit", "unused"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        wait_until("the master to exit", Duration::from_secs(20), || {
+            self.d.master_pid(&sock).is_none().then_some(())
+        });
+        sock
+    }
     fn json(&self, args: &[&str]) -> serde_json::Value {
         let t = ok(self.run(args));
         serde_json::from_str(&t).unwrap_or_else(|e| panic!("not JSON ({e}): {t}"))
@@ -575,21 +594,8 @@ fn fake_master(
 #[test]
 fn a_master_lost_before_the_session_starts_opens_no_second_connection() {
     let r = rig!();
-    ok(r.run(&["list"]));
-    let masters = r.d.masters();
-    assert_eq!(masters.len(), 1, "{masters:?}");
-    let sock = masters[0].clone();
     // The real master goes (and takes its socket file with it).
-    let _ = Command::new("ssh")
-        .arg("-o")
-        .arg(format!("ControlPath={}", sock.display()))
-        .args(["-O", "exit", "unused"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    wait_until("the master to exit", Duration::from_secs(20), || {
-        r.d.master_pid(&sock).is_none().then_some(())
-    });
+    let sock = r.master_gone();
     let before = r.d.connections();
     let log = || std::fs::read_to_string(&r.d.log).unwrap_or_default();
 

@@ -267,20 +267,7 @@ fn protocol_master(sock: &Path, mode: Mode) -> (Arc<AtomicUsize>, Arc<AtomicBool
 
 /// The rig with its real master gone and `mode`'s stand-in on the master's socket.
 fn with_stand_in(r: &Rig, mode: Mode) -> (Arc<AtomicUsize>, Arc<AtomicBool>) {
-    ok(r.run(&["list"]));
-    let masters = r.d.masters();
-    assert_eq!(masters.len(), 1, "{masters:?}");
-    let sock = masters[0].clone();
-    let _ = Command::new("ssh")
-        .arg("-o")
-        .arg(format!("ControlPath={}", sock.display()))
-        .args(["-O", "exit", "unused"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    wait_until("the master to exit", Duration::from_secs(20), || {
-        r.d.master_pid(&sock).is_none().then_some(())
-    });
+    let sock = r.master_gone();
     protocol_master(&sock, mode)
 }
 
