@@ -90,8 +90,8 @@ pub fn capture(tmux: &Tmux, r: &Request) -> Result<Captured, Error> {
     };
     let pane = policy::resolve(tmux, r.target, &agent)?;
     let range = r.range.unwrap_or(Range::Screen);
-    let raw = budget::capture_pane(tmux, &pane.pane_id, range, r.ansi, r.join)?;
-    let b = budget::bound(budget::trim_trailing_blank(&raw), budget);
+    // A long history is read from its end: the budget keeps only the newest text.
+    let b = super::capture_tail::capture(tmux, &pane.pane_id, range, r.ansi, r.join, budget)?;
     let target = pane.target();
     let snapshot = match snapshot::record(tmux, &pane.pane_id, &target, &b.text, b.truncated) {
         Ok(id) => id,

@@ -12,6 +12,7 @@ pub mod approval;
 pub mod budget;
 pub mod capture;
 pub mod capture_list;
+pub mod capture_tail;
 pub mod create;
 pub mod input;
 pub mod kill;

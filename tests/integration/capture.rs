@@ -266,3 +266,153 @@ fn snapshots_keep_the_text_after_the_pane_is_gone() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no snapshot with id"));
 }
+
+/// A capture of a history far larger than the budget reads it from its end (issue 13):
+/// the text is exactly what bounding the whole capture gives, tmux is never asked for the
+/// whole history, and the text-mode marker says the dropped count is a lower bound.
+#[test]
+fn a_long_history_is_read_from_its_end_with_the_same_text() {
+    let s = server!();
+    s.tmux(&["set-option", "-g", "history-limit", "50000"]);
+    // 30 000 rows of 1 to 60 characters, some of them not ASCII.
+    let p = s.window(
+        "long",
+        "awk 'BEGIN { for (i = 1; i <= 30000; i++) { s = sprintf(\"%d:\", i); \
+         for (j = 0; j < i % 57; j++) s = s (j % 7 ? \"x\" : \"日\"); print s } }'; exec cat",
+    );
+    wait_until("the history to fill", Duration::from_secs(30), || {
+        let h = s.tmux(&["display", "-p", "-t", &p, "#{history_size}"]);
+        (h.trim().parse::<u64>().unwrap_or(0) >= 29_000).then_some(())
+    });
+    // The whole text, bounded by nothing: every later answer must be a cut of it.
+    let whole = capture_json(&s, &["-t", &p, "--all", "--max-bytes", "100000000"]);
+    assert!(!whole.truncated);
+    let full = whole.text;
+    assert!(
+        full.starts_with("1:") && full.contains("\n30000:日"),
+        "{}",
+        &full[full.len() - 40..]
+    );
+    // What bounding the whole text to `max` keeps (no line here is longer than `max`).
+    let expect = |full: &str, max: usize| -> String {
+        if full.len() <= max {
+            return full.to_string();
+        }
+        let min = full.len() - max;
+        let b = full.as_bytes();
+        let cut = if b[min - 1] == b'\n' {
+            min
+        } else {
+            min + b[min..].iter().position(|&c| c == b'\n').unwrap() + 1
+        };
+        full[cut..].to_string()
+    };
+    // A tmux that logs what it is asked.
+    let shim = s.dir.join("tmux-log-shim");
+    let log = s.dir.join("tmux-args");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec tmux \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", shim.to_str().unwrap()])
+        .status()
+        .unwrap();
+    for max in [100usize, 5_000, 100_000, 400_000] {
+        std::fs::write(&log, "").unwrap();
+        let m = max.to_string();
+        let out = s
+            .tmuxmate()
+            .env("TMUXMATE_TMUX", &shim)
+            .args(["capture", "--json", "-t", &p, "--all", "--max-bytes", &m])
+            .output()
+            .unwrap();
+        let j: CaptureJson = serde_json::from_str(&ok(&out)).unwrap();
+        assert_eq!(j.text, expect(&full, max), "max {max}");
+        assert!(j.truncated, "max {max}");
+        let asked = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            asked.lines().any(|l| l.contains("capture-pane")),
+            "max {max}: {asked}"
+        );
+        assert!(
+            !asked
+                .lines()
+                .any(|l| l.contains("capture-pane") && l.ends_with("-S -")),
+            "max {max}: the whole history was asked for: {asked}"
+        );
+        // Text mode says how much at least was left out.
+        let text = ok(s.run(&["capture", "-t", &p, "--all", "--max-bytes", &m]));
+        let first = text.lines().next().unwrap();
+        assert!(
+            first.starts_with("[... at least ") && first.ends_with(" earlier bytes truncated ...]"),
+            "max {max}: {first}"
+        );
+    }
+    // --lines N beyond the first window, and --join: the same cut of their whole text.
+    let lines = capture_json(
+        &s,
+        &["-t", &p, "--lines", "20000", "--max-bytes", "100000000"],
+    );
+    let j = capture_json(&s, &["-t", &p, "--lines", "20000", "--max-bytes", "3000"]);
+    assert_eq!(j.text, expect(&lines.text, 3000));
+    let joined = capture_json(
+        &s,
+        &["-t", &p, "--all", "--join", "--max-bytes", "100000000"],
+    );
+    let j = capture_json(&s, &["-t", &p, "--all", "--join", "--max-bytes", "7000"]);
+    assert_eq!(j.text, expect(&joined.text, 7000));
+    // The newest rows are short (one character each): the first window holds less than
+    // the budget, so it grows, and the cut is still that of the whole text.
+    let q = s.window(
+        "short-end",
+        "awk 'BEGIN { for (i = 1; i <= 20000; i++) printf \"%06d %050d\\n\", i, i; \
+         for (i = 1; i <= 9000; i++) print i % 10 }'; exec cat",
+    );
+    wait_until(
+        "the second history to fill",
+        Duration::from_secs(30),
+        || {
+            let h = s.tmux(&["display", "-p", "-t", &q, "#{history_size}"]);
+            (h.trim().parse::<u64>().unwrap_or(0) >= 28_000).then_some(())
+        },
+    );
+    let whole_q = capture_json(&s, &["-t", &q, "--all", "--max-bytes", "100000000"]).text;
+    std::fs::write(&log, "").unwrap();
+    let out = s
+        .tmuxmate()
+        .env("TMUXMATE_TMUX", &shim)
+        .args([
+            "capture",
+            "--json",
+            "-t",
+            &q,
+            "--all",
+            "--max-bytes",
+            "100000",
+        ])
+        .output()
+        .unwrap();
+    let j: CaptureJson = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(j.text, expect(&whole_q, 100_000));
+    let asked = std::fs::read_to_string(&log).unwrap();
+    let windows = asked.lines().filter(|l| l.contains("capture-pane")).count();
+    assert_eq!(windows, 2, "a first window, then a larger one: {asked}");
+    // A budget larger than the whole text: all of it, not truncated.
+    let j = capture_json(
+        &s,
+        &[
+            "-t",
+            &p,
+            "--all",
+            "--max-bytes",
+            &(full.len() + 10).to_string(),
+        ],
+    );
+    assert!(!j.truncated);
+    assert_eq!(j.text, full);
+}
