@@ -100,7 +100,15 @@ fn warm_calls_start_no_ssh_client_and_answer_as_ssh_does() {
         assert_eq!(starts(&count), n, "the mux way starts no ssh: {args:?}");
         let b = run(false, args);
         assert!(starts(&count) > n, "the ssh way starts ssh: {args:?}");
-        assert_eq!(a.status.code(), b.status.code(), "{args:?}");
+        assert_eq!(
+            a.status.code(),
+            b.status.code(),
+            "{args:?}: mux {} / {}; ssh {} / {}",
+            String::from_utf8_lossy(&a.stdout),
+            String::from_utf8_lossy(&a.stderr),
+            String::from_utf8_lossy(&b.stdout),
+            String::from_utf8_lossy(&b.stderr)
+        );
         assert_eq!(
             String::from_utf8_lossy(&a.stdout),
             String::from_utf8_lossy(&b.stdout),
