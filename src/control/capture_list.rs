@@ -8,6 +8,10 @@
 //! any failure here (no such pane, an option that does not parse) falls back to it, which
 //! is harmless because a capture changes nothing.
 //!
+//! A long history is read from its end here too (a window sized for the budget asked, as
+//! `crate::control::capture_tail` does); a window that holds no more than the budget
+//! falls back to the several-call path, which grows it.
+//!
 //! Invariants: only a `%N` target takes this route and reaches tmux as the id rebuilt from
 //! its number (tmux's own target matching never sees the person's text); the markers are
 //! random per call, and everything before the pane's text is read up to them.
@@ -59,7 +63,7 @@ pub fn one_call(tmux: &Tmux, a: &Ask) -> Option<Got> {
     }
     let id = format!("%{n}");
     let (m1, m2) = (nonce(), nonce());
-    let head = format!("{m2}#{{session_name}}:#{{window_index}}.#{{pane_index}}");
+    let head = format!("{m2}#{{history_size}} #{{session_name}}:#{{window_index}}.#{{pane_index}}");
     // The markers come from `list-panes` of the pane's own row: `display-message -p`
     // costs about 3 ms more per call in tmux 3.3a (measured), which is the whole margin.
     let only = format!("#{{==:#{{pane_id}},%{n}}}");
@@ -100,8 +104,21 @@ pub fn one_call(tmux: &Tmux, a: &Ask) -> Option<Got> {
     if a.join {
         args.push("-J".into());
     }
+    // A long history is read from its end, as `capture_tail` does: a window sized for the
+    // budget asked (or the default one; the option is only read in this same call).
+    let window = super::capture_tail::first_rows(a.max_bytes.unwrap_or(budget::DEFAULT_MAX_BYTES));
+    let windowed = !(a.ansi && a.join)
+        && match a.range {
+            Range::Screen => false,
+            Range::Lines(n) => n > window,
+            Range::All => true,
+        };
     let lines_arg;
     match a.range {
+        _ if windowed => {
+            lines_arg = format!("-{window}");
+            args.extend(targs!["-S", Arg::ours(&lines_arg)]);
+        }
         Range::Screen => {}
         Range::Lines(n) => {
             lines_arg = format!("-{n}");
@@ -113,11 +130,29 @@ pub fn one_call(tmux: &Tmux, a: &Ask) -> Option<Got> {
     let (max_opt, rest) = split_at(&out, format!("{m1}\n").as_bytes())?;
     let (snap_opt, rest) = split_at(rest, m2.as_bytes())?;
     let nl = rest.iter().position(|&b| b == b'\n')?;
-    let target = String::from_utf8_lossy(&rest[..nl]).into_owned();
+    let (history, target) = String::from_utf8_lossy(&rest[..nl])
+        .split_once(' ')
+        .map(|(h, t)| (h.parse::<u64>().ok(), t.to_string()))?;
     let raw = &rest[nl + 1..];
     let max = budget::budget_from(a.max_bytes, &String::from_utf8_lossy(max_opt)).ok()?;
     let store = snapshot::storing(&String::from_utf8_lossy(snap_opt)).ok()?;
-    let b = budget::bound(budget::trim_trailing_blank(raw), max);
+    let text = budget::trim_trailing_blank(raw);
+    let wanted = match a.range {
+        Range::Lines(n) => n.min(history?),
+        _ => history?,
+    };
+    let b = if windowed && window < wanted {
+        // Only a window that holds more than the budget gives the whole text's cut; a
+        // smaller one needs a larger window: the several-call path grows it.
+        if text.len() <= max {
+            return None;
+        }
+        let mut b = budget::bound(text, max);
+        b.dropped_at_least = true;
+        b
+    } else {
+        budget::bound(text, max)
+    };
     let snapshot = if store {
         match snapshot::record_always(&id, &target, &b.text, b.truncated) {
             Ok(s) => Some(s),

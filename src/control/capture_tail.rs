@@ -25,6 +25,11 @@ const FIRST_ROWS_MIN: u64 = 2000;
 /// How much each further window grows.
 const GROWTH: u64 = 8;
 
+/// The rows of history the first window holds for a budget of `max` bytes.
+pub fn first_rows(max: usize) -> u64 {
+    (max as u64 / 32).max(FIRST_ROWS_MIN)
+}
+
 /// The pane's text in `range`, bounded to `max` bytes (see the module docs).
 pub fn capture(
     tmux: &Tmux,
@@ -34,7 +39,7 @@ pub fn capture(
     join: bool,
     max: usize,
 ) -> Result<Bounded, TmuxError> {
-    let first = (max as u64 / 32).max(FIRST_ROWS_MIN);
+    let first = first_rows(max);
     let whole = || -> Result<Bounded, TmuxError> {
         let raw = budget::capture_pane(tmux, pane_id, range, ansi, join)?;
         Ok(budget::bound(budget::trim_trailing_blank(&raw), max))

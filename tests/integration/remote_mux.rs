@@ -129,6 +129,27 @@ fn warm_calls_start_no_ssh_client_and_answer_as_ssh_does() {
     let bad = same(&["send", "-t", "nosuch:9.9", "--", "x"]);
     assert!(!bad.status.success());
 
+    // A long history over ssh: read from its end too, the same text as locally.
+    r.s.tmux(&["set-option", "-g", "history-limit", "50000"]);
+    let long = r.s.window(
+        "long",
+        "awk 'BEGIN { for (i = 1; i <= 30000; i++) printf \"%06d %040d\\n\", i, i; \
+         for (i = 1; i <= 9000; i++) print i % 10 }'; exec cat",
+    );
+    wait_until("the history to fill", Duration::from_secs(30), || {
+        let h = r.s.tmux(&["display", "-p", "-t", &long, "#{history_size}"]);
+        (h.trim().parse::<u64>().unwrap_or(0) >= 38_000).then_some(())
+    });
+    let n0 = starts(&count);
+    for max in ["300", "100000", "2000000", "100000000"] {
+        let args = ["capture", "-t", &long, "--all", "--json", "--max-bytes", max];
+        let here: serde_json::Value = serde_json::from_str(&ok(r.s.run(&args))).unwrap();
+        let there: serde_json::Value = serde_json::from_str(&ok(run(true, &args))).unwrap();
+        assert_eq!(here["text"], there["text"], "max {max}");
+        assert_eq!(here["truncated"], there["truncated"], "max {max}");
+    }
+    assert_eq!(starts(&count), n0, "no ssh for the warm calls");
+
     // A remote command's own status and output through the session.
     let before = starts(&count);
     let v: serde_json::Value = serde_json::from_str(&ok(run(
