@@ -19,6 +19,8 @@ use crate::tmux::panes;
 use crate::tmux::{Arg, Text, Tmux};
 
 pub const OWN_SESSION: &str = "tmuxmate";
+/// [`OWN_SESSION`] as an exact tmux target (no prefix matching).
+const OWN_SESSION_TARGET: &str = "=tmuxmate:";
 
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -169,8 +171,9 @@ pub fn work_session(tmux: &Tmux, caller: &Caller) -> Result<(String, Option<Stri
 
 /// A detached session named exactly `name` with a placeholder window (`cat`): the caller
 /// creates its own window with `history-limit` in force, then kills the placeholder.
-/// Returns `($N, @placeholder)`. tmux replaces `.` and `:` in session names; a name that
-/// holds them is refused here rather than created under another name.
+/// Returns `($N, @placeholder)`. tmux replaces `.` and `:` in session names and escapes
+/// `$` and `\`; a name that holds them is refused here rather than created under another
+/// name.
 pub fn new_session(
     tmux: &Tmux,
     name: &Text,
@@ -182,13 +185,22 @@ pub fn new_session(
              names (it would become '_'): pick a name without '.' and ':'"
         )));
     }
+    if let Some(c) = name.as_str().chars().find(|c| matches!(c, '$' | '\\')) {
+        return Err(Error::usage(format!(
+            "the session name {name:?} contains {c:?}, which tmux escapes in session names \
+             (it would store another name): pick a name without '$' and '\\'"
+        )));
+    }
     let mut args: Vec<Arg> = targs!["new-session", "-d", "-s", name.expanded()].into();
     if let Some(c) = cwd {
         args.extend(targs!["-c", c.expanded()]);
     }
     // A session of ours runs detached by design: a user's `destroy-unattached on` would
-    // destroy it at once. After new-session, the list's next command targets the new
-    // session, so nothing else is touched.
+    // destroy it at once, so the same command list turns it off. The new session is named
+    // exactly: a command without `-t` after new-session targets the caller's session when
+    // tmuxmate runs in a pane (tmux finds it from $TMUX), which would leave ours to die.
+    // The name arrives unchanged (`.`, `:`, `$`, `\` refused above), so `=name:` is it.
+    let own = format!("={}:", name.as_str());
     args.extend(targs![
         "-P",
         "-F",
@@ -196,6 +208,8 @@ pub fn new_session(
         "cat",
         Arg::SEP,
         "set-option",
+        "-t",
+        Arg::literal(&own),
         "destroy-unattached",
         "off"
     ]);
@@ -547,12 +561,18 @@ fn new_own_session_with(
     }
     // Each word its own argument: tmux runs them without a shell (no default-shell layer).
     args.extend(cmd.iter().map(|w| Arg::literal(w)));
-    // After new-session, the list's next commands target the new session and its pane.
-    let mut after: Vec<Arg> = targs!["set-option", "destroy-unattached", "off", Arg::SEP].into();
+    // The new session and its only pane, named exactly: a command without `-t` would
+    // target the session tmux finds from a $TMUX in our environment (an MCP server started
+    // in a pane has one without TMUX_PANE), not the new one.
+    let own = OWN_SESSION_TARGET;
+    let mut after: Vec<Arg> =
+        targs!["set-option", "-t", own, "destroy-unattached", "off", Arg::SEP].into();
     let v = Text::lossy(&CreatedMark::new(&caller.agent).to_json());
     after.extend(targs![
         "set-option",
         "-p",
+        "-t",
+        own,
         "--",
         crate::tmux::options::CREATED.name,
         v.literal(),
@@ -633,5 +653,10 @@ mod tests {
         assert_eq!(sh_quote("it's"), "'it'\\''s'");
         assert_eq!(sh_quote(""), "''");
         assert_eq!(sh_quote("$(x);"), "'$(x);'");
+    }
+
+    #[test]
+    fn own_session_target_names_it_exactly() {
+        assert_eq!(OWN_SESSION_TARGET, format!("={OWN_SESSION}:"));
     }
 }

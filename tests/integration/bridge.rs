@@ -540,6 +540,37 @@ fn ask_between_agents_in_panes() {
 }
 
 #[test]
+fn a_session_started_from_a_pane_survives_destroy_unattached() {
+    // A user's `destroy-unattached on`, set here for any config: the agent's session runs
+    // detached, and started from a pane its `destroy-unattached off` must reach it (a
+    // set-option without -t would reach the caller's session, tmux finds it from $TMUX).
+    let s = server!();
+    let b = Bridge::new(&s, "du", "main");
+    s.tmux(&["set-option", "-g", "destroy-unattached", "on"]);
+    let a = s.agent_pane("caller");
+    let r = a.sh(&format!(
+        "cd '{}' && PATH=\"{}:$PATH\" STANDIN_DIR='{}' \"$TM\" agent start codex --json",
+        b.proj.display(),
+        b.bin.display(),
+        b.sd.display()
+    ));
+    assert_eq!(r.rc, 0, "{}", r.out);
+    let st: Started = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(
+        s.tmux(&["show-options", "-v", "-t", &st.session_id, "destroy-unattached"])
+            .trim(),
+        "off"
+    );
+    // The caller's session keeps its own value (nothing else was touched).
+    assert_eq!(
+        s.tmux(&["show-options", "-qv", "-t", "=main:", "destroy-unattached"])
+            .trim(),
+        "off"
+    );
+    assert!(b.start(&s, "codex").reused, "the session is still there");
+}
+
+#[test]
 fn refusals_each_name_the_failed_check() {
     let s = server!();
     let b = Bridge::new(&s, "rf", "main");
