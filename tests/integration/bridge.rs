@@ -580,7 +580,7 @@ fn refusals_each_name_the_failed_check() {
         "no tmux session is named exactly",
     );
     // An unmanaged session that happens to have the name.
-    s.tmux(&["new-session", "-d", "-s", "tc-rf-main", "sh"]);
+    s.detached_session("tc-rf-main", "sh");
     b.refused(
         &s,
         &["agent", "send", "tc-rf-main", "--message", "x"],
@@ -805,7 +805,7 @@ fn names_with_dots_colons_percent_round_trip() {
     let r = b.ok(&s, &["agent", "ask", name.trim(), "--message", "hi"]);
     assert!(r.contains("stand-in reply to: hi"));
     // A session whose name is a prefix of ours is never matched by tmux prefix rules.
-    s.tmux(&["new-session", "-d", "-s", "tc-my", "sh"]);
+    s.detached_session("tc-my", "sh");
     b.refused(
         &s,
         &["agent", "send", "tc-my%2Epr", "--message", "x"],

@@ -321,7 +321,7 @@ fn run_removal_is_seen_by_the_next_call_and_its_options_apply() {
     );
     s.tmux(&["set", "-gu", "@tmuxmate-capture-max-bytes"]);
     // With a `tmuxmate` session already there, the run goes into it and leaves it as it was.
-    s.tmux(&["new-session", "-d", "-s", "tmuxmate", "cat"]);
+    s.detached_session("tmuxmate", "cat");
     let n = windows(&s).len();
     ok(s.run(&["run", "--", "true"]));
     assert_eq!(windows(&s).len(), n);
