@@ -268,6 +268,33 @@ impl Server {
         .to_string()
     }
 
+    /// The `session:window.pane` address tmux gives pane `pane` (a user's `base-index` and
+    /// `pane-base-index` decide the numbers: never assume 0).
+    pub fn address(&self, pane: &str) -> String {
+        self.tmux(&[
+            "display",
+            "-p",
+            "-t",
+            pane,
+            "#{session_name}:#{window_index}.#{pane_index}",
+        ])
+        .trim()
+        .to_string()
+    }
+
+    /// The `session:window` address of the window holding pane `pane`.
+    pub fn window_address(&self, pane: &str) -> String {
+        self.tmux(&[
+            "display",
+            "-p",
+            "-t",
+            pane,
+            "#{session_name}:#{window_index}",
+        ])
+        .trim()
+        .to_string()
+    }
+
     /// A detached session named exactly `name` running `cmd`, made to survive a user's
     /// `destroy-unattached on` (set off in the same command list, by exact name: a config
     /// with that option would end it before a second tmux call).
