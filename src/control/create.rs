@@ -245,10 +245,46 @@ pub fn new_work_window(
 ) -> Result<Created, Error> {
     let (session, placeholder) = work_session(tmux, caller)?;
     let r = new_window(tmux, caller, &session, name, cwd, cmd);
-    if let Some(w) = placeholder {
-        let _ = tmux.run(&targs!["kill-window", "-t", Arg::id(&w)]);
+    drop_placeholder(tmux, placeholder, r)
+}
+
+/// Remove a fresh session's placeholder window once ours was created (or failed). A
+/// user's `renumber-windows on` then moves ours down to the placeholder's index, so the
+/// address is asked again in the same command list: the one reported is the pane's now.
+fn drop_placeholder(
+    tmux: &Tmux,
+    placeholder: Option<String>,
+    created: Result<Created, Error>,
+) -> Result<Created, Error> {
+    let Some(w) = placeholder else {
+        return created;
+    };
+    let mut c = match created {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = tmux.run(&targs!["kill-window", "-t", Arg::id(&w)]);
+            return Err(e);
+        }
+    };
+    let ask: Vec<Arg> = targs![
+        "display-message",
+        "-p",
+        "-t",
+        Arg::id(&c.pane_id),
+        "#{session_name}:#{window_index}.#{pane_index}"
+    ]
+    .into();
+    let mut list: Vec<Arg> = targs!["kill-window", "-t", Arg::id(&w), Arg::SEP].into();
+    list.extend(ask.iter().cloned());
+    // A failed kill skips the question: asked on its own then. Without an answer the
+    // address from the creation stands (the pane may have exited meanwhile).
+    let now = tmux.run(&list).or_else(|_| tmux.run(&ask));
+    if let Ok(t) = now
+        && !t.trim().is_empty()
+    {
+        c.target = t.trim_end_matches('\n').to_string();
     }
-    r
+    Ok(c)
 }
 
 /// The commands that raise the session's `history-limit` to ours and put the old value
@@ -413,10 +449,7 @@ pub fn new_work_window_of_ours(
     }
     let (session, placeholder) = work_session(tmux, caller)?;
     let r = new_window_with(tmux, caller, &session, name, None, cmd, true);
-    if let Some(w) = placeholder {
-        let _ = tmux.run(&targs!["kill-window", "-t", Arg::id(&w)]);
-    }
-    r
+    drop_placeholder(tmux, placeholder, r)
 }
 
 fn new_window_with(
