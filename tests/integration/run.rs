@@ -249,7 +249,8 @@ fn output_is_only_this_commands() {
     let again = run_json(&s, &["-t", &r.pane_id, "--", "echo", "second"]);
     assert_eq!(again.text, "second", "no prompt, no earlier output");
     // Into the session's own shell, with earlier text on its screen.
-    let main = pane_fields(&s, "main:0", "#{pane_id}");
+    // By id: `main:0` is no window under a user's base-index 1.
+    let main = pane_fields(&s, "%0", "#{pane_id}");
     let r = run_json(&s, &["-t", &main, "--", "sh", "-c", "echo hi; exit 7"]);
     assert_eq!((r.exit_status, r.text.as_str()), (Some(7), "hi"));
     let r = run_json(&s, &["-t", &main, "--", "printf", "x%sy\\n", "1", "2"]);
