@@ -598,8 +598,15 @@ fn new_own_session_with(
     // target the session tmux finds from a $TMUX in our environment (an MCP server started
     // in a pane has one without TMUX_PANE), not the new one.
     let own = OWN_SESSION_TARGET;
-    let mut after: Vec<Arg> =
-        targs!["set-option", "-t", own, "destroy-unattached", "off", Arg::SEP].into();
+    let mut after: Vec<Arg> = targs![
+        "set-option",
+        "-t",
+        own,
+        "destroy-unattached",
+        "off",
+        Arg::SEP
+    ]
+    .into();
     let v = Text::lossy(&CreatedMark::new(&caller.agent).to_json());
     after.extend(targs![
         "set-option",

@@ -557,8 +557,14 @@ fn a_session_started_from_a_pane_survives_destroy_unattached() {
     assert_eq!(r.rc, 0, "{}", r.out);
     let st: Started = serde_json::from_str(&r.out).unwrap();
     assert_eq!(
-        s.tmux(&["show-options", "-v", "-t", &st.session_id, "destroy-unattached"])
-            .trim(),
+        s.tmux(&[
+            "show-options",
+            "-v",
+            "-t",
+            &st.session_id,
+            "destroy-unattached"
+        ])
+        .trim(),
         "off"
     );
     // The caller's session keeps its own value (nothing else was touched).
