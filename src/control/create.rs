@@ -198,7 +198,7 @@ pub fn new_session(
     // A session of ours runs detached by design: a user's `destroy-unattached on` would
     // destroy it at once, so the same command list turns it off. The new session is named
     // exactly: a command without `-t` after new-session targets the caller's session when
-    // tmuxmate runs in a pane (tmux finds it from $TMUX), which would leave ours to die.
+    // tmuxmate runs in a pane (tmux finds it from the $TMUX_PANE the client sends), which would leave ours to die.
     // The name arrives unchanged (`.`, `:`, `$`, `\` refused above), so `=name:` is it.
     let own = format!("={}:", name.as_str());
     args.extend(targs![
@@ -595,8 +595,8 @@ fn new_own_session_with(
     // Each word its own argument: tmux runs them without a shell (no default-shell layer).
     args.extend(cmd.iter().map(|w| Arg::literal(w)));
     // The new session and its only pane, named exactly: a command without `-t` would
-    // target the session tmux finds from a $TMUX in our environment (an MCP server started
-    // in a pane has one without TMUX_PANE), not the new one.
+    // target the session of a $TMUX_PANE in our environment (one inherited from another
+    // terminal: not our pane, but tmux takes it), not the new one.
     let own = OWN_SESSION_TARGET;
     let mut after: Vec<Arg> = targs![
         "set-option",
