@@ -198,7 +198,8 @@ pub fn new_session(
     // A session of ours runs detached by design: a user's `destroy-unattached on` would
     // destroy it at once, so the same command list turns it off. The new session is named
     // exactly: a command without `-t` after new-session targets the caller's session when
-    // tmuxmate runs in a pane (tmux finds it from the $TMUX_PANE the client sends), which would leave ours to die.
+    // tmuxmate runs in a pane (tmux finds it from the $TMUX_PANE the client sends), which
+    // would leave ours to die.
     // The name arrives unchanged (`.`, `:`, `$`, `\` refused above), so `=name:` is it.
     let own = format!("={}:", name.as_str());
     args.extend(targs![

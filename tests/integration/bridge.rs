@@ -543,7 +543,7 @@ fn ask_between_agents_in_panes() {
 fn a_session_started_from_a_pane_survives_destroy_unattached() {
     // A user's `destroy-unattached on`, set here for any config: the agent's session runs
     // detached, and started from a pane its `destroy-unattached off` must reach it (a
-    // set-option without -t would reach the caller's session, tmux finds it from $TMUX_PANE).
+    // set-option without -t would reach the caller's session: tmux reads $TMUX_PANE).
     let s = server!();
     let b = Bridge::new(&s, "du", "main");
     s.tmux(&["set-option", "-g", "destroy-unattached", "on"]);
