@@ -19,6 +19,8 @@ use crate::tmux::panes;
 use crate::tmux::{Arg, Text, Tmux};
 
 pub const OWN_SESSION: &str = "tmuxmate";
+/// [`OWN_SESSION`] as an exact tmux target (no prefix matching).
+const OWN_SESSION_TARGET: &str = "=tmuxmate:";
 
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -169,8 +171,9 @@ pub fn work_session(tmux: &Tmux, caller: &Caller) -> Result<(String, Option<Stri
 
 /// A detached session named exactly `name` with a placeholder window (`cat`): the caller
 /// creates its own window with `history-limit` in force, then kills the placeholder.
-/// Returns `($N, @placeholder)`. tmux replaces `.` and `:` in session names; a name that
-/// holds them is refused here rather than created under another name.
+/// Returns `($N, @placeholder)`. tmux replaces `.` and `:` in session names and escapes
+/// `$` and `\`; a name that holds them is refused here rather than created under another
+/// name.
 pub fn new_session(
     tmux: &Tmux,
     name: &Text,
@@ -182,13 +185,23 @@ pub fn new_session(
              names (it would become '_'): pick a name without '.' and ':'"
         )));
     }
+    if let Some(c) = name.as_str().chars().find(|c| matches!(c, '$' | '\\')) {
+        return Err(Error::usage(format!(
+            "the session name {name:?} contains {c:?}, which tmux escapes in session names \
+             (it would store another name): pick a name without '$' and '\\'"
+        )));
+    }
     let mut args: Vec<Arg> = targs!["new-session", "-d", "-s", name.expanded()].into();
     if let Some(c) = cwd {
         args.extend(targs!["-c", c.expanded()]);
     }
     // A session of ours runs detached by design: a user's `destroy-unattached on` would
-    // destroy it at once. After new-session, the list's next command targets the new
-    // session, so nothing else is touched.
+    // destroy it at once, so the same command list turns it off. The new session is named
+    // exactly: a command without `-t` after new-session targets the caller's session when
+    // tmuxmate runs in a pane (tmux finds it from the $TMUX_PANE the client sends), which
+    // would leave ours to die.
+    // The name arrives unchanged (`.`, `:`, `$`, `\` refused above), so `=name:` is it.
+    let own = format!("={}:", name.as_str());
     args.extend(targs![
         "-P",
         "-F",
@@ -196,6 +209,8 @@ pub fn new_session(
         "cat",
         Arg::SEP,
         "set-option",
+        "-t",
+        Arg::literal(&own),
         "destroy-unattached",
         "off"
     ]);
@@ -231,10 +246,46 @@ pub fn new_work_window(
 ) -> Result<Created, Error> {
     let (session, placeholder) = work_session(tmux, caller)?;
     let r = new_window(tmux, caller, &session, name, cwd, cmd);
-    if let Some(w) = placeholder {
-        let _ = tmux.run(&targs!["kill-window", "-t", Arg::id(&w)]);
+    drop_placeholder(tmux, placeholder, r)
+}
+
+/// Remove a fresh session's placeholder window once ours was created (or failed). A
+/// user's `renumber-windows on` then moves ours down to the placeholder's index, so the
+/// address is asked again in the same command list: the one reported is the pane's now.
+fn drop_placeholder(
+    tmux: &Tmux,
+    placeholder: Option<String>,
+    created: Result<Created, Error>,
+) -> Result<Created, Error> {
+    let Some(w) = placeholder else {
+        return created;
+    };
+    let mut c = match created {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = tmux.run(&targs!["kill-window", "-t", Arg::id(&w)]);
+            return Err(e);
+        }
+    };
+    let ask: Vec<Arg> = targs![
+        "display-message",
+        "-p",
+        "-t",
+        Arg::id(&c.pane_id),
+        "#{session_name}:#{window_index}.#{pane_index}"
+    ]
+    .into();
+    let mut list: Vec<Arg> = targs!["kill-window", "-t", Arg::id(&w), Arg::SEP].into();
+    list.extend(ask.iter().cloned());
+    // A failed kill skips the question: asked on its own then. Without an answer the
+    // address from the creation stands (the pane may have exited meanwhile).
+    let now = tmux.run(&list).or_else(|_| tmux.run(&ask));
+    if let Ok(t) = now
+        && !t.trim().is_empty()
+    {
+        c.target = t.trim_end_matches('\n').to_string();
     }
-    r
+    Ok(c)
 }
 
 /// The commands that raise the session's `history-limit` to ours and put the old value
@@ -399,10 +450,7 @@ pub fn new_work_window_of_ours(
     }
     let (session, placeholder) = work_session(tmux, caller)?;
     let r = new_window_with(tmux, caller, &session, name, None, cmd, true);
-    if let Some(w) = placeholder {
-        let _ = tmux.run(&targs!["kill-window", "-t", Arg::id(&w)]);
-    }
-    r
+    drop_placeholder(tmux, placeholder, r)
 }
 
 fn new_window_with(
@@ -547,12 +595,25 @@ fn new_own_session_with(
     }
     // Each word its own argument: tmux runs them without a shell (no default-shell layer).
     args.extend(cmd.iter().map(|w| Arg::literal(w)));
-    // After new-session, the list's next commands target the new session and its pane.
-    let mut after: Vec<Arg> = targs!["set-option", "destroy-unattached", "off", Arg::SEP].into();
+    // The new session and its only pane, named exactly: a command without `-t` would
+    // target the session of a $TMUX_PANE in our environment (one inherited from another
+    // terminal: not our pane, but tmux takes it), not the new one.
+    let own = OWN_SESSION_TARGET;
+    let mut after: Vec<Arg> = targs![
+        "set-option",
+        "-t",
+        own,
+        "destroy-unattached",
+        "off",
+        Arg::SEP
+    ]
+    .into();
     let v = Text::lossy(&CreatedMark::new(&caller.agent).to_json());
     after.extend(targs![
         "set-option",
         "-p",
+        "-t",
+        own,
         "--",
         crate::tmux::options::CREATED.name,
         v.literal(),
@@ -633,5 +694,10 @@ mod tests {
         assert_eq!(sh_quote("it's"), "'it'\\''s'");
         assert_eq!(sh_quote(""), "''");
         assert_eq!(sh_quote("$(x);"), "'$(x);'");
+    }
+
+    #[test]
+    fn own_session_target_names_it_exactly() {
+        assert_eq!(OWN_SESSION_TARGET, format!("={OWN_SESSION}:"));
     }
 }

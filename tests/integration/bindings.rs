@@ -239,6 +239,9 @@ fn keys_are_options_checked_before_binding() {
 fn status_line_shows_the_whole_counts() {
     let inner = server!();
     let outer = server!();
+    // The test reads the status line: a user's config may have turned it off (`status
+    // off`, which the snippet leaves alone), so this server has it on.
+    inner.tmux(&["set-option", "-g", "status", "on"]);
     load_snippet(&inner);
     let pane = inner.attach_in(&outer, "main");
     let counts = "watch 12 running · 3 done";

@@ -540,6 +540,43 @@ fn ask_between_agents_in_panes() {
 }
 
 #[test]
+fn a_session_started_from_a_pane_survives_destroy_unattached() {
+    // A user's `destroy-unattached on`, set here for any config: the agent's session runs
+    // detached, and started from a pane its `destroy-unattached off` must reach it (a
+    // set-option without -t would reach the caller's session: tmux reads $TMUX_PANE).
+    let s = server!();
+    let b = Bridge::new(&s, "du", "main");
+    s.tmux(&["set-option", "-g", "destroy-unattached", "on"]);
+    let a = s.agent_pane("caller");
+    let r = a.sh(&format!(
+        "cd '{}' && PATH=\"{}:$PATH\" STANDIN_DIR='{}' \"$TM\" agent start codex --json",
+        b.proj.display(),
+        b.bin.display(),
+        b.sd.display()
+    ));
+    assert_eq!(r.rc, 0, "{}", r.out);
+    let st: Started = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(
+        s.tmux(&[
+            "show-options",
+            "-v",
+            "-t",
+            &st.session_id,
+            "destroy-unattached"
+        ])
+        .trim(),
+        "off"
+    );
+    // The caller's session keeps its own value (nothing else was touched).
+    assert_eq!(
+        s.tmux(&["show-options", "-qv", "-t", "=main:", "destroy-unattached"])
+            .trim(),
+        "off"
+    );
+    assert!(b.start(&s, "codex").reused, "the session is still there");
+}
+
+#[test]
 fn refusals_each_name_the_failed_check() {
     let s = server!();
     let b = Bridge::new(&s, "rf", "main");
@@ -549,7 +586,7 @@ fn refusals_each_name_the_failed_check() {
         "no tmux session is named exactly",
     );
     // An unmanaged session that happens to have the name.
-    s.tmux(&["new-session", "-d", "-s", "tc-rf-main", "sh"]);
+    s.detached_session("tc-rf-main", "sh");
     b.refused(
         &s,
         &["agent", "send", "tc-rf-main", "--message", "x"],
@@ -774,7 +811,7 @@ fn names_with_dots_colons_percent_round_trip() {
     let r = b.ok(&s, &["agent", "ask", name.trim(), "--message", "hi"]);
     assert!(r.contains("stand-in reply to: hi"));
     // A session whose name is a prefix of ours is never matched by tmux prefix rules.
-    s.tmux(&["new-session", "-d", "-s", "tc-my", "sh"]);
+    s.detached_session("tc-my", "sh");
     b.refused(
         &s,
         &["agent", "send", "tc-my%2Epr", "--message", "x"],

@@ -55,13 +55,17 @@ fn captures_visible_screen_without_blank_bottom() {
     assert_eq!(j.pane_id, p);
     assert_eq!(j.line_count, 3);
     assert!(!j.truncated);
-    let idx = s.tmux(&["display", "-p", "-t", &p, "#{window_index}"]);
-    assert_eq!(j.target, format!("main:{}.0", idx.trim()));
+    assert_eq!(j.target, s.address(&p));
+    assert!(j.target.starts_with("main:"), "{}", j.target);
 }
 
 #[test]
 fn lines_reaches_into_scrollback_and_all_takes_everything() {
     let s = server!();
+    // The test needs 1500 lines of scrollback in a pane tmux (not tmuxmate) creates: set
+    // tmux's default limit for this session, which a user's config may have lowered (even
+    // to 0). It applies to panes created after it.
+    s.tmux(&["set-option", "-t", "=main:", "history-limit", "2000"]);
     let p = pane_showing(
         &s,
         "hist",
@@ -256,7 +260,8 @@ fn snapshots_keep_the_text_after_the_pane_is_gone() {
     );
 
     // Newest first.
-    capture_json(&s, &["-t", "main:0"]);
+    // (An address as tmux numbers it: a user's base-index can make it `main:1`.)
+    capture_json(&s, &["-t", &s.window_address("%0")]);
     let rows: Vec<SnapshotRow> =
         serde_json::from_str(&ok(s.run(&["snapshots", "--json"]))).unwrap();
     assert_eq!(rows.len(), 2);

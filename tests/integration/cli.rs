@@ -216,7 +216,8 @@ fn tmux_errors_name_the_socket_and_keep_the_argv_for_the_log_and_verbose() {
 fn a_missing_program_is_refused_before_a_pane_exists() {
     let s = server!();
     let before = (windows(&s), panes(&s));
-    let main = s.tmux(&["display", "-p", "-t", "main:0", "#{pane_id}"]);
+    // main's first pane by id: `main:0` is no window under a user's base-index 1.
+    let main = s.tmux(&["display", "-p", "-t", "%0", "#{pane_id}"]);
     for args in [
         vec!["split", "--", "no-such-program-xyz"],
         vec![
@@ -321,7 +322,7 @@ fn run_removal_is_seen_by_the_next_call_and_its_options_apply() {
     );
     s.tmux(&["set", "-gu", "@tmuxmate-capture-max-bytes"]);
     // With a `tmuxmate` session already there, the run goes into it and leaves it as it was.
-    s.tmux(&["new-session", "-d", "-s", "tmuxmate", "cat"]);
+    s.detached_session("tmuxmate", "cat");
     let n = windows(&s).len();
     ok(s.run(&["run", "--", "true"]));
     assert_eq!(windows(&s).len(), n);

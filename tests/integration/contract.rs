@@ -52,7 +52,9 @@ fn where_and_turn_shapes() {
     assert_eq!(w.session_name, "main");
     let idx = s.tmux(&["display", "-p", "-t", &a.pane, "#{window_index}"]);
     assert_eq!(w.window_index.to_string(), idx.trim(), "a number");
-    assert_eq!(w.pane_index, 0);
+    // A number, as tmux numbers it (a user's pane-base-index can make the first pane 1).
+    let pidx = s.tmux(&["display", "-p", "-t", &a.pane, "#{pane_index}"]);
+    assert_eq!(w.pane_index.to_string(), pidx.trim(), "a number");
     let r = a.sh("\"$TM\" turn --agent shape --json");
     assert_eq!(r.rc, 0, "{}", r.out);
     let t: TurnJson = parse("turn --json", r.out.as_bytes());

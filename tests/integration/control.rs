@@ -260,6 +260,24 @@ fn missing_target_with_explicit_off_means_our_newest_pane_only() {
 }
 
 #[test]
+fn a_window_in_a_fresh_own_session_reports_its_address_after_renumbering() {
+    // A user's `renumber-windows on` (set here for any config): from outside tmux the
+    // window goes into a new `tmuxmate` session, whose placeholder window is removed once
+    // ours exists, and ours moves down to the placeholder's index. The address reported
+    // is where the pane is now.
+    let s = server!();
+    s.tmux(&["set-option", "-g", "renumber-windows", "on"]);
+    let c: CreatedJson =
+        serde_json::from_str(&ok(s.run(&["new-window", "--json", "--", "cat"]))).unwrap();
+    assert_eq!(c.target, s.address(&c.pane_id));
+    assert!(c.target.starts_with("tmuxmate:"), "{}", c.target);
+    // The address works as a target (it names this pane, not another or none).
+    let o = s.run(&["capture", "--json", "-t", &c.target]);
+    let j: serde_json::Value = serde_json::from_str(&ok(o)).unwrap();
+    assert_eq!(j["paneId"], c.pane_id.as_str());
+}
+
+#[test]
 fn split_new_window_swap_and_list() {
     let s = server!();
     s.tmux(&["rename-session", "-t", "main", "my proj.v2:x 🚀"]);

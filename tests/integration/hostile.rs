@@ -132,7 +132,8 @@ fn a_trailing_semicolon_never_runs_the_next_argument() {
     let d = s.dir.join("d;");
     std::fs::create_dir_all(&d).unwrap();
     let ds = d.to_str().unwrap();
-    exited(s.run(&["split", "-t", "main:0.0", "--cwd", ds, "--", "kill-server"]));
+    let first = s.address("%0");
+    exited(s.run(&["split", "-t", &first, "--cwd", ds, "--", "kill-server"]));
     alive(&s);
     exited(s.run(&["new-window", "--cwd", ds, "--", "kill-server"]));
     alive(&s);
@@ -171,6 +172,8 @@ fn pwd_in_new_pane(s: &Server, args: &[&str], out_file: &Path) -> String {
 fn start_directories_arrive_exactly() {
     let s = server!();
     let out_file = s.dir.join("pwd.out");
+    // main's first pane by its address, as tmux numbers it (base-index, pane-base-index).
+    let first = s.address("%0");
     for name in corpus() {
         let Some(d) = dir_named(&s, &name) else {
             continue;
@@ -178,7 +181,7 @@ fn start_directories_arrive_exactly() {
         let ds = d.to_str().unwrap();
         let got = pwd_in_new_pane(&s, &["new-window", "--cwd", ds], &out_file);
         assert_eq!(got, ds, "new-window --cwd {name:?}");
-        let got = pwd_in_new_pane(&s, &["split", "-t", "main:0.0", "--cwd", ds], &out_file);
+        let got = pwd_in_new_pane(&s, &["split", "-t", &first, "--cwd", ds], &out_file);
         assert_eq!(got, ds, "split --cwd {name:?}");
         alive(&s);
         // Keep the window count small: each pane keeps running `cat`.
@@ -189,7 +192,7 @@ fn start_directories_arrive_exactly() {
         {
             s.tmux(&["kill-window", "-t", w]);
         }
-        s.tmux(&["kill-pane", "-a", "-t", "main:0.0"]);
+        s.tmux(&["kill-pane", "-a", "-t", "%0"]);
     }
     nothing_ran(&s);
 }
@@ -224,7 +227,7 @@ fn newlines_and_invalid_utf8_are_refused_and_nothing_is_created() {
     );
     let out = s
         .tmuxmate()
-        .args(["split", "-t", "main:0.0", "--cwd"])
+        .args(["split", "-t", &s.address("%0"), "--cwd"])
         .arg(&bad)
         .args(["--", "cat"])
         .output()

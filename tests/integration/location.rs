@@ -9,12 +9,15 @@ fn first_turn_injects_exact_text_and_second_is_silent() {
     let s = server!();
     let a = s.agent_pane("agent");
     let first = a.turn("A1");
+    // Indexes as tmux numbers them (a user's base-index and pane-base-index).
     let idx = s.tmux(&["display", "-p", "-t", &a.pane, "#{window_index}"]);
+    let pidx = s.tmux(&["display", "-p", "-t", &a.pane, "#{pane_index}"]);
     assert_eq!(
         first,
         format!(
-            "tmux location (turn 1):\nsession main, window {} \"agent\", pane 0 {}\nwindow active=0, pane active=1, layout {}\n",
+            "tmux location (turn 1):\nsession main, window {} \"agent\", pane {} {}\nwindow active=0, pane active=1, layout {}\n",
             idx.trim(),
+            pidx.trim(),
             a.pane,
             a.pane
         )
@@ -65,7 +68,7 @@ fn reinjects_on_rename_split_focus_move_but_not_resize() {
     let t = a.turn("x");
     assert!(t.contains("window active=1"), "{t}");
     // move-pane: put the agent pane beside the first window's pane.
-    s.tmux(&["move-pane", "-h", "-s", &a.pane, "-t", "main:0.0"]);
+    s.tmux(&["move-pane", "-h", "-s", &a.pane, "-t", "%0"]);
     let t = a.turn("x");
     assert!(t.contains("layout {%0,"), "{t}");
     s.tmux(&["break-pane", "-d", "-s", &a.pane]);

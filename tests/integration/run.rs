@@ -232,6 +232,58 @@ fn from_an_agent_pane_it_opens_a_window_in_the_callers_session() {
 }
 
 #[test]
+fn outside_a_pane_with_an_inherited_tmux_pane_the_own_session_gets_its_own_settings() {
+    // A process whose $TMUX_PANE names a pane whose terminal it is not on (inherited, or an
+    // MCP server a harness started from a pane): not in a pane, so the run goes into a new
+    // `tmuxmate` session; but tmux takes the session of the $TMUX_PANE a client sends
+    // for a command without -t. A user's global `destroy-unattached on` (set here for any
+    // config) must be off for ours, and the mark must be on our pane, not main's.
+    let s = server!();
+    s.tmux(&["set-option", "-g", "destroy-unattached", "on"]);
+    let sid = pane_fields(&s, "%0", "#{session_id}");
+    let tmux_var = format!(
+        "{},{},{}",
+        s.socket_path().display(),
+        std::process::id(),
+        sid.trim_start_matches('$')
+    );
+    let out = s
+        .tmuxmate()
+        .env("TMUX", &tmux_var)
+        .env("TMUX_PANE", "%0")
+        .args(["run", "--json", "--keep", "--", "echo", "kept"])
+        .output()
+        .unwrap();
+    let r: RunJson = serde_json::from_str(&ok(out)).unwrap();
+    assert_eq!(pane_fields(&s, &r.pane_id, "#{session_name}"), "tmuxmate");
+    assert_eq!(
+        s.tmux(&[
+            "show-options",
+            "-v",
+            "-t",
+            "=tmuxmate:",
+            "destroy-unattached"
+        ])
+        .trim(),
+        "off"
+    );
+    assert_eq!(
+        s.tmux(&["show-options", "-pqv", "-t", "%0", "@tmuxmate-created"]),
+        ""
+    );
+    assert_ne!(
+        s.tmux(&[
+            "show-options",
+            "-pqv",
+            "-t",
+            &r.pane_id,
+            "@tmuxmate-created"
+        ]),
+        ""
+    );
+}
+
+#[test]
 fn output_is_only_this_commands() {
     let s = server!();
     let r = run_json(&s, &["--keep", "--", "sh", "-c", "echo first"]);
@@ -249,7 +301,8 @@ fn output_is_only_this_commands() {
     let again = run_json(&s, &["-t", &r.pane_id, "--", "echo", "second"]);
     assert_eq!(again.text, "second", "no prompt, no earlier output");
     // Into the session's own shell, with earlier text on its screen.
-    let main = pane_fields(&s, "main:0", "#{pane_id}");
+    // By id: `main:0` is no window under a user's base-index 1.
+    let main = pane_fields(&s, "%0", "#{pane_id}");
     let r = run_json(&s, &["-t", &main, "--", "sh", "-c", "echo hi; exit 7"]);
     assert_eq!((r.exit_status, r.text.as_str()), (Some(7), "hi"));
     let r = run_json(&s, &["-t", &main, "--", "printf", "x%sy\\n", "1", "2"]);

@@ -311,7 +311,7 @@ fn approve_command_decides_with_data_only_in_argv_and_env() {
 #[test]
 fn kill_session_and_server_with_approver() {
     let s = server!();
-    s.tmux(&["new-session", "-d", "-s", "other", "sh"]);
+    s.detached_session("other", "sh");
     let sid = s
         .tmux(&["display", "-p", "-t", "=other:", "#{session_id}"])
         .trim()
@@ -492,7 +492,7 @@ fn menu_timeout_refuses_and_closes_the_menu() {
 fn menu_is_shown_only_to_clients_of_the_affected_session() {
     let inner = server!();
     let outer = server!();
-    inner.tmux(&["new-session", "-d", "-s", "elsewhere", "sh"]);
+    inner.detached_session("elsewhere", "sh");
     let w = inner
         .tmux(&[
             "new-window",

@@ -26,7 +26,8 @@ fn every_creating_path_works_with_global_manual_and_no_client() {
     // From outside any pane: the `tmuxmate` session is created, then the window.
     ok(s.run(&["new-window", "--", "cat"]));
     alive(&s, "new-window (new session tmuxmate)");
-    ok(s.run(&["new-window", "-t", "main:0.0", "--name", "w", "--", "cat"]));
+    let first = s.address("%0");
+    ok(s.run(&["new-window", "-t", &first, "--name", "w", "--", "cat"]));
     alive(&s, "new-window -t");
     ok(s.run(&["split", "--", "cat"]));
     alive(&s, "split without -t (a new window)");
@@ -47,7 +48,7 @@ fn a_failed_creation_still_restores_the_option() {
     let out = s.run(&[
         "new-window",
         "-t",
-        "main:0.0",
+        &s.address("%0"),
         "--cwd",
         "/nonexistent-dir",
         "--",

@@ -268,6 +268,53 @@ impl Server {
         .to_string()
     }
 
+    /// The `session:window.pane` address tmux gives pane `pane` (a user's `base-index` and
+    /// `pane-base-index` decide the numbers: never assume 0).
+    pub fn address(&self, pane: &str) -> String {
+        self.tmux(&[
+            "display",
+            "-p",
+            "-t",
+            pane,
+            "#{session_name}:#{window_index}.#{pane_index}",
+        ])
+        .trim()
+        .to_string()
+    }
+
+    /// The `session:window` address of the window holding pane `pane`.
+    pub fn window_address(&self, pane: &str) -> String {
+        self.tmux(&[
+            "display",
+            "-p",
+            "-t",
+            pane,
+            "#{session_name}:#{window_index}",
+        ])
+        .trim()
+        .to_string()
+    }
+
+    /// A detached session named exactly `name` running `cmd`, made to survive a user's
+    /// `destroy-unattached on` (set off in the same command list, by exact name: a config
+    /// with that option would end it before a second tmux call).
+    pub fn detached_session(&self, name: &str, cmd: &str) {
+        let exact = format!("={name}:");
+        self.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            name,
+            cmd,
+            ";",
+            "set-option",
+            "-t",
+            &exact,
+            "destroy-unattached",
+            "off",
+        ]);
+    }
+
     /// A new window running the stand-in agent loop; its pane id and request dir.
     pub fn agent_pane(&self, window_name: &str) -> Agent {
         let n = SEQ.fetch_add(1, Ordering::SeqCst);
