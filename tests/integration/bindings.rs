@@ -39,18 +39,13 @@ fn press(outer: &Server, pane: &str, key: &str) {
 fn pager(s: &Server) -> PathBuf {
     let out = s.dir.join("paged.txt");
     let script = s.dir.join("pager.sh");
-    std::fs::write(
+    write_script(
         &script,
-        format!(
+        &format!(
             "#!/bin/sh\ntee '{0}.tmp' && mv '{0}.tmp' '{0}'\nexec sleep 120\n",
             out.display()
         ),
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .args(["+x", script.to_str().unwrap()])
-        .status()
-        .unwrap();
+    );
     s.tmux(&["set-environment", "-g", "PAGER", script.to_str().unwrap()]);
     out
 }

@@ -315,18 +315,13 @@ fn a_long_history_is_read_from_its_end_with_the_same_text() {
     // A tmux that logs what it is asked.
     let shim = s.dir.join("tmux-log-shim");
     let log = s.dir.join("tmux-args");
-    std::fs::write(
+    write_script(
         &shim,
-        format!(
+        &format!(
             "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec tmux \"$@\"\n",
             log.display()
         ),
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .args(["+x", shim.to_str().unwrap()])
-        .status()
-        .unwrap();
+    );
     for max in [100usize, 5_000, 100_000, 400_000] {
         std::fs::write(&log, "").unwrap();
         let m = max.to_string();

@@ -379,18 +379,13 @@ fn list_is_one_tmux_call_for_many_panes() {
     // A tmux shim that counts invocations.
     let shim = s.dir.join("tmux-shim");
     let count = s.dir.join("count");
-    std::fs::write(
+    write_script(
         &shim,
-        format!(
+        &format!(
             "#!/bin/sh\necho x >> '{}'\nexec tmux \"$@\"\n",
             count.display()
         ),
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .args(["+x", shim.to_str().unwrap()])
-        .status()
-        .unwrap();
+    );
     // The first call of a state dir also asks `tmux -V` (the version gate, cached per
     // binary): count the calls of a warm one.
     let warm = s

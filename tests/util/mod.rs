@@ -31,6 +31,13 @@ done
 "#;
 
 /// The stdout of a command that must have succeeded (else the test fails with its stderr).
+/// Write an executable script (a stand-in program or a logging shim) at `path`.
+pub fn write_script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 pub fn ok(out: impl std::borrow::Borrow<Output>) -> String {
     let out = out.borrow();
     assert!(
