@@ -70,6 +70,11 @@ pub fn session(control: &Path, line: &str, input: Option<&[u8]>, timeout: Durati
         Ok(s) => s,
         Err(e) => return Outcome::NotOpened(format!("control socket: {e}")),
     };
+    // Our writes are small, but a master that stopped reading must not hold the call
+    // past its deadline.
+    if let Err(e) = sock.set_write_timeout(Some(timeout.max(Duration::from_millis(1)))) {
+        return Outcome::NotOpened(format!("control socket: {e}"));
+    }
     if let Err(why) = hello(&sock, deadline) {
         return Outcome::NotOpened(why);
     }
