@@ -377,7 +377,7 @@ fn in_new_pane(
     let deadline = Instant::now() + timeout;
     let keep = budget + TAIL_SLACK;
     let created = new_pane(tmux, &rd, &wrapper(&rd, cmd, keep, true), facts)?;
-    let finished = wait_done(&rd, deadline, progress);
+    let finished = wait_done(tmux, &created.pane_id, &rd, deadline, progress)?;
     finish(
         tmux,
         &rd,
@@ -438,7 +438,7 @@ fn typed(
     // line itself is ours (a quoted path), so no user text is ever typed.
     let line = format!(" . {}", rd.q("cmd.sh"));
     type_line(tmux, &pane.pane_id, &line, false)?;
-    let finished = wait_done(&rd, deadline, progress);
+    let finished = wait_done(tmux, &pane.pane_id, &rd, deadline, progress)?;
     finish(
         tmux,
         &rd,
@@ -506,22 +506,60 @@ fn poll_interval(waited: Duration) -> Duration {
     }
 }
 
-/// Block until the wrapper is done or the deadline passes; true when done.
-fn wait_done(rd: &RunDir, deadline: Instant, progress: Progress) -> bool {
+/// How often a long wait asks tmux whether the run's pane is still there.
+const PANE_LOOK: Duration = Duration::from_secs(1);
+
+/// Block until the wrapper is done or the deadline passes; true when done. A pane that
+/// goes away meanwhile (closed by a person, its window killed, its shell gone) ends the
+/// wait at once with an error instead of at the deadline: nothing will mark it done.
+fn wait_done(
+    tmux: &Tmux,
+    pane_id: &str,
+    rd: &RunDir,
+    deadline: Instant,
+    progress: Progress,
+) -> Result<bool, Error> {
     let began = Instant::now();
+    let mut looked = began;
     loop {
         if rd.done() {
-            return true;
+            return Ok(true);
         }
         let now = Instant::now();
         if now >= deadline {
-            return false;
+            return Ok(false);
         }
         let waited = now.duration_since(began);
+        if now.duration_since(looked) >= PANE_LOOK {
+            looked = now;
+            // Looked at again after the answer: the wrapper may have ended meanwhile.
+            if pane_gone(tmux, pane_id) && !rd.done() {
+                return Err(Error::new(format!(
+                    "pane {pane_id} went away before its command finished (closed, or its shell \
+                     exited): there is no exit status and its output went with it; run it again"
+                )));
+            }
+        }
         if let Some(p) = progress {
             p(waited);
         }
         std::thread::sleep(poll_interval(waited).min(deadline - now));
+    }
+}
+
+/// The pane no longer exists, or its process is dead (`remain-on-exit`). Unknown (tmux
+/// did not answer, or failed otherwise) counts as there: the deadline still ends the wait.
+fn pane_gone(tmux: &Tmux, pane_id: &str) -> bool {
+    match tmux.run(&targs![
+        "display-message",
+        "-p",
+        "-t",
+        Arg::id(pane_id),
+        "#{pane_dead}"
+    ]) {
+        // tmux 3.3a answers a missing `-t` of display-message with an empty line.
+        Ok(v) => v.trim() != "0",
+        Err(e) => matches!(e, crate::tmux::TmuxError::TargetNotFound { .. }) || e.is_no_server(),
     }
 }
 

@@ -157,6 +157,84 @@ fn ctrl_c_in_the_pane_is_reported_as_130_and_the_pane_survives() {
     });
 }
 
+/// A run whose pane goes away (closed by a person) ends within a few seconds with an
+/// error naming the pane, not at its deadline, and leaves no run directory behind; a typed
+/// run (`-t`) into a pane that is killed likewise.
+#[test]
+fn a_run_whose_pane_goes_away_says_so_at_once() {
+    let s = server!();
+    let find_sleep = || {
+        wait_until("the sleep in its pane", Duration::from_secs(20), || {
+            let rows = s.tmux(&[
+                "list-panes",
+                "-a",
+                "-F",
+                "#{session_name} #{pane_id} #{pane_pid}",
+            ]);
+            rows.lines().find_map(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                let pid: i32 = f[2].parse().ok()?;
+                in_session(pid)
+                    .contains(&"sleep".to_string())
+                    .then(|| f[1].to_string())
+            })
+        })
+    };
+    std::thread::scope(|sc| {
+        let job = sc.spawn(|| {
+            let t0 = std::time::Instant::now();
+            let out = s.run(&["run", "--timeout-ms", "60000", "--", "sleep", "300"]);
+            (out, t0.elapsed())
+        });
+        let pane = find_sleep();
+        s.tmux(&["kill-pane", "-t", &pane]);
+        let (out, took) = job.join().unwrap();
+        assert!(!out.status.success());
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            e.contains(&pane) && e.contains("went away before its command finished"),
+            "{e}"
+        );
+        assert!(
+            took < Duration::from_secs(20),
+            "{took:?}: not at the deadline"
+        );
+    });
+    let runs = s.state.join("run");
+    let left: Vec<_> = std::fs::read_dir(&runs)
+        .map(|r| r.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "run directories left: {left:?}");
+    // A typed run into a shell pane that is then killed.
+    let shell = s.window("typed", "sh");
+    wait_until("the shell prompt", Duration::from_secs(10), || {
+        (!s.tmux(&["capture-pane", "-p", "-t", &shell])
+            .trim()
+            .is_empty())
+        .then_some(())
+    });
+    std::thread::scope(|sc| {
+        let job = sc.spawn(|| {
+            s.run(&[
+                "run",
+                "-t",
+                &shell,
+                "--timeout-ms",
+                "60000",
+                "--",
+                "sleep",
+                "301",
+            ])
+        });
+        find_sleep();
+        s.tmux(&["kill-pane", "-t", &shell]);
+        let out = job.join().unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{e}");
+        assert!(e.contains(&shell) && e.contains("went away"), "{e}");
+    });
+}
+
 /// The names of the processes in the terminal session led by `sid` (a pane's process).
 fn in_session(sid: i32) -> Vec<String> {
     let mut v = Vec::new();
