@@ -125,8 +125,25 @@ impl Demo {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    /// One agent turn: the stand-in runs `tmuxmate turn` from its pane.
-    fn turn(&mut self, what: &str) -> Result<(), Error> {
+    /// A turn that must deliver `needle` (a watch result, a side note): when it does not,
+    /// the demo stops and says so with the end of tmuxmate's log (an unattended turn fails
+    /// soft: its reasons are only there), instead of showing a delivery that did not happen.
+    fn turn_bringing(&mut self, what: &str, needle: &str) -> Result<(), Error> {
+        let out = self.turn(what)?;
+        if out.contains(needle) {
+            return Ok(());
+        }
+        let log = std::fs::read_to_string(self.dir.join("state").join("log")).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(15).collect();
+        Err(Error::new(format!(
+            "demo: turn {} did not deliver {needle:?}; the end of tmuxmate's log:\n{}",
+            self.n,
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        )))
+    }
+
+    /// One agent turn: the stand-in runs `tmuxmate turn` from its pane; what it injected.
+    fn turn(&mut self, what: &str) -> Result<String, Error> {
         self.n += 1;
         let sock = match &self.tmux.socket {
             Socket::Path(p) => p.display().to_string(),
@@ -152,7 +169,7 @@ impl Demo {
                 println!("    | {l}");
             }
         }
-        Ok(())
+        Ok(out)
     }
 }
 
@@ -266,7 +283,10 @@ pub fn run(keep: bool) -> Result<(), Error> {
         let l = d.me(&["watch", "list"]).ok()?;
         l.contains("finished").then_some(())
     })?;
-    d.turn("after the job finished: the result is delivered once")?;
+    d.turn_bringing(
+        "after the job finished: the result is delivered once",
+        "all 42 tests passed",
+    )?;
     d.turn("and not again")?;
 
     bridge_and_side(&mut d, &agent)?;
@@ -367,6 +387,9 @@ fn bridge_and_side(d: &mut Demo, agent: &str) -> Result<(), Error> {
     println!(
         "    $ tmuxmate side report -t {agent} 'the person asks: also mention --dry-run in the README'"
     );
-    d.turn("after the side chat's note: it arrives at the agent's next turn, never typed into its pane")?;
+    d.turn_bringing(
+        "after the side chat's note: it arrives at the agent's next turn, never typed into its pane",
+        "tmux side chat note",
+    )?;
     Ok(())
 }
