@@ -19,19 +19,6 @@ fn json<T: serde::de::DeserializeOwned>(s: &Server, args: &[&str]) -> T {
     parse(&args.join(" "), ok(&out).as_bytes())
 }
 
-/// `session:window.pane` of a pane, as tmux says it.
-fn address(s: &Server, pane: &str) -> String {
-    s.tmux(&[
-        "display",
-        "-p",
-        "-t",
-        pane,
-        "#{session_name}:#{window_index}.#{pane_index}",
-    ])
-    .trim()
-    .to_string()
-}
-
 fn fixture(name: &str) -> String {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -48,7 +35,7 @@ fn where_and_turn_shapes() {
     assert_eq!(r.rc, 0, "{}", r.out);
     let w: WhereJson = parse("where --json", r.out.as_bytes());
     assert_eq!(w.pane_id, a.pane);
-    assert_eq!(w.target, address(&s, &a.pane));
+    assert_eq!(w.target, s.address(&a.pane));
     assert_eq!(w.session_name, "main");
     let idx = s.tmux(&["display", "-p", "-t", &a.pane, "#{window_index}"]);
     assert_eq!(w.window_index.to_string(), idx.trim(), "a number");
@@ -86,7 +73,7 @@ fn list_shape_uses_one_id_naming() {
     assert_eq!(w.index.to_string(), widx.trim());
     assert_eq!(w.session_id, sid.trim());
     let p = l.panes.iter().find(|p| p.pane_id == pane).unwrap();
-    assert_eq!(p.target, address(&s, &pane));
+    assert_eq!(p.target, s.address(&pane));
     assert_eq!(
         (p.window_id.as_str(), p.session_id.as_str()),
         (wid.trim(), sid.trim())
@@ -104,7 +91,7 @@ fn list_shape_uses_one_id_naming() {
 fn input_and_capture_shapes() {
     let s = server!();
     let rec = s.recorder_pane("rec");
-    let addr = address(&s, &rec.pane);
+    let addr = s.address(&rec.pane);
     let r: SentJson = json(&s, &["send", "-t", &rec.pane, "--json", "--enter", "hi"]);
     assert_eq!(
         (r.target.as_str(), r.pane_id.as_str(), r.sent, r.enter),
@@ -135,9 +122,9 @@ fn create_swap_run_kill_shapes() {
     let shell = s.window("shell", "sh");
     let sp: CreatedJson = json(&s, &["split", "-t", &shell, "--json", "--", "sh"]);
     assert!(sp.pane_id.starts_with('%'));
-    assert_eq!(sp.target, address(&s, &sp.pane_id));
+    assert_eq!(sp.target, s.address(&sp.pane_id));
     let nw: CreatedJson = json(&s, &["new-window", "--json", "--", "sh"]);
-    assert_eq!(nw.target, address(&s, &nw.pane_id));
+    assert_eq!(nw.target, s.address(&nw.pane_id));
     // swap: positional and flag forms, the same shape (the two pane ids).
     let sw: SwappedJson = json(&s, &["swap", &shell, &sp.pane_id, "--json"]);
     assert_eq!(
@@ -148,7 +135,7 @@ fn create_swap_run_kill_shapes() {
         }
     );
     // Given as an address, reported as the id.
-    let sp_addr = address(&s, &sp.pane_id);
+    let sp_addr = s.address(&sp.pane_id);
     let sw: SwappedJson = json(&s, &["swap", "--src", &sp_addr, "--dst", &shell, "--json"]);
     assert_eq!(
         sw,
@@ -176,7 +163,7 @@ fn create_swap_run_kill_shapes() {
     );
     assert!(r.pane_id.starts_with('%'));
     // kill: `target` is the killed pane's address, its id under paneId.
-    let addr = address(&s, &nw.pane_id);
+    let addr = s.address(&nw.pane_id);
     let k: KillJson = json(
         &s,
         &["kill", "pane", "-t", &nw.pane_id, "--confirm", "--json"],

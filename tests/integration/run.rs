@@ -134,20 +134,7 @@ fn ctrl_c_in_the_pane_is_reported_as_130_and_the_pane_survives() {
     let s = server!();
     std::thread::scope(|sc| {
         let job = sc.spawn(|| run_json(&s, &["--keep", "--", "sleep", "60"]));
-        let pane = wait_until("the sleep in its pane", Duration::from_secs(20), || {
-            let rows = s.tmux(&[
-                "list-panes",
-                "-a",
-                "-F",
-                "#{session_name} #{pane_id} #{pane_pid}",
-            ]);
-            rows.lines().find_map(|l| {
-                let f: Vec<&str> = l.split(' ').collect();
-                let pid: i32 = f[2].parse().ok()?;
-                (f[0] == "tmuxmate" && in_session(pid).contains(&"sleep".to_string()))
-                    .then(|| f[1].to_string())
-            })
-        });
+        let pane = pane_running(&s, Some("tmuxmate"), "sleep");
         s.tmux(&["send-keys", "-t", &pane, "C-c"]);
         let r = job.join().unwrap();
         assert_eq!(r.pane_id, pane);
@@ -163,23 +150,7 @@ fn ctrl_c_in_the_pane_is_reported_as_130_and_the_pane_survives() {
 #[test]
 fn a_run_whose_pane_goes_away_says_so_at_once() {
     let s = server!();
-    let find_sleep = || {
-        wait_until("the sleep in its pane", Duration::from_secs(20), || {
-            let rows = s.tmux(&[
-                "list-panes",
-                "-a",
-                "-F",
-                "#{session_name} #{pane_id} #{pane_pid}",
-            ]);
-            rows.lines().find_map(|l| {
-                let f: Vec<&str> = l.split(' ').collect();
-                let pid: i32 = f[2].parse().ok()?;
-                in_session(pid)
-                    .contains(&"sleep".to_string())
-                    .then(|| f[1].to_string())
-            })
-        })
-    };
+    let find_sleep = || pane_running(&s, None, "sleep");
     std::thread::scope(|sc| {
         let job = sc.spawn(|| {
             let t0 = std::time::Instant::now();
@@ -233,6 +204,24 @@ fn a_run_whose_pane_goes_away_says_so_at_once() {
         assert!(!out.status.success(), "{e}");
         assert!(e.contains(&shell) && e.contains("went away"), "{e}");
     });
+}
+
+/// The pane (of session `session`, or any) whose terminal session runs `program`.
+fn pane_running(s: &Server, session: Option<&str>, program: &str) -> String {
+    wait_until("the program in its pane", Duration::from_secs(20), || {
+        let rows = s.tmux(&[
+            "list-panes",
+            "-a",
+            "-F",
+            "#{session_name} #{pane_id} #{pane_pid}",
+        ]);
+        rows.lines().find_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let pid: i32 = f[2].parse().ok()?;
+            (session.is_none_or(|n| f[0] == n) && in_session(pid).iter().any(|p| p == program))
+                .then(|| f[1].to_string())
+        })
+    })
 }
 
 /// The names of the processes in the terminal session led by `sid` (a pane's process).
