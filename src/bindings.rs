@@ -256,14 +256,8 @@ pub fn popup(tmux: &Tmux, client: &str, title: &str, argv: &[String]) -> Result<
         "80%",
     ]
     .into();
-    // -T (a title) arrived in 3.3; 3.2 refuses the whole command with it.
-    let titled = server_version(tmux).is_some_and(|v| {
-        v >= Version {
-            major: 3,
-            minor: 3,
-            patch: 0,
-        }
-    });
+    // 3.2 refuses the whole command with a -T.
+    let titled = server_version(tmux).is_some_and(|v| v.popup_has_title());
     if titled {
         args.extend(targs!["-T", Arg::drawn(title)]);
     }

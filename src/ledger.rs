@@ -33,6 +33,9 @@ use serde::{Deserialize, Serialize};
 use crate::sys::state;
 
 const COMPACT_BYTES: u64 = 64 * 1024;
+/// A ledger larger than this is not read (it is compacted long before; a file this big
+/// was put there by someone else).
+const READ_MAX: u64 = 16 << 20;
 /// Delivered keys kept after compaction, so a late duplicate `queue` of a recent key is
 /// still refused (keys are unique per job or note; duplicates come only from crash repair
 /// seconds later). Small enough that a compacted ledger stays well under COMPACT_BYTES.
@@ -107,6 +110,8 @@ pub struct Pending {
 pub struct LedgerState {
     pub addr: Option<String>,
     pub turns: u64,
+    /// A per-turn call was recorded, whatever its number (`turn --turn 0` counts too).
+    pub turned: bool,
     pub seen_at: Option<u64>,
     pub location: Option<(String, u64, u64)>,
     pub pending: Vec<Pending>,
@@ -119,7 +124,7 @@ pub struct LedgerState {
 impl LedgerState {
     /// Whether the address belongs to an agent tmuxmate has heard from (a turn or a hook).
     pub fn known(&self) -> bool {
-        self.turns > 0 || self.seen_at.is_some()
+        self.turned || self.turns > 0 || self.seen_at.is_some()
     }
 
     fn apply(&mut self, r: Record) {
@@ -127,6 +132,7 @@ impl LedgerState {
             Record::Addr { agent } => self.addr = Some(agent),
             Record::Turn { n, .. } => {
                 self.turns = self.turns.max(n);
+                self.turned = true;
                 // The agent is alive at this address again (e.g. a resumed session).
                 self.moved_to = None;
             }
@@ -503,7 +509,7 @@ impl Ledger {
 
     /// Read without locking (for cheap pre-checks; decisions are re-made under the lock).
     pub fn peek(&self) -> LedgerState {
-        std::fs::read(&self.path)
+        state::read_private(&self.path, READ_MAX)
             .map(|b| LedgerState::parse(&String::from_utf8_lossy(&b)))
             .unwrap_or_default()
     }
@@ -523,7 +529,13 @@ impl Ledger {
         // Bytes, not a String: a torn write can split a UTF-8 character, and that must
         // cost one corrupt line, not the whole ledger.
         let mut raw = Vec::new();
-        file.read_to_end(&mut raw)?;
+        (&mut file).take(READ_MAX + 1).read_to_end(&mut raw)?;
+        if raw.len() as u64 > READ_MAX {
+            return Err(std::io::Error::other(format!(
+                "{} is larger than {READ_MAX} bytes, which no ledger of tmuxmate's becomes: move it away",
+                self.path.display()
+            )));
+        }
         let text = String::from_utf8_lossy(&raw);
         let st = LedgerState::parse(&text);
         if let Some(a) = st.addr.as_deref().filter(|a| *a != self.agent) {
@@ -684,7 +696,9 @@ pub fn all_agents(limit: usize) -> Vec<(String, LedgerState)> {
         .into_iter()
         .take(limit)
         .filter_map(|(_, p)| {
-            let st = LedgerState::parse(&String::from_utf8_lossy(&std::fs::read(&p).ok()?));
+            let st = LedgerState::parse(&String::from_utf8_lossy(
+                &state::read_private(&p, READ_MAX).ok()?,
+            ));
             let addr = st
                 .addr
                 .clone()

@@ -34,7 +34,14 @@ fn intercept_version() {
     }
     let tmux = crate::tmux::Tmux::new(crate::tmux::Socket::Default);
     let t = crate::tmux::version::described(&tmux.program, tmux.timeout);
-    super::out(&format!("tmuxmate {}\n{t}\n", env!("CARGO_PKG_VERSION")));
+    let direct = match crate::tmux::version::found(&tmux.program, tmux.timeout) {
+        Ok(_) => format!(", {}", tmux.describe_direct(false)),
+        Err(_) => String::new(),
+    };
+    super::out(&format!(
+        "tmuxmate {}\n{t}{direct}\n",
+        env!("CARGO_PKG_VERSION")
+    ));
     std::process::exit(0);
 }
 

@@ -81,12 +81,13 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 }
 
 /// A global option's value; `None` when it is unset (which differs from set-but-empty).
+/// Asked with `-q`: an unset option prints nothing at all and a set one its value and a
+/// newline, on every release (without `-q`, tmux 3.3 and later fail on an unset user
+/// option but 3.2 prints nothing and succeeds, which read as "set to empty" approved
+/// everything; docs/tmux-versions.md).
 fn global_option(tmux: &Tmux, name: &str) -> Result<Option<String>, TmuxError> {
-    match tmux.run(&targs!["show-options", "-gv", Arg::id(name)]) {
-        Ok(v) => Ok(Some(v.strip_suffix('\n').unwrap_or(&v).to_string())),
-        Err(TmuxError::Failed { stderr, .. }) if stderr.contains("invalid option") => Ok(None),
-        Err(e) => Err(e),
-    }
+    let v = tmux.run(&targs!["show-options", "-gqv", Arg::id(name)])?;
+    Ok(v.strip_suffix('\n').map(str::to_string))
 }
 
 /// The policy's globs.

@@ -202,6 +202,10 @@ pub fn new_session(
     // would leave ours to die.
     // The name arrives unchanged (`.`, `:`, `$`, `\` refused above), so `=name:` is it.
     let own = format!("={}:", name.as_str());
+    // Our `history-limit` is the session's own: its later windows have it whatever the
+    // global value (tmux 3.7 applies a changed global to every pane of a session that
+    // inherits it, so a set-and-restore of the global would shrink ours).
+    let limit = history_limit(tmux).to_string();
     args.extend(targs![
         "-P",
         "-F",
@@ -212,7 +216,13 @@ pub fn new_session(
         "-t",
         Arg::literal(&own),
         "destroy-unattached",
-        "off"
+        "off",
+        Arg::SEP,
+        "set-option",
+        "-t",
+        Arg::literal(&own),
+        "history-limit",
+        Arg::id(&limit)
     ]);
     let out = create_guarded(tmux, &args)?;
     let mut it = out.trim_end_matches('\n').splitn(3, ' ');
@@ -289,8 +299,17 @@ fn drop_placeholder(
 }
 
 /// The commands that raise the session's `history-limit` to ours and put the old value
-/// back, to run in the same command list as a creation: `(set, restore)`.
+/// back, to run in the same command list as a creation: `(set, restore)`. None where
+/// tmux applies the option to existing panes: there the restore would shrink the new pane
+/// back and the raise would grow every other pane of the user's session, so a window in a
+/// user's session gets that session's own limit (ours keep theirs: [`new_session`]).
 fn history_limit_cmds(tmux: &Tmux, session_id: &str) -> (Vec<Arg<'static>>, Vec<Arg<'static>>) {
+    if tmux
+        .version()
+        .is_some_and(|v| v.history_limit_applies_to_existing_panes())
+    {
+        return (Vec::new(), Vec::new());
+    }
     let sid = Arg::id(session_id).into_owned();
     let old = tmux
         .run(&targs!["show-options", "-qv", "-t", &sid, "history-limit"])
@@ -608,6 +627,16 @@ fn new_own_session_with(
         Arg::SEP
     ]
     .into();
+    // The session keeps our limit as its own (see `new_session`) before the global goes
+    // back.
+    after.extend(targs![
+        "set-option",
+        "-t",
+        own,
+        "history-limit",
+        Arg::id(&limit),
+        Arg::SEP
+    ]);
     let v = Text::lossy(&CreatedMark::new(&caller.agent).to_json());
     after.extend(targs![
         "set-option",

@@ -133,33 +133,7 @@ pub fn validate_line(text: &str) -> Result<(), Error> {
 /// Replace ESC and C0 controls (but tab and newline) with visible control pictures;
 /// CRLF and lone CR become newline. Returns the text and how many characters changed.
 pub fn sanitize_paste(text: &str) -> (String, usize) {
-    let text = text.replace("\r\n", "\n");
-    let mut out = String::with_capacity(text.len());
-    let mut changed = 0;
-    for c in text.chars() {
-        match c {
-            '\t' | '\n' => out.push(c),
-            '\r' => {
-                out.push('\n');
-                changed += 1;
-            }
-            c if (c as u32) < 0x20 => {
-                out.push(char::from_u32(0x2400 + c as u32).unwrap_or('?'));
-                changed += 1;
-            }
-            '\u{7f}' => {
-                out.push('\u{2421}');
-                changed += 1;
-            }
-            // C1 controls (U+0080..U+009F) include single-character CSI.
-            c if ('\u{80}'..='\u{9f}').contains(&c) => {
-                out.push('\u{fffd}');
-                changed += 1;
-            }
-            c => out.push(c),
-        }
-    }
-    (out, changed)
+    crate::sys::printable::visible(text)
 }
 
 /// The only key names `keys` accepts.

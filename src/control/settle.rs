@@ -38,10 +38,14 @@ pub(super) fn so_far(
         })
         .and_then(|i| raw[i..].iter().position(|&c| c == b'\n').map(|j| i + j + 1))
         .unwrap_or(0);
-    Ok(budget::bound(
-        budget::trim_trailing_blank(&raw[start..]),
-        budget,
-    ))
+    // `-J` keeps the blank cells at a line's end, and tmux 3.2 writes them for lines that
+    // 3.3 and later leave short: screen padding, not output.
+    let text: Vec<u8> = raw[start..]
+        .split(|&c| c == b'\n')
+        .map(|l| &l[..l.iter().rposition(|&c| c != b' ').map_or(0, |i| i + 1)])
+        .collect::<Vec<_>>()
+        .join(&b'\n');
+    Ok(budget::bound(budget::trim_trailing_blank(&text), budget))
 }
 
 /// Poll the screen until it is unchanged for `stable_ms` (→ stabilized), `finished()`

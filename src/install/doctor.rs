@@ -100,9 +100,14 @@ fn check_options(tmux: &Tmux, r: &mut Report) {
 fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
     match version::found(&tmux.program, tmux.timeout) {
         Ok((path, text)) => match version::parse(&text) {
-            Some(v) if v >= version::MINIMUM => {
-                r.ok("tmux", format!("{text} ({})", path.display()))
-            }
+            Some(v) if v >= version::MINIMUM => r.ok(
+                "tmux",
+                format!(
+                    "{text} ({}): {}",
+                    path.display(),
+                    tmux.describe_direct(true)
+                ),
+            ),
             _ => r.problem(
                 "tmux",
                 format!("{text} ({}) is older than 3.2", path.display()),
@@ -482,8 +487,11 @@ fn check_pollers(r: &mut Report) {
 }
 
 /// A log line that says something failed (not a reason for silence such as "no location").
+/// Only unattended paths count: a command someone ran and saw fail (`error: ...`, the
+/// log's copy of what it printed, with its tmux argv) says nothing about the install.
 fn is_error(msg: &str) -> bool {
-    if msg.contains(": no location:")
+    if msg.starts_with("error: ")
+        || msg.contains(": no location:")
         || msg.contains(" started for ")
         || msg.ends_with(" exiting")
         || msg.starts_with("approval:")
@@ -506,14 +514,33 @@ fn fix_for(msg: &str) -> String {
     }
 }
 
+/// The last `max` bytes of the log, read without following a symlink and only from a
+/// regular file (a FIFO there would hang doctor).
+fn log_tail(path: &std::path::Path, max: u64) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let m = f.metadata().ok()?;
+    if !m.file_type().is_file() {
+        return None;
+    }
+    f.seek(SeekFrom::Start(m.len().saturating_sub(max))).ok()?;
+    let mut out = Vec::new();
+    f.take(max).read_to_end(&mut out).ok()?;
+    Some(out)
+}
+
 fn check_log(r: &mut Report) {
     let path = crate::sys::state::log_path();
-    let Ok(bytes) = std::fs::read(&path) else {
+    let Some(tail) = log_tail(&path, 256 * 1024) else {
         r.ok("log", "no log yet");
         return;
     };
-    let tail = &bytes[bytes.len().saturating_sub(256 * 1024)..];
-    let text = String::from_utf8_lossy(tail);
+    let text = String::from_utf8_lossy(&tail);
     let day_ago = crate::sys::state::now_ms().saturating_sub(24 * 3600 * 1000);
     let mut errors = Vec::new();
     let mut last_silence = None;

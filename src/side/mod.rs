@@ -379,10 +379,13 @@ pub fn history(
 
 /// Queue a note for the main agent's next turn. Returns the ledger key.
 pub fn report(tmux: &Tmux, pane: &str, text: &str) -> Result<(String, String), Error> {
+    // Unique per call: two reports in one millisecond from one MCP server are two notes.
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let key = format!(
-        "side:{}-{}",
+        "side:{}-{}-{}",
         crate::sys::state::now_ms(),
-        std::process::id()
+        std::process::id(),
+        SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
     report_keyed(tmux, pane, text, &key)
 }
@@ -406,6 +409,9 @@ pub fn report_keyed(
     let m = main_facts(tmux, pane)?;
     let agent = main_address(&m);
     let key = key.to_string();
+    // The note reaches the main agent's next turn, and through it a terminal: no ESC, BEL
+    // or other control may ride along (an OSC 52 clipboard write, a clear-screen).
+    let (text, _) = crate::sys::printable::visible(text);
     let note = format!(
         "tmux side chat note (from a side conversation about this session, not from the user):\n{text}"
     );

@@ -8,6 +8,7 @@
 
 pub mod foreground;
 pub mod hash;
+pub mod printable;
 pub mod process;
 pub mod procfs;
 pub mod shell;

@@ -135,13 +135,22 @@ pub fn private_dir(dir: &Path) -> std::io::Result<()> {
 
 /// Open (creating when `opts` says so) a file under the state directory as 0600: a new
 /// file gets that mode, an existing wider one is narrowed to it. Its directory is made
-/// with `private_dir` first.
+/// with `private_dir` first. A symlink in the file's place is not followed (a hostile
+/// one would have us append to whatever it names) and anything but a regular file (a
+/// FIFO would block us in `open`, a device never end) is refused.
 pub fn open_private(path: &Path, opts: &mut OpenOptions) -> std::io::Result<std::fs::File> {
     if let Some(dir) = path.parent() {
         private_dir(dir)?;
     }
-    let f = opts.mode(FILE_MODE).open(path)?;
+    let f = opts
+        .mode(FILE_MODE)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| refused_kind(path, e))?;
     let m = f.metadata()?;
+    if !m.file_type().is_file() {
+        return Err(not_regular(path));
+    }
     if m.permissions().mode() & 0o077 != 0 {
         f.set_permissions(std::fs::Permissions::from_mode(
             m.permissions().mode() & 0o700,
@@ -203,4 +212,66 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     r
+}
+
+fn not_regular(path: &Path) -> std::io::Error {
+    std::io::Error::other(format!(
+        "{} is not a regular file (a FIFO, a device or a directory): move it away",
+        path.display()
+    ))
+}
+
+/// `ELOOP` from `O_NOFOLLOW` said as what it is.
+fn refused_kind(path: &Path, e: std::io::Error) -> std::io::Error {
+    if e.raw_os_error() == Some(nix::libc::ELOOP) {
+        std::io::Error::other(format!(
+            "{} is a symlink, which tmuxmate does not follow in its state directory: move it away",
+            path.display()
+        ))
+    } else {
+        e
+    }
+}
+
+/// Read a file of ours whole, at most `max` bytes (an error past that), under the same
+/// rules as [`open_private`]: no symlink followed, only a regular file.
+pub fn read_private(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| refused_kind(path, e))?;
+    let m = f.metadata()?;
+    if !m.file_type().is_file() {
+        return Err(not_regular(path));
+    }
+    let mut out = Vec::new();
+    f.take(max + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > max {
+        return Err(std::io::Error::other(format!(
+            "{} is larger than {max} bytes: move it away",
+            path.display()
+        )));
+    }
+    Ok(out)
+}
+
+/// Read a small file of ours: at most `max` bytes, not following a symlink, and only a
+/// regular file (a FIFO would block the caller, a device never end). `None` when it is
+/// missing, not a regular file, or larger than `max`.
+pub fn read_small(path: &Path, max: u64) -> Option<String> {
+    use std::io::Read;
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let m = f.metadata().ok()?;
+    if !m.file_type().is_file() || m.len() > max {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(max + 1).read_to_string(&mut text).ok()?;
+    (text.len() as u64 <= max).then_some(text)
 }

@@ -72,7 +72,10 @@ pub struct Tmux {
     pub remote: Option<std::sync::Arc<Remote>>,
     /// The version gate's answer, asked once per client (and its clones) before its first
     /// call: every command meets the same gate, whichever handler runs it.
-    gate: std::sync::Arc<std::sync::OnceLock<Result<(), TmuxError>>>,
+    gate: std::sync::Arc<std::sync::OnceLock<Result<String, TmuxError>>>,
+    /// The binary on PATH as the direct socket path knows it (`super::direct::Peer`),
+    /// found once per client; `None`: not a tested release (each server is then asked).
+    peer: std::sync::Arc<std::sync::OnceLock<Option<super::direct::Peer>>>,
 }
 
 impl Tmux {
@@ -93,6 +96,75 @@ impl Tmux {
             isolate_env: false,
             remote: None,
             gate: Default::default(),
+            peer: Default::default(),
+        }
+    }
+
+    /// `None`: every call goes through the real tmux client. Else the direct path may be
+    /// tried, with the binary on PATH when it is a tested release (a server started from
+    /// it is known without asking; `super::direct` checks every server it talks to).
+    fn direct_peer(&self) -> Option<Option<super::direct::Peer>> {
+        if self.direct_off().is_some() {
+            return None;
+        }
+        Some(*self.peer.get_or_init(|| {
+            let (bin, text) = super::version::found(&self.program, self.timeout).ok()?;
+            super::direct::Peer::of(&bin, &text)
+        }))
+    }
+
+    /// Why the direct path is off whatever the server (`None`: it may be on).
+    fn direct_off(&self) -> Option<&'static str> {
+        if self.remote.is_some() {
+            Some("the server is on another host")
+        } else if self.explicit_program {
+            Some("TMUXMATE_TMUX names the tmux program")
+        } else if std::env::var_os("TMUXMATE_DIRECT").is_some_and(|v| v == "0") {
+            Some("TMUXMATE_DIRECT=0")
+        } else {
+            None
+        }
+    }
+
+    /// What `--version` and `doctor` say of the tmux found and the direct path, in one
+    /// phrase; `server`: also ask the running server's binary (doctor).
+    pub fn describe_direct(&self, server: bool) -> String {
+        use super::direct::Server;
+        let tested = super::version::TESTED.join(", ");
+        if let Some(why) = self.direct_off() {
+            return format!("direct socket path off ({why})");
+        }
+        let found = match super::version::found(&self.program, self.timeout) {
+            Ok((_, text)) if super::direct::Wire::of(&text).is_some() => {
+                "a tested release".to_string()
+            }
+            Ok(_) => format!("not a release tmuxmate was tested on ({tested})"),
+            Err(e) => e.to_string(),
+        };
+        let known = self.direct_peer().flatten();
+        let running = if server {
+            self.socket_file()
+                .and_then(|p| super::direct::server_at(&p, known, self.timeout))
+        } else {
+            None
+        };
+        match (running, known) {
+            (Some(Server::Tested(_, v)), _) if !v.is_empty() => format!(
+                "{found}; the running server is {v} (another binary), direct socket path on for it"
+            ),
+            (Some(Server::Tested(..)), _) | (None, Some(_)) => {
+                format!("{found}; direct socket path on")
+            }
+            (Some(Server::Untested(v)), _) => format!(
+                "{found}; the running server is {v}, not a tested release: direct socket path \
+                 off, every call runs the tmux client"
+            ),
+            (Some(Server::Unknown), _) => format!(
+                "{found}; the running server's binary cannot be checked: direct socket path off"
+            ),
+            (None, None) => {
+                format!("{found}; direct socket path off, every call runs the tmux client")
+            }
         }
     }
 
@@ -100,6 +172,16 @@ impl Tmux {
     /// [`super::version::MINIMUM`]; cached per binary (per host for a while), so on the
     /// hot path this is a `PATH` lookup and one small file read.
     pub fn check_version(&self) -> Result<(), TmuxError> {
+        self.version_text().map(|_| ())
+    }
+
+    /// The release of the tmux this client runs (on the host, for a remote one), for
+    /// behaviour that differs between releases; `None` when the gate refused it.
+    pub fn version(&self) -> Option<super::version::Version> {
+        super::version::parse(&self.version_text().ok()?)
+    }
+
+    fn version_text(&self) -> Result<String, TmuxError> {
         self.gate
             .get_or_init(|| match &self.remote {
                 Some(r) => super::version::check_remote(r, &self.program, || self.run(&["-V"])),
@@ -123,14 +205,6 @@ impl Tmux {
 
     pub fn is_remote(&self) -> bool {
         self.remote.is_some()
-    }
-
-    /// The server as people should read it: `-L x`, or `-L x on host h`.
-    pub fn describe_server(&self) -> String {
-        match &self.remote {
-            Some(r) => format!("{} on host {}", self.socket.describe(), r.host),
-            None => self.socket.describe(),
-        }
     }
 
     /// The full argv for a call (program first), for errors and logs.
@@ -204,7 +278,36 @@ impl Tmux {
         args: &A,
         input: Option<&[u8]>,
     ) -> Result<Vec<u8>, TmuxError> {
-        self.run_argv(&args.argv(), input)
+        let argv = args.argv();
+        let out = self.run_argv(&argv, input)?;
+        Ok(self.unprinted(&argv, out))
+    }
+
+    /// What a command printed, as the values it printed: tmux 3.4 writes a `$` that
+    /// starts a variable name (`$HOME`, `$_x`, `${`) as `\$` in everything a command
+    /// prints for a client (`display-message -p`, `list-*`, `show-options`; not
+    /// `capture-pane`'s text), so a name or option holding `$HOME` read back longer than
+    /// its `#{n:}` length. Every such `$` got exactly one `\` in front, so dropping the
+    /// `\` of each `\$` + name start, left to right, gives the value back.
+    /// docs/tmux-versions.md.
+    fn unprinted(&self, argv: &[&str], out: Vec<u8>) -> Vec<u8> {
+        // The gate's answer as it stands (every call but the gate's own `-V` has met it;
+        // asking it here would re-enter its initialisation from inside it).
+        let escapes = self
+            .gate
+            .get()
+            .and_then(|r| r.as_ref().ok())
+            .and_then(|t| super::version::parse(t))
+            .is_some_and(|v| v.escapes_dollar_in_printed_output());
+        if !escapes
+            || !out.windows(2).any(|w| w == b"\\$")
+            || argv
+                .split(|a| *a == ";")
+                .any(|c| c.first() == Some(&"capture-pane"))
+        {
+            return out;
+        }
+        super::version::undo_dollar_escapes(&out)
     }
 
     /// Run over the server's socket only (`super::direct`), never by starting the tmux
@@ -235,17 +338,31 @@ impl Tmux {
         let direct = !self.explicit_program
             && self.remote.is_none()
             && super::direct::eligible(&argv) == super::direct::Use::Query;
-        let path = if direct { self.socket_file() } else { None };
+        let path = if direct {
+            self.direct_peer().zip(self.socket_file())
+        } else {
+            None
+        };
         let meanwhile = match path {
-            Some(p) => match super::direct::query_while(&p, &argv, self.timeout, meanwhile) {
-                Ok((Some(r), m)) => return (self.direct_answer(&argv, r), m),
-                // The answer was lost: the client asks again (a query may be repeated).
-                Ok((None, m)) => return (self.run_argv(&argv, None), m),
-                Err(f) => f,
-            },
+            Some((peer, p)) => {
+                match super::direct::query_while(&p, peer, &argv, self.timeout, meanwhile) {
+                    Ok((Some(r), m)) => {
+                        let out = self
+                            .direct_answer(&argv, r)
+                            .map(|o| self.unprinted(&argv, o));
+                        return (out, m);
+                    }
+                    // The answer was lost: the client asks again (a query may be repeated).
+                    Ok((None, m)) => {
+                        let out = self.run_argv(&argv, None).map(|o| self.unprinted(&argv, o));
+                        return (out, m);
+                    }
+                    Err(f) => f,
+                }
+            }
             None => meanwhile,
         };
-        let out = self.run_argv(&argv, None);
+        let out = self.run_argv(&argv, None).map(|o| self.unprinted(&argv, o));
         (out, meanwhile(None))
     }
 
@@ -259,8 +376,9 @@ impl Tmux {
         if !self.explicit_program
             && self.remote.is_none()
             && super::direct::eligible(&argv) == super::direct::Use::Write
+            && let Some(peer) = self.direct_peer()
             && let Some(p) = self.socket_file()
-            && let Some(whole) = super::direct::send_only(&p, &argv, self.timeout)
+            && let Some(whole) = super::direct::send_only(&p, peer, &argv, self.timeout)
         {
             return if whole {
                 Ok(())
@@ -279,7 +397,8 @@ impl Tmux {
         if self.explicit_program || self.remote.is_some() || how == super::direct::Use::No {
             return None;
         }
-        let r = super::direct::run(&self.socket_file()?, args, self.timeout, how)?;
+        let peer = self.direct_peer()?;
+        let r = super::direct::run(&self.socket_file()?, peer, args, self.timeout, how)?;
         Some(self.direct_answer(args, r))
     }
 
@@ -396,11 +515,13 @@ impl Tmux {
                 return Err(TmuxError::RemoteNoTmux { host, stderr });
             }
         }
+        let host = self.remote.as_ref().map(|r| r.host.to_string());
         Err(TmuxError::classify_on(
             argv.to_vec(),
             out.status.code(),
             stderr,
-            self.describe_server(),
+            &self.socket,
+            host.as_deref(),
         ))
     }
 }

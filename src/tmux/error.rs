@@ -22,6 +22,8 @@ pub enum TmuxError {
     NoServer {
         argv: Vec<String>,
         socket: String,
+        /// The command that starts one there (over ssh for a server on a host).
+        fix: String,
         stderr: String,
     },
     /// The socket exists but connecting is forbidden (permissions, or a sandbox).
@@ -78,17 +80,22 @@ impl TmuxError {
         stderr: String,
         socket: &Socket,
     ) -> TmuxError {
-        Self::classify_on(argv, status, stderr, socket.describe())
+        Self::classify_on(argv, status, stderr, socket, None)
     }
 
-    /// As [`classify`](Self::classify), naming the server as `server` (a remote one says
-    /// which host it is on).
+    /// As [`classify`](Self::classify), for the server on `socket` of `host` (this machine
+    /// when `None`).
     pub fn classify_on(
         argv: Vec<String>,
         status: Option<i32>,
         stderr: String,
-        server: String,
+        socket: &Socket,
+        host: Option<&str>,
     ) -> TmuxError {
+        let server = match host {
+            Some(h) => format!("{} on host {h}", socket.describe()),
+            None => socket.describe(),
+        };
         if stderr.starts_with("error connecting to")
             && (stderr.contains("Operation not permitted") || stderr.contains("Permission denied"))
         {
@@ -99,9 +106,14 @@ impl TmuxError {
             };
         }
         if stderr.starts_with("no server running on") || stderr.starts_with("error connecting to") {
+            let mut fix = new_session_advice(&socket.describe());
+            if let Some(h) = host {
+                fix = format!("ssh {} {fix}", crate::sys::shell::readable(h));
+            }
             return TmuxError::NoServer {
                 argv,
                 socket: server,
+                fix,
                 stderr,
             };
         }
@@ -243,12 +255,9 @@ impl TmuxError {
                         .into(),
                 ),
             ),
-            TmuxError::NoServer { socket, .. } => (
+            TmuxError::NoServer { socket, fix, .. } => (
                 format!("no tmux server is running on socket {socket}"),
-                Some(format!(
-                    "start one with `{}`, or pick another with -L/-S",
-                    new_session_advice(socket)
-                )),
+                Some(format!("start one with `{fix}`, or pick another with -L/-S")),
             ),
             TmuxError::TargetNotFound { target, .. } => (
                 format!("tmux target {target} does not exist"),
@@ -383,5 +392,25 @@ mod tests {
         assert!(f.detail().unwrap().contains("argv: tmux"));
         let n = c("no server running on /tmp/tmux-0/x");
         assert!(n.to_string().contains("`tmux -L x new-session`"), "{n}");
+    }
+
+    #[test]
+    fn the_fix_for_a_missing_server_on_a_host_runs_there_with_the_socket_name_alone() {
+        let n = TmuxError::classify_on(
+            vec!["ssh".into()],
+            Some(1),
+            "no server running on /tmp/tmux-0/work".into(),
+            &Socket::Name("work".into()),
+            Some("dev box"),
+        );
+        let t = n.to_string();
+        assert!(
+            t.contains("no tmux server is running on socket -L work on host dev box"),
+            "{t}"
+        );
+        assert!(
+            t.contains("`ssh 'dev box' tmux -L work new-session`"),
+            "{t}"
+        );
     }
 }

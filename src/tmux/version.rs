@@ -20,11 +20,42 @@ pub struct Version {
     pub patch: u32,
 }
 
+impl Version {
+    /// Setting a session's `history-limit` changes its existing panes too (3.7 and later;
+    /// earlier releases apply it to panes created after). docs/tmux-versions.md.
+    pub fn history_limit_applies_to_existing_panes(self) -> bool {
+        (self.major, self.minor) >= (3, 7)
+    }
+
+    /// What a command prints for a client has each `$` that starts a variable name
+    /// written `\$` (3.4 only: 3.5 escapes it only inside double quotes).
+    pub fn escapes_dollar_in_printed_output(self) -> bool {
+        (self.major, self.minor) == (3, 4)
+    }
+
+    /// `display-popup -T` (a title) exists (3.3 and later; 3.2 refuses the command).
+    pub fn popup_has_title(self) -> bool {
+        (self.major, self.minor) >= (3, 3)
+    }
+}
+
 pub const MINIMUM: Version = Version {
     major: 3,
     minor: 2,
     patch: 0,
 };
+
+/// The releases tmuxmate's suite runs against (CI builds each one; docs/tmux-versions.md):
+/// the direct socket path is verified for exactly these (`super::direct::Wire`).
+pub const TESTED: [&str; 6] = ["3.2a", "3.3a", "3.4", "3.5a", "3.6b", "3.7c"];
+
+/// Whether a `tmux -V` text names one of [`TESTED`] exactly.
+pub fn is_tested(text: &str) -> bool {
+    let mut words = text.split_whitespace();
+    words.next() == Some("tmux")
+        && words.next().is_some_and(|v| TESTED.contains(&v))
+        && words.next().is_none()
+}
 
 /// Parse the output of `tmux -V`.
 pub fn parse(text: &str) -> Option<Version> {
@@ -55,8 +86,9 @@ pub fn parse(text: &str) -> Option<Version> {
 }
 
 /// Check that tmux exists and is new enough. Cached per binary identity in the state dir.
-pub fn check(program: &str, timeout: Duration) -> Result<(), TmuxError> {
-    found(program, timeout).and_then(|(_, text)| gate(&text))
+/// Its `tmux -V` text when it passes.
+pub fn check(program: &str, timeout: Duration) -> Result<String, TmuxError> {
+    found(program, timeout).and_then(|(_, text)| gate(&text).map(|()| text))
 }
 
 /// What `tmuxmate --version` says of tmux: its `-V` text and path, or why none was found.
@@ -111,6 +143,85 @@ pub fn found(program: &str, timeout: Duration) -> Result<(PathBuf, String), Tmux
     Ok((bin, text))
 }
 
+/// Undo [`Version::escapes_dollar_in_printed_output`]: `\$` before a letter, `_` or `{`
+/// becomes `$`; every other byte stays.
+pub fn undo_dollar_escapes(out: &[u8]) -> Vec<u8> {
+    let mut r = Vec::with_capacity(out.len());
+    let mut i = 0;
+    while i < out.len() {
+        if out[i] == b'\\'
+            && out.get(i + 1) == Some(&b'$')
+            && out
+                .get(i + 2)
+                .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_' || c == b'{')
+        {
+            i += 1;
+            continue;
+        }
+        r.push(out[i]);
+        i += 1;
+    }
+    r
+}
+
+/// How many server binaries [`of_binary`] remembers.
+const BINARIES_KEPT: usize = 8;
+
+/// The `tmux -V` text of the binary `exe` (a running server's `/proc/<pid>/exe`, whose
+/// metadata is `m`), asked once per file identity (device, inode, size, mtime) and kept
+/// in memory and in the state dir, newest first. `None` when it does not answer.
+pub fn of_binary(
+    exe: &std::path::Path,
+    m: &std::fs::Metadata,
+    timeout: Duration,
+) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    use std::sync::Mutex;
+    static SEEN: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+    let key = format!("{}:{}:{}:{}", m.dev(), m.ino(), m.size(), m.mtime());
+    if let Ok(seen) = SEEN.lock()
+        && let Some((_, v)) = seen.iter().find(|(k, _)| *k == key)
+    {
+        return Some(v.clone());
+    }
+    let cache = crate::sys::state::state_dir().join("tmux-server-versions");
+    let text = crate::sys::state::read_small(&cache, 4096).unwrap_or_default();
+    let found = text.lines().find_map(|l| {
+        let (k, v) = l.split_once('\t')?;
+        (k == key).then(|| v.to_string())
+    });
+    let v = match found {
+        Some(v) => v,
+        None => {
+            use std::os::unix::process::CommandExt;
+            let mut cmd = crate::sys::process::command(exe);
+            // tmux prints its argv[0]'s name before the release ("exe 3.3a" otherwise).
+            cmd.arg0("tmux").arg("-V");
+            let out = crate::sys::process::run(cmd, None, timeout).ok()?;
+            let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            if !out.status.success() || v.is_empty() || v.contains('\n') {
+                return None;
+            }
+            let mut lines = vec![format!("{key}\t{v}")];
+            lines.extend(
+                text.lines()
+                    .filter(|l| !l.starts_with(&format!("{key}\t")))
+                    .take(BINARIES_KEPT - 1)
+                    .map(str::to_string),
+            );
+            let _ = crate::sys::state::write_atomic(
+                &cache,
+                format!("{}\n", lines.join("\n")).as_bytes(),
+            );
+            v
+        }
+    };
+    if let Ok(mut seen) = SEEN.lock() {
+        seen.push((key, v.clone()));
+    }
+    Some(v)
+}
+
 /// How long a remote host's `tmux -V` answer is trusted (the binary there can change
 /// without our seeing its mtime; asking on every call would double the cost of a call).
 const REMOTE_TTL_MS: u64 = 10 * 60 * 1000;
@@ -123,7 +234,7 @@ pub fn check_remote(
     r: &Remote,
     program: &str,
     ask: impl FnOnce() -> Result<String, TmuxError>,
-) -> Result<(), TmuxError> {
+) -> Result<String, TmuxError> {
     let host = r.host.to_string();
     let key = format!("{host}\t{program}");
     let cache = crate::sys::state::state_dir().join("ssh-tmux-versions");
@@ -161,7 +272,10 @@ pub fn check_remote(
             Ok(v)
         })?,
     };
-    gate(&v).map_err(|_| TmuxError::RemoteTooOld { host, found: v })
+    match gate(&v) {
+        Ok(()) => Ok(v),
+        Err(_) => Err(TmuxError::RemoteTooOld { host, found: v }),
+    }
 }
 
 fn gate(text: &str) -> Result<(), TmuxError> {
@@ -195,5 +309,61 @@ mod tests {
         assert_eq!(parse("garbage"), None);
         assert!(gate("tmux 2.9").is_err());
         assert!(gate("tmux 3.3a").is_ok());
+    }
+
+    #[test]
+    fn the_dollar_escapes_of_3_4_come_off_exactly() {
+        // Printed by tmux 3.4 for the values `A$ B$x \$x ${y} $_z $1` (traced).
+        let printed = br"A$ B\$x \\$x \${y} \$_z $1";
+        assert_eq!(
+            undo_dollar_escapes(printed),
+            br"A$ B$x \$x ${y} $_z $1".to_vec()
+        );
+        assert!(
+            parse("tmux 3.4")
+                .unwrap()
+                .escapes_dollar_in_printed_output()
+        );
+        assert!(
+            !parse("tmux 3.3a")
+                .unwrap()
+                .escapes_dollar_in_printed_output()
+        );
+        assert!(
+            !parse("tmux 3.5a")
+                .unwrap()
+                .escapes_dollar_in_printed_output()
+        );
+    }
+
+    #[test]
+    fn each_gate_falls_between_the_releases_it_names() {
+        let v = |t: &str| parse(&format!("tmux {t}")).unwrap();
+        assert!(!v("3.6b").history_limit_applies_to_existing_panes());
+        assert!(v("3.7").history_limit_applies_to_existing_panes());
+        assert!(v("3.7c").history_limit_applies_to_existing_panes());
+        assert!(v("next-3.8").history_limit_applies_to_existing_panes());
+        assert!(!v("3.2a").popup_has_title());
+        assert!(v("3.3").popup_has_title());
+        assert!(v("3.7c").popup_has_title());
+    }
+
+    #[test]
+    fn only_the_exact_releases_tested_are_tested() {
+        for v in TESTED {
+            assert!(is_tested(&format!("tmux {v}")), "{v}");
+        }
+        for other in [
+            "tmux 3.6",
+            "tmux 3.6a",
+            "tmux 3.3",
+            "tmux next-3.8",
+            "tmux master",
+            "tmux 3.7c x",
+            "3.7c",
+            "",
+        ] {
+            assert!(!is_tested(other), "{other}");
+        }
     }
 }

@@ -354,7 +354,13 @@ fn split_new_window_swap_and_list() {
     let out = s.run(&["swap", &c.pane_id, &c.pane_id]);
     assert_eq!(out.status.code(), Some(2));
     // a hostile window name round-trips in list
-    s.tmux(&["rename-window", "-t", &c.pane_id, "a.b:c d\t🚀"]);
+    // (tmux 3.7 refuses a control character in a name: a backslash instead, stored escaped)
+    let hostile = if tmux_release() >= (3, 7) {
+        "a.b:c d\\🚀"
+    } else {
+        "a.b:c d\t🚀"
+    };
+    s.tmux(&["rename-window", "-t", &c.pane_id, hostile]);
     let l: ListJson = serde_json::from_str(&ok(s.run(&["list", "--json"]))).unwrap();
     let stored = s.tmux(&["display", "-p", "-t", &c.pane_id, "#{window_name}"]);
     assert!(

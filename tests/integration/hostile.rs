@@ -105,7 +105,11 @@ fn new_window_names_arrive_exactly() {
         ]);
         let j = json(&out);
         let pane = j["paneId"].as_str().unwrap().to_string();
-        assert_eq!(fmt_of(&s, &pane, "#{window_name}"), name, "name {name:?}");
+        assert_eq!(
+            fmt_of(&s, &pane, "#{window_name}"),
+            stored_name(&name),
+            "name {name:?}"
+        );
         s.tmux(&["kill-pane", "-t", &pane]);
         alive(&s);
     }

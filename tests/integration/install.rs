@@ -651,3 +651,42 @@ fn harness_home_overrides_are_honoured() {
         );
     }
 }
+
+#[test]
+fn doctor_does_not_count_a_users_failed_commands_and_survives_a_fifo_log() {
+    let s = server!();
+    write(&s.home.join(".tmux.conf"), TMUX_CONF);
+    ok(s.run(&["install", "claude"]));
+    ok(s.run(&["install", "tmux"]));
+    let snippet = s.home.join(".config/tmux/tmuxmate.conf");
+    s.tmux(&["source-file", snippet.to_str().unwrap()]);
+    // What a command someone ran and saw fail leaves in the log: the failure with its
+    // tmux mechanics (cmd/entry.rs `report`), four times.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let line = format!(
+        "{now} 4242 error: tmux failed (exit 1): unknown key: Nope [argv: tmux -u -L x send-keys -t %1 {}]\n",
+        "Nope ".repeat(100)
+    );
+    std::fs::write(s.state.join("log"), line.repeat(4)).unwrap();
+    let (out, text) = doctor(&s);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("All is well"), "{text}");
+    // A FIFO in place of the log: doctor answers instead of hanging in open().
+    std::fs::remove_file(s.state.join("log")).unwrap();
+    nix::unistd::mkfifo(&s.state.join("log"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let mut c = s.tmuxmate();
+    c.arg("doctor");
+    let child = c.stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let out = crate::util::wait_until("doctor to answer", std::time::Duration::from_secs(20), {
+        let mut child = Some(child);
+        move || {
+            let done = child.as_mut()?.try_wait().ok()??;
+            let _ = done;
+            child.take().map(|c| c.wait_with_output().unwrap())
+        }
+    });
+    assert!(String::from_utf8_lossy(&out.stdout).contains("tmux"));
+}

@@ -993,3 +993,57 @@ fn kilobyte_addresses_of_any_bytes_work() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("at most 1024"));
 }
+
+/// A child that must end by itself within `secs`: its output, or a panic naming `what`.
+fn ends_within(mut c: std::process::Command, what: &str, secs: u64) -> std::process::Output {
+    let child = c
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Some(child);
+    wait_until(what, Duration::from_secs(secs), || {
+        child.as_mut()?.try_wait().ok()??;
+        child.take().map(|c| c.wait_with_output().unwrap())
+    })
+}
+
+#[test]
+fn a_fifo_ledger_and_a_symlinked_log_are_refused_not_followed() {
+    let s = server!();
+    let agents = s.state.join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    // A FIFO in place of the agent's ledger: the hook answers at once (nothing, exit 0).
+    nix::unistd::mkfifo(
+        &agents.join("fifo-sid.jsonl"),
+        nix::sys::stat::Mode::S_IRWXU,
+    )
+    .unwrap();
+    // The log is a symlink to a file that is not ours to append to.
+    let victim = s.dir.join("victim");
+    std::fs::write(&victim, "untouched\n").unwrap();
+    std::os::unix::fs::symlink(&victim, s.state.join("log")).unwrap();
+    let input = s.dir.join("hook.json");
+    std::fs::write(
+        &input,
+        r#"{"session_id":"fifo-sid","hook_event_name":"UserPromptSubmit","prompt":"go"}"#,
+    )
+    .unwrap();
+    let mut c = s.tmuxmate();
+    c.args(["hook", "claude"])
+        .stdin(std::fs::File::open(&input).unwrap());
+    let out = ends_within(c, "the hook with a FIFO ledger", 10);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched\n");
+    // A command that fails says why, names the file, and still writes through no link.
+    let out = s.run(&["turn", "--agent", "fifo-sid"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a regular file"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched\n");
+}

@@ -88,7 +88,16 @@ fn hostile_window_names_round_trip() {
         "emoji 🚀 日本",
         "semi;colon",
     ] {
-        s.tmux(&["rename-window", "-t", &a.pane, name]);
+        let renamed = s.tmux_output(&["rename-window", "-t", &a.pane, name]);
+        if !renamed.status.success() {
+            // tmux 3.7 refuses names with control characters: such a name cannot exist.
+            assert!(
+                tmux_release() >= (3, 7) && name.chars().any(char::is_control),
+                "{name:?}: {}",
+                String::from_utf8_lossy(&renamed.stderr)
+            );
+            continue;
+        }
         let stored = s.tmux(&["display", "-p", "-t", &a.pane, "#{window_name}"]);
         let stored = stored.strip_suffix('\n').unwrap();
         let r = a.sh("\"$TM\" where --json");

@@ -292,7 +292,11 @@ fn hostile_names_arrive_exactly_on_the_remote_server() {
             "cat",
         ]);
         let pane = j["paneId"].as_str().unwrap().to_string();
-        assert_eq!(fmt_of(&r.s, &pane, "#{window_name}"), name, "name {name:?}");
+        assert_eq!(
+            fmt_of(&r.s, &pane, "#{window_name}"),
+            crate::util::stored_name(&name),
+            "name {name:?}"
+        );
         r.s.tmux(&["kill-pane", "-t", &pane]);
         alive(&r.s);
     }

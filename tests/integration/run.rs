@@ -289,7 +289,15 @@ fn from_an_agent_pane_it_opens_a_window_in_the_callers_session() {
         pane_fields(&s, &a.pane, "#{window_id}"),
         "never a split of the caller's window"
     );
-    assert_eq!(pane_fields(&s, &r.pane_id, "#{history_limit}"), "50000");
+    // tmux 3.7 applies a session's history-limit to all its panes (a raise for our pane
+    // would grow every pane of the user's session, the restore shrink ours back): there
+    // the pane has the session's own limit; before, ours.
+    let want = if tmux_release() >= (3, 7) {
+        "1234"
+    } else {
+        "50000"
+    };
+    assert_eq!(pane_fields(&s, &r.pane_id, "#{history_limit}"), want);
     // The caller's session keeps its own setting.
     assert_eq!(
         s.tmux(&["show", "-t", "main", "-v", "history-limit"])

@@ -476,3 +476,53 @@ fn a_sandboxed_side_report_is_printed_and_relayed_by_the_hook_once() {
     assert!(!s.dir.join("NEVER").exists());
     assert!(main.bytes().is_empty());
 }
+
+#[test]
+fn a_report_reaches_the_turn_with_its_controls_made_visible_and_two_at_once_are_two() {
+    let s = server!();
+    let (main, _) = main_pane(&s);
+    s.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &main.pane,
+        "@tmuxmate-agent",
+        "esc-sid",
+    ]);
+    // An OSC 52 clipboard write, a BEL and a clear-screen inside a report.
+    ok(s.run(&[
+        "side",
+        "report",
+        "-t",
+        &main.pane,
+        "look \x1b]52;c;ZXZpbA==\x07 here \x1b[2J done",
+    ]));
+    let t = ok(s.run(&["turn", "--agent", "esc-sid"]));
+    assert!(!t.contains('\x1b') && !t.contains('\x07'), "{t:?}");
+    assert!(
+        t.contains("look \u{241b}]52;c;ZXZpbA==\u{2407} here \u{241b}[2J done"),
+        "{t}"
+    );
+    // Two reports at once (an MCP client's parallel calls) are two notes.
+    let kids: Vec<_> = (0..6)
+        .map(|i| {
+            s.tmuxmate()
+                .args([
+                    "side",
+                    "report",
+                    "-t",
+                    &main.pane,
+                    &format!("parallel note {i}"),
+                ])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut k in kids {
+        assert!(k.wait().unwrap().success());
+    }
+    let t = ok(s.run(&["turn", "--agent", "esc-sid"]));
+    for i in 0..6 {
+        assert!(t.contains(&format!("parallel note {i}")), "{i}: {t}");
+    }
+}

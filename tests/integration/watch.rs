@@ -492,3 +492,20 @@ fn unreadable_job_still_times_out_and_a_replaced_one_ends() {
     let t = turn_until(&s, "ag", &k.job_id, 60);
     assert!(t.contains("failed: job-option-replaced"), "{t}");
 }
+
+#[test]
+fn a_turn_numbered_zero_makes_its_agent_known_to_watch_start() {
+    let s = server!();
+    let refused = s.run(&["watch", "start", "--notify", "zero", "--", "true"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("no agent is known"));
+    ok(s.run(&["turn", "--agent", "zero", "--turn", "0"]));
+    let out = s.run(&["watch", "start", "--json", "--notify", "zero", "--", "true"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let st: Started = serde_json::from_slice(&out.stdout).unwrap();
+    turn_until(&s, "zero", &st.job_id, 20);
+}

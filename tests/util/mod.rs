@@ -62,6 +62,28 @@ pub fn tmux_available() -> bool {
         .unwrap_or(false)
 }
 
+/// The release of the `tmux` on PATH as `(major, minor)`, for the few behaviours that
+/// differ between releases (docs/tmux-versions.md).
+pub fn tmux_release() -> (u32, u32) {
+    let out = Command::new("tmux").arg("-V").output().expect("tmux -V");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let word = text.split_whitespace().nth(1).unwrap_or("");
+    let word = word.strip_prefix("next-").unwrap_or(word);
+    let (major, rest) = word.split_once('.').unwrap_or(("99", "0"));
+    let minor: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    (major.parse().unwrap_or(99), minor.parse().unwrap_or(0))
+}
+
+/// A window or session name as tmux stores it: from 3.7 tmux refuses names with control
+/// characters and writes a backslash as `\\` (vis C style); before, as given.
+pub fn stored_name(name: &str) -> String {
+    if tmux_release() >= (3, 7) {
+        name.replace('\\', "\\\\")
+    } else {
+        name.to_string()
+    }
+}
+
 /// Start a server or skip the test (fail under CI).
 #[macro_export]
 macro_rules! server {

@@ -72,6 +72,15 @@ impl Sshd {
         // sshd's privilege separation directory.
         let _ = std::fs::create_dir_all("/run/sshd");
         let log = dir.join("sshd.log");
+        // The "host" runs the same tmux release as the tests' own servers (the suite runs
+        // once per release with that release first on PATH): a client of another release
+        // may not speak the server's message layout.
+        let tmux_dir = std::env::var("PATH")
+            .unwrap_or_default()
+            .split(':')
+            .find(|d| std::path::Path::new(d).join("tmux").is_file())
+            .map(|d| format!("{d}:"))
+            .unwrap_or_default();
         for _attempt in 0..5 {
             let port = free_port();
             let cfg = dir.join("sshd_config");
@@ -82,7 +91,7 @@ impl Sshd {
                      AuthorizedKeysFile {d}/authorized_keys\nStrictModes no\nUsePAM no\n\
                      PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
                      MaxSessions 10\nPidFile none\nLogLevel VERBOSE\n\
-                     SetEnv HOME={d}/home PATH={d}/bin:/usr/local/bin:/usr/bin:/bin \
+                     SetEnv HOME={d}/home PATH={d}/bin:{tmux_dir}/usr/local/bin:/usr/bin:/bin \
                      STANDIN_DIR={d}/standin\n",
                     d = dir.display()
                 ),
