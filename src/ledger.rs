@@ -517,7 +517,7 @@ impl Ledger {
     /// Take the agent's exclusive lock and read the ledger.
     pub fn lock(&self) -> std::io::Result<Locked> {
         if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
+            state::private_dir(dir)?;
         }
         let lock_file = state::open_private(
             &self.path.with_extension("lock"),

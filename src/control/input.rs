@@ -115,6 +115,13 @@ pub fn send(
     enter: bool,
     cancel_mode: bool,
 ) -> Result<Sent, Error> {
+    if text.len() > MAX_SEND_BYTES {
+        return Err(Error::usage(format!(
+            "refused: {} bytes is over the {MAX_SEND_BYTES}-byte limit of one send; nothing was \
+             typed (use `tmuxmate paste`, or a file)",
+            text.len()
+        )));
+    }
     pane_input::validate_line(text)?;
     let p = policy::input_target(
         tmux,
@@ -138,17 +145,50 @@ pub fn send(
     })
 }
 
+/// The longest wait between a paste and its Enter (a flag above it is refused, an
+/// option above it is taken as this): nothing a CLI needs comes near it, and a huge
+/// value would hold the call, and an MCP worker, for ever.
+pub const MAX_SETTLE_MS: u64 = 10_000;
+/// The most keys one `keys` call presses (tmux works through each; 100 000 kept it busy
+/// past every timeout).
+pub const MAX_KEYS: usize = 1_000;
+/// The most text one `send` types, and one `paste` pastes.
+pub const MAX_SEND_BYTES: usize = 1 << 20;
+pub const MAX_PASTE_BYTES: usize = 16 << 20;
+
 pub fn settle_ms(tmux: &Tmux, flag: Option<u64>) -> u64 {
-    flag.or_else(|| {
-        tmux.run(&[
+    if let Some(ms) = flag {
+        return ms.min(MAX_SETTLE_MS);
+    }
+    let opt = tmux
+        .run(&[
             "show-options",
             "-gqv",
             crate::tmux::options::PASTE_SETTLE_MS.name,
         ])
         .ok()
-        .and_then(|v| v.trim().parse().ok())
-    })
-    .unwrap_or(DEFAULT_SETTLE_MS)
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    match opt {
+        Some(ms) if ms > MAX_SETTLE_MS => {
+            crate::sys::state::log(&format!(
+                "paste: {} is {ms} ms, over {MAX_SETTLE_MS}: waited {MAX_SETTLE_MS}",
+                crate::tmux::options::PASTE_SETTLE_MS.name
+            ));
+            MAX_SETTLE_MS
+        }
+        Some(ms) => ms,
+        None => DEFAULT_SETTLE_MS,
+    }
+}
+
+/// Refuse a settle time over [`MAX_SETTLE_MS`] (CLI and MCP alike, before anything runs).
+pub fn check_settle(flag: Option<u64>) -> Result<(), Error> {
+    match flag {
+        Some(ms) if ms > MAX_SETTLE_MS => Err(Error::usage(format!(
+            "refused: a settle time of {ms} ms is over the {MAX_SETTLE_MS} ms limit; nothing was pasted"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Paste text as one bracketed paste (sanitized), then exactly one Enter if asked.
@@ -162,6 +202,14 @@ pub fn paste(
     if text.is_empty() {
         return Err(Error::usage("refused: the text is empty; nothing to paste"));
     }
+    if text.len() > MAX_PASTE_BYTES {
+        return Err(Error::usage(format!(
+            "refused: {} bytes is over the {MAX_PASTE_BYTES}-byte paste limit; nothing was pasted \
+             (write it to a file and have the program read that)",
+            text.len()
+        )));
+    }
+    check_settle(settle)?;
     let (clean, sanitized) = pane_input::sanitize_paste(text);
     let p = policy::input_target(
         tmux,
@@ -195,6 +243,12 @@ pub fn keys(tmux: &Tmux, target: Option<&str>, keys: &[String]) -> Result<Presse
         return Err(Error::usage(
             "refused: no key names given; name at least one, e.g. Enter",
         ));
+    }
+    if keys.len() > MAX_KEYS {
+        return Err(Error::usage(format!(
+            "refused: {} keys is over the {MAX_KEYS}-key limit of one call; nothing was pressed",
+            keys.len()
+        )));
     }
     if let Some(bad) = keys.iter().find(|k| !pane_input::is_allowed_key(k)) {
         return Err(Error::usage(format!(

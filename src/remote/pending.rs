@@ -118,6 +118,15 @@ pub struct Shown<'a> {
     pub local_socket: Option<String>,
 }
 
+/// A watch job id as tmuxmate makes them: letters, digits, `-` and `_`, at most 64.
+pub fn plausible_job_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
 /// Record a job started on `host` (written before `watch start --host` answers). The
 /// answer: the local server whose status-line count this changes (the caller refreshes
 /// it: `control::watch::status` reads these records, so it is not called from here).
@@ -129,6 +138,22 @@ pub fn record(
     collector: &str,
     shown: Shown,
 ) -> std::io::Result<Option<String>> {
+    // The host's answer is data from another machine: an id becomes a file name here, a
+    // resource URI and a line of `watch list`, so only an id of the shape tmuxmate makes
+    // is kept, and the command is made printable.
+    if !plausible_job_id(job) {
+        return Err(std::io::Error::other(format!(
+            "host {host} answered a job id that no tmuxmate makes ({:?}); nothing was recorded",
+            crate::sys::printable::visible(&job.chars().take(80).collect::<String>()).0
+        )));
+    }
+    if !(shown.pane_id.starts_with('%') && shown.pane_id[1..].bytes().all(|b| b.is_ascii_digit())) {
+        return Err(std::io::Error::other(format!(
+            "host {host} answered a pane id that is not one ({:?}); nothing was recorded",
+            crate::sys::printable::visible(&shown.pane_id.chars().take(80).collect::<String>()).0
+        )));
+    }
+    let command = crate::sys::printable::visible(shown.command).0;
     let (socket_name, socket_path) = match socket {
         Socket::Name(n) => (Some(n.clone()), None),
         Socket::Path(p) => (None, Some(p.to_string_lossy().into_owned())),
@@ -144,7 +169,7 @@ pub fn record(
         collector: collector.to_string(),
         at: state::now_ms(),
         pane_id: Some(shown.pane_id.to_string()),
-        command: Some(shown.command.to_string()),
+        command: Some(command),
         local_socket: shown.local_socket,
     };
     let d = dir();
@@ -223,8 +248,9 @@ fn records(d: &Path) -> Vec<(PathBuf, RemoteWatch)> {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .filter_map(|p| {
-            let r = serde_json::from_slice::<RemoteWatch>(&std::fs::read(&p).ok()?).ok()?;
-            Some((p, r))
+            let raw = state::read_private(&p, 1 << 20).ok()?;
+            let r = serde_json::from_slice::<RemoteWatch>(&raw).ok()?;
+            plausible_job_id(&r.job_id).then_some((p, r))
         })
         .collect()
 }
@@ -401,4 +427,25 @@ fn pull_server(group: &[&(PathBuf, RemoteWatch)]) -> Result<Vec<String>, String>
         }
     }
     Ok(sockets.into_iter().map(str::to_string).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_job_ids_of_our_shape_are_kept() {
+        for ok in ["wmx5dgs0io9l", "w1-2_3", "W9"] {
+            assert!(super::plausible_job_id(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "../../x",
+            "a/b",
+            "w\n1",
+            "w\u{1b}]52",
+            "w x",
+            &"w".repeat(65),
+        ] {
+            assert!(!super::plausible_job_id(bad), "{bad:?}");
+        }
+    }
 }

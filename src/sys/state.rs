@@ -49,7 +49,8 @@ pub fn secure_existing() {
     let Ok(m) = std::fs::metadata(&root) else {
         return;
     };
-    if !m.is_dir() || m.permissions().mode() & 0o077 == 0 {
+    // Another user's directory is not ours to change (and is refused: `root_is_ours`).
+    if !m.is_dir() || m.permissions().mode() & 0o077 == 0 || root_is_ours(&root).is_err() {
         return;
     }
     let mut fixed = 0usize;
@@ -98,6 +99,34 @@ fn tighten(path: &Path, fixed: &mut usize, failed: &mut Vec<String>, depth: usiz
     }
 }
 
+/// The state directory, when it exists, must belong to this user: one of another user's
+/// (say root's tmuxmate pointed at a user's directory) could hold their symlinks and
+/// FIFOs, and what we write there would be theirs to read. Asked once per process.
+fn root_is_ours(root: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    static VERDICT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let verdict = VERDICT.get_or_init(|| {
+        let m = std::fs::metadata(root).ok()?;
+        let me = nix::unistd::geteuid().as_raw();
+        (m.uid() != me).then(|| {
+            format!(
+                "the state directory {} belongs to uid {}, not to you (uid {me}): set \
+                 TMUXMATE_STATE_DIR to a directory of your own, or give it back to you \
+                 (chown)",
+                root.display(),
+                m.uid()
+            )
+        })
+    });
+    match verdict {
+        Some(msg) => Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            msg.clone(),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Create `dir` (under the state directory) and its missing parents up to the state
 /// directory with mode 0700; an existing one found wider is closed to 0700. Parents
 /// above the state directory are created with the default mode.
@@ -107,6 +136,7 @@ pub fn private_dir(dir: &Path) -> std::io::Result<()> {
     if !dir.starts_with(&root) {
         return std::fs::create_dir_all(dir);
     }
+    root_is_ours(&root)?;
     if let Some(above) = root.parent() {
         std::fs::create_dir_all(above)?;
     }

@@ -570,3 +570,41 @@ fn list_joins_window_links_and_reads_each_foreground_afresh() {
         (fg(&l) == Some(("sleep".into(), Some("sleep".into())))).then_some(())
     });
 }
+
+#[test]
+fn oversized_inputs_are_refused_and_nothing_reaches_the_pane() {
+    let s = server!();
+    let r = s.recorder_pane("rec");
+    let too_many: Vec<String> = std::iter::repeat_n("Up".to_string(), 1001).collect();
+    let mut args = vec!["keys", "-t", r.pane.as_str()];
+    args.extend(too_many.iter().map(String::as_str));
+    let out = s.run(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1000-key limit"));
+    let big = "x".repeat((1 << 20) + 1);
+    let mut c = s.tmuxmate();
+    c.args(["send", "-t", &r.pane, "--file", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), big.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("byte limit of one send"));
+    let out = s.run(&[
+        "paste",
+        "-t",
+        &r.pane,
+        "--enter",
+        "--settle-ms",
+        "10001",
+        "hi",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("10000 ms limit"));
+    // A huge settle option waits the limit, not for ever (the Enter still comes).
+    s.tmux(&["set", "-g", "@tmuxmate-paste-settle-ms", "99999999999"]);
+    ok(s.run(&["paste", "-t", &r.pane, "--enter", "ok"]));
+    r.expect(b"\x1b[200~ok\x1b[201~\r");
+}

@@ -1047,3 +1047,36 @@ fn a_fifo_ledger_and_a_symlinked_log_are_refused_not_followed() {
     assert!(err.contains("not a regular file"), "{err}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched\n");
 }
+
+#[test]
+fn a_state_directory_of_another_user_is_refused_with_the_fix() {
+    let s = server!();
+    if nix::unistd::geteuid().as_raw() != 0 {
+        eprintln!("SKIP: giving a directory to another user needs root");
+        return;
+    }
+    let foreign = s.dir.join("foreign-state");
+    std::fs::create_dir(&foreign).unwrap();
+    // The other user's symlink where our log would be, to a file that is not theirs.
+    let victim = s.dir.join("root-only");
+    std::fs::write(&victim, "secret\n").unwrap();
+    std::os::unix::fs::symlink(&victim, foreign.join("log")).unwrap();
+    let nobody = nix::unistd::Uid::from_raw(65534);
+    nix::unistd::chown(&foreign, Some(nobody), None).unwrap();
+    let out = s
+        .tmuxmate()
+        .env("TMUXMATE_STATE_DIR", &foreign)
+        .args(["turn", "--agent", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("belongs to uid 65534, not to you"), "{err}");
+    assert!(err.contains("TMUXMATE_STATE_DIR"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "secret\n");
+    assert_eq!(
+        std::fs::read_dir(&foreign).unwrap().count(),
+        1,
+        "nothing was added"
+    );
+}
