@@ -42,7 +42,7 @@ pub fn in_transcript(o: &Offered) -> bool {
     if o.head.trim().is_empty() {
         return false;
     }
-    let Ok(mut f) = std::fs::File::open(path) else {
+    let Ok(mut f) = crate::sys::files::open_regular(std::path::Path::new(path)) else {
         return false;
     };
     // A transcript shorter than at the offer was replaced: nothing after it is ours.
@@ -79,7 +79,7 @@ pub fn records_our_context(path: Option<&str>) -> bool {
     let Some(path) = path else {
         return false;
     };
-    let Ok(mut f) = std::fs::File::open(path) else {
+    let Ok(mut f) = crate::sys::files::open_regular(std::path::Path::new(path)) else {
         return false;
     };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);

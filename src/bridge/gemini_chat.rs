@@ -41,7 +41,7 @@ pub fn gemini_dir() -> PathBuf {
 
 /// The session id on a chat file's first line.
 fn first_session_id(p: &Path) -> Option<String> {
-    let mut f = std::fs::File::open(p).ok()?;
+    let mut f = crate::sys::files::open_regular(p).ok()?;
     let mut buf = vec![0u8; 4096];
     let n = f.read(&mut buf).ok()?;
     let line = buf[..n].split(|&b| b == b'\n').next()?;
@@ -120,7 +120,7 @@ pub fn inode(p: &Path) -> u64 {
 /// Complete lines from `offset` on, when the file is still the one that offset was taken
 /// in (same inode, not shorter, the offset at a line start); otherwise from the start.
 fn lines(p: &Path, offset: u64, ino: u64) -> Vec<String> {
-    let Ok(mut f) = std::fs::File::open(p) else {
+    let Ok(mut f) = crate::sys::files::open_regular(p) else {
         return vec![];
     };
     let same = f

@@ -103,7 +103,7 @@ pub fn find_rollout(cwd: &str, since_ms: u64) -> Option<PathBuf> {
 }
 
 fn rollout_cwd(p: &Path) -> Option<String> {
-    let mut f = std::fs::File::open(p).ok()?;
+    let mut f = crate::sys::files::open_regular(p).ok()?;
     let mut buf = vec![0u8; 64 * 1024];
     let n = f.read(&mut buf).ok()?;
     let text = String::from_utf8_lossy(&buf[..n]);
@@ -119,7 +119,7 @@ pub fn size(p: &Path) -> u64 {
 
 /// Complete lines from `offset` on (a half-written last line is left out).
 fn lines_from(p: &Path, offset: u64) -> Vec<String> {
-    let Ok(mut f) = std::fs::File::open(p) else {
+    let Ok(mut f) = crate::sys::files::open_regular(p) else {
         return vec![];
     };
     complete_lines(&mut f, offset)

@@ -263,7 +263,7 @@ impl Fold {
 
     /// Fold whatever complete lines were appended to `path` since the last call.
     pub fn update(&mut self, path: &Path) -> std::io::Result<Progress> {
-        let mut f = File::open(path)?;
+        let mut f = crate::sys::files::open_regular(path)?;
         let md = f.metadata()?;
         let mut p = Progress::default();
         let same_file = self.ino == 0 || (md.dev(), md.ino()) == (self.dev, self.ino);

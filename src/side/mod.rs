@@ -337,6 +337,9 @@ pub struct HistoryLine {
     pub text: String,
 }
 
+/// How much of a transcript `side history` reads, from its end.
+const HISTORY_READ_MAX: u64 = 64 << 20;
+
 /// The main session's transcript lines, summarised, filtered and bounded (newest last).
 pub fn history(
     transcript: &Path,
@@ -344,7 +347,10 @@ pub fn history(
     contains: Option<&str>,
     limit: usize,
 ) -> Result<Vec<HistoryLine>, Error> {
-    let data = std::fs::read(transcript).map_err(|e| {
+    // The newest 64 MiB: a history is read for its last lines, and a transcript of
+    // gigabytes must not become gigabytes of memory (turn numbers then count from the
+    // start of what was read).
+    let (data, _) = crate::sys::files::read_tail(transcript, HISTORY_READ_MAX).map_err(|e| {
         Error::new(format!(
             "cannot read the main transcript {}: {e}",
             transcript.display()
@@ -495,9 +501,12 @@ fn codex_rollouts_since(cwd: &str, ms: u64, main: Option<&str>) -> Vec<PathBuf> 
 fn rollout_cwd(p: &Path) -> Option<String> {
     use std::io::BufRead;
     let mut first = String::new();
-    std::io::BufReader::new(std::fs::File::open(p).ok()?)
-        .read_line(&mut first)
-        .ok()?;
+    std::io::BufReader::new(std::io::Read::take(
+        crate::sys::files::open_regular(p).ok()?,
+        1 << 20,
+    ))
+    .read_line(&mut first)
+    .ok()?;
     let v: Value = serde_json::from_str(&first).ok()?;
     v["payload"]["cwd"].as_str().map(str::to_string)
 }
@@ -507,11 +516,14 @@ fn rollout_cwd(p: &Path) -> Option<String> {
 /// all the time, and must never lose it to our cleanup).
 fn rollout_started_after(p: &Path, ms: u64) -> bool {
     use std::io::BufRead;
-    let Ok(f) = std::fs::File::open(p) else {
+    let Ok(f) = crate::sys::files::open_regular(p) else {
         return false;
     };
     let mut first = String::new();
-    if std::io::BufReader::new(f).read_line(&mut first).is_err() {
+    if std::io::BufReader::new(std::io::Read::take(f, 1 << 20))
+        .read_line(&mut first)
+        .is_err()
+    {
         return false;
     }
     serde_json::from_str::<Value>(&first)

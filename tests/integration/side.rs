@@ -526,3 +526,43 @@ fn a_report_reaches_the_turn_with_its_controls_made_visible_and_two_at_once_are_
         assert!(t.contains(&format!("parallel note {i}")), "{i}: {t}");
     }
 }
+
+#[test]
+fn a_fifo_as_the_transcript_never_blocks_status_or_history() {
+    let s = server!();
+    let rec = s.recorder_pane("main");
+    let t = s.dir.join("fifo.jsonl");
+    nix::unistd::mkfifo(&t, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    // `digest attach` refuses it, or a later read does: either way nothing hangs.
+    let attach = s.run(&[
+        "digest",
+        "attach",
+        "-t",
+        &rec.pane,
+        "--transcript",
+        t.to_str().unwrap(),
+        "--format",
+        "claude",
+    ]);
+    for verb in ["status", "history"] {
+        let mut c = s.tmuxmate();
+        c.args(["side", verb, "-t", &rec.pane])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = Some(c.spawn().unwrap());
+        let out = wait_until(
+            &format!("side {verb} with a FIFO transcript"),
+            std::time::Duration::from_secs(15),
+            || {
+                child.as_mut()?.try_wait().ok()??;
+                child.take().map(|c| c.wait_with_output().unwrap())
+            },
+        );
+        // status says what the digest knows (nothing read); history must read the file.
+        if attach.status.success() && verb == "history" {
+            assert_eq!(out.status.code(), Some(1), "side {verb}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("not a regular file"), "side {verb}: {err}");
+        }
+    }
+}
