@@ -9,9 +9,24 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// The file's text, `None` when it does not exist. Not UTF-8 is an error naming the file.
+/// The largest config file read (a settings.json of megabytes is someone else's).
+const READ_MAX: u64 = 16 << 20;
+
+/// The file's text, `None` when it does not exist. Not UTF-8 is an error naming the file;
+/// so is one that is not a regular file (a FIFO would hang us, a link to `/dev/zero`
+/// never end) or is larger than 16 MiB.
 pub fn read_text(path: &Path) -> Result<Option<String>, String> {
-    match std::fs::read(path) {
+    let read = |path: &Path| -> std::io::Result<Vec<u8>> {
+        use std::io::Read;
+        let f = crate::sys::files::open_regular(path)?;
+        let mut b = Vec::new();
+        f.take(READ_MAX + 1).read_to_end(&mut b)?;
+        if b.len() as u64 > READ_MAX {
+            return Err(std::io::Error::other("larger than 16 MiB"));
+        }
+        Ok(b)
+    };
+    match read(path) {
         Ok(b) => String::from_utf8(b).map(Some).map_err(|_| {
             format!(
                 "{} is not UTF-8 text; fix or move it away, then rerun",
@@ -19,7 +34,10 @@ pub fn read_text(path: &Path) -> Result<Option<String>, String> {
             )
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => Err(format!(
+            "cannot read {}: {e}; fix or move it away, then rerun (nothing was changed)",
+            path.display()
+        )),
     }
 }
 

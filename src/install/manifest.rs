@@ -38,14 +38,41 @@ pub fn dir() -> PathBuf {
 }
 
 impl Manifest {
-    pub fn load() -> Manifest {
+    /// The manifest, empty when there is none. A manifest that cannot be read is an
+    /// error, never an empty one: taking it as empty would forget what the originals were.
+    pub fn load() -> Result<Manifest, String> {
         let dir = dir();
-        let mut m: Manifest = std::fs::read_to_string(dir.join("manifest.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default();
+        let path = dir.join("manifest.json");
+        let mut m: Manifest = match super::fsio::read_text(&path)? {
+            None => Manifest::default(),
+            Some(t) => serde_json::from_str(&t).map_err(|e| {
+                format!(
+                    "the install manifest {} is damaged ({e}): it records what install \
+                     changed; restore it from a copy, or move it away to start afresh \
+                     (uninstall then removes only tmuxmate's own entries)",
+                    path.display()
+                )
+            })?,
+        };
         m.dir = dir;
-        m
+        Ok(m)
+    }
+
+    /// Hold the install lock (`<state dir>/install.lock`, beside the directory that
+    /// uninstall removes) while a plan is applied: two installs at once each load, change
+    /// and save the manifest.
+    pub fn lock() -> Result<nix::fcntl::Flock<std::fs::File>, String> {
+        let p = crate::sys::state::state_dir().join("install.lock");
+        let f = crate::sys::state::open_private(
+            &p,
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+        )
+        .map_err(|e| format!("cannot open the install lock {}: {e}", p.display()))?;
+        nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, e)| format!("cannot take the install lock {}: {e}", p.display()))
     }
 
     fn save(&self) -> Result<(), String> {

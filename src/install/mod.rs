@@ -277,7 +277,7 @@ pub fn plan_install(ctx: &Ctx, which: &[Which]) -> Result<(Vec<Change>, Vec<Stri
 }
 
 pub fn plan_uninstall(ctx: &Ctx, which: &[Which]) -> Result<Vec<Change>, String> {
-    let m = Manifest::load();
+    let m = Manifest::load()?;
     let mut changes = Vec::new();
     for t in targets(ctx, which) {
         let Some(cur) = fsio::read_text(&t.path)? else {
@@ -310,7 +310,8 @@ pub fn plan_uninstall(ctx: &Ctx, which: &[Which]) -> Result<Vec<Change>, String>
 
 /// Write the planned changes (install: with backups; uninstall: forgetting them).
 pub fn apply(changes: &[Change], install: bool) -> Result<(), String> {
-    let mut m = Manifest::load();
+    let _lock = Manifest::lock()?;
+    let mut m = Manifest::load()?;
     let mut dirs = Vec::new();
     for c in changes {
         // Someone (a running harness) wrote the file since we read it: do not clobber.

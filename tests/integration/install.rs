@@ -690,3 +690,71 @@ fn doctor_does_not_count_a_users_failed_commands_and_survives_a_fifo_log() {
     });
     assert!(String::from_utf8_lossy(&out.stdout).contains("tmux"));
 }
+
+#[test]
+fn concurrent_installs_keep_every_clis_entries_and_hostile_configs_are_refused() {
+    let s = server!();
+    // Three installs at once, one per CLI: each CLI's entries and each file's
+    // original are in the manifest afterwards.
+    std::fs::create_dir_all(s.home.join(".claude")).unwrap();
+    std::fs::create_dir_all(s.home.join(".codex")).unwrap();
+    std::fs::create_dir_all(s.home.join(".gemini")).unwrap();
+    let kids: Vec<_> = ["claude", "codex", "gemini"]
+        .iter()
+        .map(|w| {
+            s.tmuxmate()
+                .args(["install", w])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut k in kids {
+        assert!(k.wait().unwrap().success());
+    }
+    let manifest = read(&s.state.join("install/manifest.json"));
+    for f in [
+        ".claude/settings.json",
+        ".codex/hooks.json",
+        ".gemini/settings.json",
+    ] {
+        assert!(
+            manifest.contains(f),
+            "{f} missing from the manifest: {manifest}"
+        );
+    }
+    // A damaged manifest stops uninstall with the fix, changing nothing.
+    let before = read(&s.home.join(".claude/settings.json"));
+    std::fs::write(s.state.join("install/manifest.json"), "{not json").unwrap();
+    let out = s.run(&["uninstall", "claude"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("install manifest") && err.contains("damaged"),
+        "{err}"
+    );
+    assert_eq!(read(&s.home.join(".claude/settings.json")), before);
+    // A FIFO where settings.json belongs: refused at once, not waited on.
+    let g = s.home.join(".gemini/settings.json");
+    std::fs::remove_file(&g).unwrap();
+    nix::unistd::mkfifo(&g, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let mut c = s.tmuxmate();
+    c.args(["install", "gemini"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = Some(c.spawn().unwrap());
+    let out = crate::util::wait_until(
+        "install with a FIFO config",
+        std::time::Duration::from_secs(15),
+        || {
+            child.as_mut()?.try_wait().ok()??;
+            child.take().map(|c| c.wait_with_output().unwrap())
+        },
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a regular file"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
