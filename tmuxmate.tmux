@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # TPM entry point: `set -g @plugin '<owner>/tmuxmate'` in tmux.conf, then prefix + I.
 #
-# Finds the tmuxmate binary (PATH, ~/.cargo/bin, or this checkout's release build), builds
+# Finds the tmuxmate binary (PATH, then ~/.cargo/bin, then this checkout's release build:
+# the order the README gives, so the keys run the same binary as the agents' hooks), builds
 # it with cargo when none exists, writes the snippet with the binary's absolute path next
 # to this file and sources it. Prints nothing on success (a run-shell that prints opens
 # view mode); a failure is shown with display-message and says what to do.
@@ -9,7 +10,7 @@ set -u
 DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 find_bin() {
-    for c in "$DIR/target/release/tmuxmate" "$(command -v tmuxmate 2>/dev/null)" "$HOME/.cargo/bin/tmuxmate"; do
+    for c in "$(command -v tmuxmate 2>/dev/null)" "$HOME/.cargo/bin/tmuxmate" "$DIR/target/release/tmuxmate"; do
         if [ -n "$c" ] && [ -x "$c" ]; then
             printf '%s\n' "$c"
             return 0

@@ -758,3 +758,55 @@ fn concurrent_installs_keep_every_clis_entries_and_hostile_configs_are_refused()
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn the_tpm_entry_uses_the_tmuxmate_on_path_before_a_checkout_build() {
+    let s = server!();
+    // The plugin's folder, with a stale build of its own, and a tmuxmate on PATH.
+    let plugin = s.dir.join("plugin");
+    std::fs::create_dir_all(plugin.join("target/release")).unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tmuxmate.tmux"),
+        plugin.join("tmuxmate.tmux"),
+    )
+    .unwrap();
+    let fake =
+        |who: &str| format!("#!/bin/sh\n[ \"$1\" = init ] && echo 'set -g @tmuxmate-bin {who}'\n");
+    crate::util::write_script(&plugin.join("target/release/tmuxmate"), &fake("stale"));
+    let bin = s.dir.join("pathbin");
+    std::fs::create_dir_all(&bin).unwrap();
+    crate::util::write_script(&bin.join("tmuxmate"), &fake("on-path"));
+    // tmux itself: the real one, on this test's server.
+    let real = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v tmux"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    crate::util::write_script(
+        &bin.join("tmux"),
+        &format!("#!/bin/sh\nexec '{}' -L {} \"$@\"\n", real.trim(), s.name),
+    );
+    let out = std::process::Command::new("bash")
+        .arg(plugin.join("tmuxmate.tmux"))
+        .env(
+            "PATH",
+            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+        )
+        .env("HOME", &s.home)
+        .env("TMUX_TMPDIR", s.dir.join("tmp"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        read(&plugin.join("tmuxmate.generated.conf")).trim(),
+        "set -g @tmuxmate-bin on-path"
+    );
+    assert_eq!(s.tmux(&["show", "-gv", "@tmuxmate-bin"]).trim(), "on-path");
+}
