@@ -178,9 +178,7 @@ pub fn run(keep: bool) -> Result<(), Error> {
     std::fs::create_dir_all(&dir)?;
     // This process's own state (the tmux version cache, the log) goes with the demo's
     // directory too, not into the user's state directory.
-    // SAFETY: set before this process starts any thread; nothing reads the environment
-    // concurrently.
-    unsafe { std::env::set_var("TMUXMATE_STATE_DIR", dir.join("state")) };
+    crate::sys::state::use_dir_for_this_process(dir.join("state"));
     let sock = dir.join("tmux.sock");
     let mut tmux = Tmux::new(Socket::Path(sock.clone()));
     tmux.isolate_env = true;

@@ -20,7 +20,19 @@ pub const DIR_MODE: u32 = 0o700;
 /// Mode of every file we create there.
 pub const FILE_MODE: u32 = 0o600;
 
+/// A state directory this process uses instead of the configured one (the demo's own).
+static OVERRIDE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Make this process keep its state in `dir` (first call wins; for the demo, whose
+/// process must leave nothing in the user's state directory).
+pub fn use_dir_for_this_process(dir: PathBuf) {
+    let _ = OVERRIDE.set(dir);
+}
+
 pub fn state_dir() -> PathBuf {
+    if let Some(d) = OVERRIDE.get() {
+        return d.clone();
+    }
     if let Some(d) = std::env::var_os("TMUXMATE_STATE_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
