@@ -324,6 +324,16 @@ fn check_mcp(
     }
 }
 
+/// The id of an enabled tmuxmate plugin in Claude Code's settings (`enabledPlugins`,
+/// `"tmuxmate@MARKETPLACE": true`).
+fn claude_plugin_enabled(settings: &serde_json::Value) -> Option<String> {
+    settings["enabledPlugins"]
+        .as_object()?
+        .iter()
+        .find(|(id, on)| id.split('@').next() == Some("tmuxmate") && on.as_bool() == Some(true))
+        .map(|(id, _)| id.clone())
+}
+
 fn check_harness(ctx: &Ctx, w: Which, r: &mut Report) {
     let p = &ctx.paths;
     let name = w.name();
@@ -349,6 +359,32 @@ fn check_harness(ctx: &Ctx, w: Which, r: &mut Report) {
         .unwrap_or_default();
     if w == Which::Codex {
         hooks.extend(tomledit::our_hooks(&toml));
+    }
+    // The Claude Code plugin (this repository as a marketplace) brings the hooks, the MCP
+    // server and the skill itself: with it enabled, tmuxmate's own entries are not
+    // expected, and having both runs the hook twice.
+    if w == Which::Claude
+        && let Some(id) = claude_plugin_enabled(&hooks_json)
+    {
+        if hooks.is_empty() {
+            r.ok(
+                name,
+                format!(
+                    "the Claude Code plugin {id} is enabled in {} (its hooks, MCP server and skill run the tmuxmate on PATH)",
+                    p.label(&hooks_file)
+                ),
+            );
+        } else {
+            r.problem(
+                name,
+                format!(
+                    "both the Claude Code plugin {id} and tmuxmate's own hooks in {} are wired: every hook runs twice",
+                    p.label(&hooks_file)
+                ),
+                "keep one: `tmuxmate uninstall claude` (keeps the plugin), or `claude plugin uninstall tmuxmate@tmuxmate`",
+            );
+        }
+        return;
     }
     if !w.detected(p) && hooks.is_empty() {
         r.add(

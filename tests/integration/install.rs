@@ -819,3 +819,25 @@ fn the_tpm_entry_uses_the_tmuxmate_on_path_before_a_checkout_build() {
     );
     assert_eq!(s.tmux(&["show", "-gv", "@tmuxmate-bin"]).trim(), "on-path");
 }
+
+#[test]
+fn doctor_knows_the_claude_code_plugin_and_says_when_both_are_wired() {
+    let s = server!();
+    std::fs::create_dir_all(s.home.join(".claude")).unwrap();
+    write(
+        &s.home.join(".claude/settings.json"),
+        r#"{"enabledPlugins":{"tmuxmate@tmuxmate":true}}"#,
+    );
+    let (_, text) = doctor(&s);
+    assert!(
+        text.contains("the Claude Code plugin tmuxmate@tmuxmate is enabled"),
+        "{text}"
+    );
+    assert!(!text.contains("fix: tmuxmate install claude"), "{text}");
+    // Both: a problem that says which to keep.
+    ok(s.run(&["install", "claude"]));
+    let (out, text) = doctor(&s);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("every hook runs twice"), "{text}");
+    assert!(text.contains("tmuxmate uninstall claude"), "{text}");
+}
