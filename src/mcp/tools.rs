@@ -59,6 +59,33 @@ fn tool(
         "inputSchema": {"type": "object", "properties": obj(props), "required": required,
             "additionalProperties": false},
         "outputSchema": {"type": "object", "properties": obj(out)},
+        "annotations": annotations(name),
+    })
+}
+
+/// What each tool does to the world, for clients that decide by it (one that runs
+/// read-only tools at once, one that asks before a destructive one). Truthful rather
+/// than flattering: typing into a pane can run anything the pane's program runs, so
+/// `send_keys` and `paste` are destructive; a read stores a snapshot in tmuxmate's state
+/// but changes no pane, which is what read-only means here.
+fn annotations(name: &str) -> Value {
+    // (readOnly, destructive, idempotent, openWorld)
+    let (ro, destructive, idempotent, open) = match name {
+        "tmux_list" | "tmux_capture" | "side_chat_main_status" | "side_chat_main_history" => {
+            (true, false, true, false)
+        }
+        "tmux_send_keys" | "tmux_paste" => (false, true, false, false),
+        "tmux_split" | "tmux_swap" | "side_chat_report" => (false, false, false, false),
+        "tmux_run" | "tmux_watch" => (false, true, false, true),
+        "tmux_kill" => (false, true, true, false),
+        "agent_ask" => (false, false, false, true),
+        _ => (false, true, false, true),
+    };
+    json!({
+        "readOnlyHint": ro,
+        "destructiveHint": destructive,
+        "idempotentHint": idempotent,
+        "openWorldHint": open,
     })
 }
 

@@ -205,7 +205,23 @@ fn both_handshakes_and_a_small_tools_list() {
     for t in tools {
         assert_eq!(t["inputSchema"]["type"], "object", "{t}");
         assert_eq!(t["outputSchema"]["type"], "object", "{t}");
+        // Every tool says what it does to the world; the reads are read-only.
+        let a = &t["annotations"];
+        let ro = a["readOnlyHint"].as_bool().unwrap();
+        let name = t["name"].as_str().unwrap();
+        let reads = [
+            "tmux_list",
+            "tmux_capture",
+            "side_chat_main_status",
+            "side_chat_main_history",
+        ];
+        assert_eq!(ro, reads.contains(&name), "{name}: {a}");
+        for k in ["destructiveHint", "idempotentHint", "openWorldHint"] {
+            assert!(a[k].is_boolean(), "{name} {k}: {a}");
+        }
     }
+    let kill = tools.iter().find(|t| t["name"] == "tmux_kill").unwrap();
+    assert_eq!(kill["annotations"]["destructiveHint"], true);
     c.finish();
 
     // The modern era: discover first, then calls with the version in _meta, no handshake.
