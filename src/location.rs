@@ -57,9 +57,9 @@ impl Reading {
     pub fn state(&self) -> String {
         format!(
             "session {}, window {} {}, pane {} {}\nwindow active={}, pane active={}, layout {}",
-            escape_controls(&self.session),
+            escape_controls(&clipped(&self.session)),
             self.window_index,
-            serde_json::to_string(&self.window_name).unwrap_or_default(),
+            serde_json::to_string(&clipped(&self.window_name)).unwrap_or_default(),
             self.pane_index,
             self.pane_id,
             self.window_active as u8,
@@ -71,6 +71,21 @@ impl Reading {
     pub fn render(&self, turn: u64) -> String {
         format!("tmux location (turn {turn}):\n{}", self.state())
     }
+}
+
+/// The most characters of a session or window name the per-turn text carries: a name of
+/// kilobytes would fill the turn's budget and push queued results to a later turn.
+const NAME_MAX_CHARS: usize = 200;
+
+/// `s`, or its first [`NAME_MAX_CHARS`] characters, how long it was and a digest of it.
+fn clipped(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().count() <= NAME_MAX_CHARS {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let head: String = s.chars().take(NAME_MAX_CHARS).collect();
+    // The digest keeps a rename to another long name with the same start a change.
+    let h = crate::sys::hash::sha256_hex(s.as_bytes());
+    std::borrow::Cow::Owned(format!("{head}... ({} bytes, {})", s.len(), &h[..12]))
 }
 
 fn escape_controls(s: &str) -> String {
@@ -234,6 +249,17 @@ mod tests {
             "tmux location (turn 3):\nsession work, window 1 \"editor\", pane 0 %4\n\
              window active=1, pane active=0, layout b25d,80x24,0,0,4"
         );
+    }
+
+    #[test]
+    fn a_name_of_kilobytes_takes_a_bounded_share_of_the_turn() {
+        let long = "n".repeat(15_000);
+        let s = reading(&long, &long).state();
+        assert!(s.len() < 700, "{} bytes", s.len());
+        assert!(s.contains("... (15000 bytes, "), "{s}");
+        // Two different long names still read as different states.
+        let other = format!("{}x", "n".repeat(14_999));
+        assert_ne!(reading(&other, "w").state(), reading(&long, "w").state());
     }
 
     #[test]
