@@ -353,8 +353,11 @@ fn fifty_parallel_hooks_while_jobs_end_never_panic() {
     for id in &ids {
         ended(&s.state, id, SLOW);
     }
-    let kept = std::fs::read_dir(&done).unwrap().count();
-    assert!(kept <= 200, "jobs/done keeps {kept} files");
+    // The last writers may still be renaming (a temp file counts until then) or pruning:
+    // the bound holds once they are done.
+    wait_until("jobs/done to keep at most 200 files", SLOW, || {
+        (std::fs::read_dir(&done).unwrap().count() <= 200).then_some(())
+    });
 }
 
 /// Windows of launched watches: (window name, pane id).
