@@ -30,6 +30,9 @@ pub enum Kind {
     CommandNotFound,
     /// A managed agent is showing a dialog (trust, permissions) instead of its prompt.
     Dialog,
+    /// The caller cancelled the call (an MCP `notifications/cancelled`, or its client
+    /// went away); what the call started was ended.
+    Cancelled,
     /// A tmux or ssh failure, with [`TmuxError::kind`]'s class.
     Tmux(&'static str),
 }
@@ -46,6 +49,7 @@ impl Kind {
             Kind::SideAgentFailed => "side-agent-failed",
             Kind::CommandNotFound => "command-not-found",
             Kind::Dialog => "dialog",
+            Kind::Cancelled => "cancelled",
             Kind::Tmux(k) => k,
         }
     }

@@ -26,7 +26,7 @@ pub struct Request<'a> {
     pub project: Option<&'a Path>,
     pub permission_mode: Option<&'a str>,
     pub timeout: Duration,
-    pub progress: Option<&'a (dyn Fn(Duration) + Sync)>,
+    pub progress: crate::control::settle::Progress<'a>,
 }
 
 /// A failed ask: how far the message got, and why.

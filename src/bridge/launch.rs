@@ -165,7 +165,7 @@ pub fn start(
     let spec_path = state::state_dir().join("launch").join(format!(
         "{}-{}.json",
         naming::encode(&name).replace('/', "_"),
-        std::process::id()
+        crate::sys::unique::token()
     ));
     write_private(
         &spec_path,

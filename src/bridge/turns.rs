@@ -197,7 +197,7 @@ pub fn wait_with(
     tmux: &Tmux,
     name: &str,
     timeout: Duration,
-    on_progress: Option<&(dyn Fn(Duration) + Sync)>,
+    on_progress: crate::control::settle::Progress,
 ) -> Result<Reply, Error> {
     let (c, a) = super::session::resolve(tmux, name)?;
     let start = Instant::now();
@@ -270,8 +270,10 @@ pub fn wait_with(
         if progress {
             eprint!("\rwaiting for {name}: {} s ", start.elapsed().as_secs());
         }
-        if let Some(p) = on_progress {
-            p(start.elapsed());
+        if let Some(p) = on_progress
+            && !p(start.elapsed())
+        {
+            return Err(crate::control::settle::cancelled());
         }
         // Short turns are common: look often at first, then back off.
         let ms = if start.elapsed() < Duration::from_secs(3) {

@@ -254,9 +254,11 @@ pub fn new_work_window(
     cwd: Option<&Text>,
     cmd: &[String],
 ) -> Result<Created, Error> {
-    let (session, placeholder) = work_session(tmux, caller)?;
-    let r = new_window(tmux, caller, &session, name, cwd, cmd);
-    drop_placeholder(tmux, placeholder, r)
+    past_session_races(|_| {
+        let (session, placeholder) = work_session(tmux, caller)?;
+        let r = new_window(tmux, caller, &session, name, cwd, cmd);
+        drop_placeholder(tmux, placeholder, r)
+    })
 }
 
 /// Remove a fresh session's placeholder window once ours was created (or failed). A
@@ -447,6 +449,38 @@ pub fn new_window(
 /// `facts`, when given, were asked in this call's first round trip
 /// (`super::preflight`): they spare the questions of creating the own session.
 pub fn new_work_window_of_ours(
+    tmux: &Tmux,
+    caller: &Caller,
+    name: Option<&Text>,
+    cmd: &[String],
+    facts: Option<&Facts>,
+) -> Result<Created, Error> {
+    // Parallel calls race for the one `tmuxmate` session; a retry looks afresh.
+    past_session_races(|first| work_window_once(tmux, caller, name, cmd, facts.filter(|_| first)))
+}
+
+/// `make` again (`first` false) while it lost a race for the work session: another call
+/// created it meanwhile (duplicate session), or its last window closed between the
+/// lookup and the new-window (no such session). Neither failure created anything.
+fn past_session_races(
+    mut make: impl FnMut(bool) -> Result<Created, Error>,
+) -> Result<Created, Error> {
+    let mut tries = 0;
+    loop {
+        match make(tries == 0) {
+            Err(e)
+                if tries < 4
+                    && (e.kind == crate::error::Kind::Tmux("target-not-found")
+                        || e.human().contains("duplicate session")) =>
+            {
+                tries += 1
+            }
+            r => return r,
+        }
+    }
+}
+
+fn work_window_once(
     tmux: &Tmux,
     caller: &Caller,
     name: Option<&Text>,

@@ -115,12 +115,11 @@ impl RunDir {
     fn create() -> Result<RunDir, Error> {
         let root = state::state_dir().join("run");
         sweep(&root);
-        let id = format!("r{}-{}", state::now_ms(), std::process::id());
-        let dir = root.join(&id);
-        state::private_dir(&dir).map_err(|e| {
+        // Exclusively ours: two runs started in one millisecond never share files.
+        let (id, dir) = state::new_private_dir(&root, "r").map_err(|e| {
             Error::new(format!(
-                "could not create the run directory {}: {e}; check that the state directory is writable (TMUXMATE_STATE_DIR or XDG_STATE_HOME)",
-                dir.display()
+                "could not create a run directory in {}: {e}; check that the state directory is writable (TMUXMATE_STATE_DIR or XDG_STATE_HOME)",
+                root.display()
             ))
         })?;
         Ok(RunDir { dir, id })
@@ -377,7 +376,10 @@ fn in_new_pane(
     let deadline = Instant::now() + timeout;
     let keep = budget + TAIL_SLACK;
     let created = new_pane(tmux, &rd, &wrapper(&rd, cmd, keep, true), facts)?;
-    let finished = wait_done(tmux, &created.pane_id, &rd, deadline, progress)?;
+    let finished = on_cancel(
+        wait_done(tmux, &created.pane_id, &rd, deadline, progress),
+        || remove_pane(tmux, &created.pane_id),
+    )?;
     finish(
         tmux,
         &rd,
@@ -438,7 +440,10 @@ fn typed(
     // line itself is ours (a quoted path), so no user text is ever typed.
     let line = format!(" . {}", rd.q("cmd.sh"));
     type_line(tmux, &pane.pane_id, &line, false)?;
-    let finished = wait_done(tmux, &pane.pane_id, &rd, deadline, progress)?;
+    let finished = on_cancel(
+        wait_done(tmux, &pane.pane_id, &rd, deadline, progress),
+        || interrupt(tmux, &pane.pane_id, &rd),
+    )?;
     finish(
         tmux,
         &rd,
@@ -540,10 +545,47 @@ fn wait_done(
                 )));
             }
         }
-        if let Some(p) = progress {
-            p(waited);
+        if let Some(p) = progress
+            && !p(waited)
+        {
+            return Err(super::settle::cancelled());
         }
         std::thread::sleep(poll_interval(waited).min(deadline - now));
+    }
+}
+
+/// A cancelled wait ends what the run started (`undo`); any other outcome passes.
+fn on_cancel<T>(r: Result<T, Error>, undo: impl FnOnce()) -> Result<T, Error> {
+    if let Err(e) = &r
+        && e.kind == crate::error::Kind::Cancelled
+    {
+        undo();
+    }
+    r
+}
+
+/// Our run's own pane, with what still runs in it.
+fn remove_pane(tmux: &Tmux, pane_id: &str) {
+    if let Err(e) = tmux.run(&targs!["kill-pane", "-t", Arg::id(pane_id)]) {
+        state::log(&format!("run: could not remove pane {pane_id}: {e}"));
+    }
+}
+
+/// The command typed into someone's shell gets C-c (the wrapper records its status and
+/// the prompt comes back); nothing is pressed when it already ended, so a line the person
+/// types meanwhile is never touched.
+fn interrupt(tmux: &Tmux, pane_id: &str, rd: &RunDir) {
+    if rd.done() {
+        return;
+    }
+    if let Err(e) = tmux.run(&targs!["send-keys", "-t", Arg::id(pane_id), "C-c"]) {
+        state::log(&format!("run: could not interrupt pane {pane_id}: {e}"));
+        return;
+    }
+    // The run directory goes when we return: let the wrapper write its marker first.
+    let until = Instant::now() + Duration::from_secs(2);
+    while !rd.done() && Instant::now() < until {
+        std::thread::sleep(POLL);
     }
 }
 
@@ -609,14 +651,17 @@ fn stable_new_pane(
     let rd = RunDir::create()?;
     let deadline = Instant::now() + timeout;
     let created = new_pane(tmux, &rd, &wrapper(&rd, cmd, 0, false), None)?;
-    let (stabilized, timed_out) = wait_stable(
-        tmux,
-        &created.pane_id,
-        stable_ms,
-        deadline,
-        Vec::new(),
-        || rd.done(),
-        progress,
+    let (stabilized, timed_out) = on_cancel(
+        wait_stable(
+            tmux,
+            &created.pane_id,
+            stable_ms,
+            deadline,
+            Vec::new(),
+            || rd.done(),
+            progress,
+        ),
+        || remove_pane(tmux, &created.pane_id),
     )?;
     let raw = budget::capture_pane(tmux, &created.pane_id, Range::All, false, true)?;
     Ok(Outcome {

@@ -45,7 +45,7 @@ struct RemoteRun {
 impl RemoteRun {
     fn new() -> RemoteRun {
         RemoteRun {
-            id: format!("r{}-{}", crate::sys::state::now_ms(), std::process::id()),
+            id: format!("r{}", crate::sys::unique::token()),
         }
     }
     fn channel(&self) -> String {

@@ -10,8 +10,18 @@ use crate::control::budget::{self, Bounded, Range};
 use crate::error::Error;
 use crate::tmux::Tmux;
 
-/// Called while waiting (about every 20 ms) with the time waited so far.
-pub type Progress<'a> = Option<&'a (dyn Fn(Duration) + Sync)>;
+/// Called while waiting (about every 20 ms) with the time waited so far; it answers
+/// whether to go on. `false`: the caller cancelled, the wait ends with [`cancelled`] and
+/// the operation ends what it started.
+pub type Progress<'a> = Option<&'a (dyn Fn(Duration) -> bool + Sync)>;
+
+/// The error of a wait its caller cancelled.
+pub fn cancelled() -> Error {
+    Error::of(
+        crate::error::Kind::Cancelled,
+        "cancelled by the caller; what the call started was ended",
+    )
+}
 
 pub(super) struct Outcome {
     pub(super) pane_id: String,
@@ -74,8 +84,10 @@ pub(super) fn wait_stable(
         if now >= deadline {
             return Ok((false, true));
         }
-        if let Some(p) = progress {
-            p(now.duration_since(began));
+        if let Some(p) = progress
+            && !p(now.duration_since(began))
+        {
+            return Err(cancelled());
         }
         std::thread::sleep(poll.min(deadline - now));
         let cur = budget::capture_pane(tmux, pane_id, Range::Screen, false, false)?;

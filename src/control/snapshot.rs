@@ -93,18 +93,8 @@ fn files_dir(log: &std::path::Path) -> PathBuf {
     log.with_file_name("snapshots")
 }
 
-fn base36(mut n: u64) -> String {
-    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut v = Vec::new();
-    loop {
-        v.push(DIGITS[(n % 36) as usize]);
-        n /= 36;
-        if n == 0 {
-            break;
-        }
-    }
-    v.reverse();
-    String::from_utf8(v).unwrap_or_default()
+fn base36(n: u64) -> String {
+    crate::sys::unique::base36(n, 1)
 }
 
 /// `s` + time (base 36, fixed width for centuries) + pid + a per-process counter, so two

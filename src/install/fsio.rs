@@ -79,7 +79,10 @@ pub fn write_atomic(path: &Path, data: &[u8], new_mode: u32) -> Result<(), Strin
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmuxmate-{}.tmp", std::process::id()));
+    let tmp = dir.join(format!(
+        ".{name}.tmuxmate-{}.tmp",
+        crate::sys::unique::token()
+    ));
     let res = (|| {
         let mut f = std::fs::OpenOptions::new()
             .write(true)

@@ -13,7 +13,14 @@
 //!   limits and safety rules are the CLI's, word for word.
 //! - Only protocol messages reach stdout, each written whole under one lock (tool calls
 //!   run on their own threads and may finish in any order).
-//! - Exits on stdin EOF. Unknown method: -32601; unknown tool or arguments that do not
+//! - Tool calls and resource reads run on a bounded pool (`pool`): at most
+//!   `pool::WORKERS` at once, the rest queued in order; a call that does not fit is
+//!   answered at once with `SERVER_BUSY`. A message is bounded while it is read, before
+//!   it is held (`MAX_LINE`).
+//! - `notifications/cancelled` ends the call it names (a run's pane is removed, a typed
+//!   command interrupted) and that call is not answered. At stdin EOF running calls get
+//!   `DRAIN` to answer; then they are cancelled the same way and the process exits.
+//! - Unknown method: -32601; unknown tool or arguments that do not
 //!   fit the input schema: -32602; a refusal: a tool result with `isError: true`.
 //! - No async runtime: a hand-written loop over std threads. Why not rmcp (measured
 //!   2026-12-01, release builds): this whole server, tools and resources included, adds
@@ -22,11 +29,12 @@
 //!   tmux-mcp-rs (rmcp) is 10.2 MB and answers after 13.4 ms. The per-turn call shares
 //!   this binary, so it must not carry a runtime.
 
+mod pool;
 mod resources;
 mod tools;
 
 use std::io::{BufRead, Write};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -47,6 +55,8 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
+/// Every worker busy and the queue full.
+pub const SERVER_BUSY: i64 = -32000;
 
 /// A JSON-RPC error answer.
 #[derive(Debug)]
@@ -118,8 +128,8 @@ pub struct Session {
     pub tmux: Tmux,
     pub out: Out,
     pub resources: resources::Watched,
-    /// Tool calls still running, so EOF can let them answer first.
-    in_flight: (Mutex<usize>, Condvar),
+    /// Tool calls and resource reads: running, queued, and their cancel flags.
+    pool: Arc<pool::Pool>,
     /// One client per host a tool named (`host`), kept so its version gate and ssh
     /// master are set up once per server process.
     remotes: Mutex<std::collections::HashMap<String, Tmux>>,
@@ -137,8 +147,10 @@ pub fn host_socket(socket: Option<&str>) -> crate::tmux::Socket {
     }
 }
 
-/// How long EOF waits for running tool calls to answer before the process exits.
+/// How long EOF waits for running tool calls to answer before it cancels them.
 const DRAIN: Duration = Duration::from_secs(10);
+/// How long cancelled calls get to end what they started before the process exits.
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
 impl Session {
     /// The client for a tmux server on `host` (`socket`: a `-L` name, or a `-S` path
@@ -156,19 +168,16 @@ impl Session {
         Ok(t)
     }
 
+    /// At EOF: answers for what ends within `DRAIN`, then the rest is cancelled.
     fn drain(&self) {
-        let (count, cv) = &self.in_flight;
-        let Ok(n) = count.lock() else {
+        if self.pool.wait_idle(DRAIN) {
             return;
-        };
-        let _ = cv.wait_timeout_while(n, DRAIN, |n| *n > 0);
-    }
-    fn call_ended(&self) {
-        let (count, cv) = &self.in_flight;
-        if let Ok(mut n) = count.lock() {
-            *n = n.saturating_sub(1);
         }
-        cv.notify_all();
+        state::log("mcp: stdin closed with calls running; cancelling them");
+        self.pool.close();
+        if !self.pool.wait_idle(CANCEL_GRACE) {
+            state::log("mcp: a cancelled call did not end in time");
+        }
     }
 }
 
@@ -217,7 +226,7 @@ pub fn serve(tmux: &Tmux) -> Result<(), Error> {
         tmux: tmux.clone(),
         out: Out(Arc::new(Mutex::new(std::io::stdout()))),
         resources: resources::Watched::default(),
-        in_flight: (Mutex::new(0), Condvar::new()),
+        pool: Arc::default(),
         remotes: Mutex::default(),
     });
     state::log("mcp: serving on stdio");
@@ -225,10 +234,19 @@ pub fn serve(tmux: &Tmux) -> Result<(), Error> {
     let mut input = stdin.lock();
     let mut line = Vec::new();
     loop {
-        line.clear();
-        match input.read_until(b'\n', &mut line) {
-            Ok(0) => break,
-            Ok(_) => {}
+        match read_line(&mut input, &mut line, MAX_LINE) {
+            Ok(Line::Eof) => break,
+            Ok(Line::Read) => {}
+            Ok(Line::TooLong) => {
+                session.out.reply(
+                    &Value::Null,
+                    Err(RpcError::new(
+                        INVALID_REQUEST,
+                        "message larger than 32 MiB: it was skipped; send smaller messages (paste long text in parts)",
+                    )),
+                );
+                continue;
+            }
             Err(e) => {
                 eprintln!("tmuxmate mcp: cannot read stdin: {e}");
                 break;
@@ -238,19 +256,56 @@ pub fn serve(tmux: &Tmux) -> Result<(), Error> {
         if text.is_empty() {
             continue;
         }
-        if text.len() > MAX_LINE {
-            session.out.reply(
-                &Value::Null,
-                Err(RpcError::new(INVALID_REQUEST, "message larger than 32 MiB")),
-            );
-            continue;
-        }
         handle(&session, text);
     }
     // A client that wrote its last request and closed stdin still gets the answers.
     session.drain();
     state::log("mcp: stdin closed, exiting");
     Ok(())
+}
+
+enum Line {
+    Eof,
+    Read,
+    /// Longer than the bound: skipped to its newline, never held whole.
+    TooLong,
+}
+
+/// One message line into `buf` (newline included), holding at most `max` + 1 bytes of
+/// it: a longer line is read on to its end and dropped.
+fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<Line> {
+    buf.clear();
+    let mut too_long = false;
+    loop {
+        let avail = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok(match (too_long, buf.is_empty()) {
+                (true, _) => Line::TooLong,
+                (false, true) => Line::Eof,
+                (false, false) => Line::Read,
+            });
+        }
+        let (n, end) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        if !too_long {
+            if buf.len() + n > max + 1 {
+                too_long = true;
+                *buf = Vec::new();
+            } else {
+                buf.extend_from_slice(&avail[..n]);
+            }
+        }
+        input.consume(n);
+        if end {
+            return Ok(if too_long { Line::TooLong } else { Line::Read });
+        }
+    }
 }
 
 fn handle(session: &Arc<Session>, text: &[u8]) {
@@ -287,7 +342,15 @@ fn handle(session: &Arc<Session>, text: &[u8]) {
     };
     let params = obj.get("params").cloned().unwrap_or(Value::Null);
     let Some(id) = id else {
-        // Notifications (initialized, cancelled, ...) need no answer.
+        // Notifications need no answer; a cancel ends the call it names.
+        if method == "notifications/cancelled"
+            && let Some(rid) = params.get("requestId")
+        {
+            let key = serde_json::to_string(rid).unwrap_or_default();
+            if session.pool.cancel(&key) {
+                state::log(&format!("mcp: call {key} cancelled by the client"));
+            }
+        }
         return;
     };
     if !(id.is_string() || id.is_i64() || id.is_u64()) {
@@ -312,23 +375,44 @@ fn handle(session: &Arc<Session>, text: &[u8]) {
         "server/discover" => Ok(discover()),
         "ping" => Ok(json!({})),
         "tools/list" => Ok(tools::list().clone()),
-        // Calls may block (run, ask; a read that asks another host): each on its own
-        // thread, answered when done.
+        // Calls may block (run, ask; a read that asks another host): on the pool,
+        // answered when done, in any order.
         "tools/call" | "resources/read" => {
-            if let Ok(mut n) = session.in_flight.0.lock() {
-                *n += 1;
-            }
             let s = Arc::clone(session);
             let tool = method == "tools/call";
-            std::thread::spawn(move || {
-                if tool {
-                    s.out.reply_call(&id, tools::call(&s, &params));
-                } else {
-                    s.out.reply(&id, resources::read(&s, &params));
-                }
-                s.call_ended();
+            let key = serde_json::to_string(&id).unwrap_or_default();
+            let cid = id.clone();
+            let queued = session.pool.submit(&key, text.len(), |flag| {
+                let (key, id) = (key.clone(), cid);
+                Box::new(move || {
+                    let r = if tool {
+                        Ok(tools::call(&s, &params, &flag))
+                    } else {
+                        Err(resources::read(&s, &params))
+                    };
+                    // A cancelled call is not answered (its client said it stopped waiting).
+                    if s.pool.finish(&key, &flag) {
+                        return;
+                    }
+                    match r {
+                        Ok(r) => s.out.reply_call(&id, r),
+                        Err(r) => s.out.reply(&id, r),
+                    }
+                })
             });
-            return;
+            match queued {
+                Ok(()) => return,
+                Err(pool::Refused::Full { running, queued }) => Err(RpcError::new(
+                    SERVER_BUSY,
+                    format!(
+                        "server busy: {running} calls are running and {queued} are waiting; retry when one of them has answered"
+                    ),
+                )),
+                Err(pool::Refused::Closed) => Err(RpcError::new(
+                    SERVER_BUSY,
+                    "the server is shutting down (its input ended)",
+                )),
+            }
         }
         "resources/list" => Ok(resources::list()),
         "resources/templates/list" => Ok(resources::templates()),
@@ -340,4 +424,45 @@ fn handle(session: &Arc<Session>, text: &[u8]) {
         )),
     };
     out.reply(&id, r);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_past_the_bound_is_skipped_to_its_end_and_never_held() {
+        let mut input = std::io::BufReader::with_capacity(
+            64,
+            &b"short\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nnext\ntail"[..],
+        );
+        let mut buf = Vec::new();
+        assert!(matches!(
+            read_line(&mut input, &mut buf, 10),
+            Ok(Line::Read)
+        ));
+        assert_eq!(buf, b"short\n");
+        assert!(matches!(
+            read_line(&mut input, &mut buf, 10),
+            Ok(Line::TooLong)
+        ));
+        assert!(buf.capacity() <= 64, "held {}", buf.capacity());
+        assert!(matches!(
+            read_line(&mut input, &mut buf, 10),
+            Ok(Line::Read)
+        ));
+        assert_eq!(buf, b"next\n");
+        assert!(matches!(
+            read_line(&mut input, &mut buf, 10),
+            Ok(Line::Read)
+        ));
+        assert_eq!(buf, b"tail");
+        assert!(matches!(read_line(&mut input, &mut buf, 10), Ok(Line::Eof)));
+        // Exactly at the bound (newline not counted) is a message.
+        let mut input = &b"0123456789\n"[..];
+        assert!(matches!(
+            read_line(&mut input, &mut buf, 10),
+            Ok(Line::Read)
+        ));
+    }
 }

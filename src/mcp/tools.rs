@@ -389,7 +389,13 @@ fn done_text<T: serde::Serialize>(r: Result<T, Error>) -> Answer {
     }
 }
 
-pub fn call(session: &Session, params: &Value) -> Result<Answer, RpcError> {
+/// One `tools/call`. `cancelled` is the call's flag: a long wait (run, ask) looks at it
+/// with each progress tick and ends what it started when it is set.
+pub fn call(
+    session: &Session,
+    params: &Value,
+    cancelled: &std::sync::atomic::AtomicBool,
+) -> Result<Answer, RpcError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
@@ -426,6 +432,7 @@ pub fn call(session: &Session, params: &Value) -> Result<Answer, RpcError> {
         if let Some(p) = &progress {
             p.tick(d)
         }
+        !cancelled.load(std::sync::atomic::Ordering::SeqCst)
     };
     if name == "tmux_list" {
         args::<NoArgs>(name, a)?;

@@ -80,7 +80,7 @@ pub fn remove_sessions(file: &Path, sessions: &[String]) -> Result<usize, String
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let tmp = file.with_file_name(format!(".{name}.tmuxmate.{}", std::process::id()));
+        let tmp = file.with_file_name(format!(".{name}.tmuxmate.{}", crate::sys::unique::token()));
         let written = (|| {
             let mut f = std::fs::OpenOptions::new()
                 .write(true)

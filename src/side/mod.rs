@@ -386,13 +386,7 @@ pub fn history(
 /// Queue a note for the main agent's next turn. Returns the ledger key.
 pub fn report(tmux: &Tmux, pane: &str, text: &str) -> Result<(String, String), Error> {
     // Unique per call: two reports in one millisecond from one MCP server are two notes.
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let key = format!(
-        "side:{}-{}-{}",
-        crate::sys::state::now_ms(),
-        std::process::id(),
-        SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    );
+    let key = format!("side:{}", crate::sys::unique::token());
     report_keyed(tmux, pane, text, &key)
 }
 

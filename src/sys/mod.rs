@@ -1,6 +1,7 @@
 //! The operating-system layer under every capability: starting processes, quoting for a
 //! shell, finding programs on `PATH`, reading `/proc` (`procfs`: terminals; `foreground`: what a pane runs,
-//! and the one list of shells), the private state directory (`state`) and stable short hashes (`hash`).
+//! and the one list of shells), the private state directory (`state`), stable short hashes (`hash`) and names unique per
+//! call (`unique`).
 //!
 //! Owns nothing of tmux or of the agents. Invariants: every process this binary starts is
 //! started by [`process`] (a clippy lint refuses `std::process::Command` elsewhere), every
@@ -14,4 +15,5 @@ pub mod process;
 pub mod procfs;
 pub mod shell;
 pub mod state;
+pub mod unique;
 pub mod which;

@@ -201,6 +201,21 @@ pub fn open_private(path: &Path, opts: &mut OpenOptions) -> std::io::Result<std:
     Ok(f)
 }
 
+/// Make a new directory `parent/<prefix><token>` (0700) that no other call has: created
+/// exclusively, a fresh token on `EEXIST`. Returns its name and path.
+pub fn new_private_dir(parent: &Path, prefix: &str) -> std::io::Result<(String, PathBuf)> {
+    private_dir(parent)?;
+    let (t, dir) = crate::sys::unique::create_with(|t| {
+        let name = format!("{prefix}{t}");
+        let dir = parent.join(&name);
+        std::fs::DirBuilder::new()
+            .mode(DIR_MODE)
+            .create(&dir)
+            .map(|()| dir)
+    })?;
+    Ok((format!("{prefix}{t}"), dir))
+}
+
 /// Write a whole small file as 0600 (not atomic: for files that only we read once).
 pub fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
     let mut f = open_private(
@@ -239,12 +254,13 @@ pub fn now_ms() -> u64 {
 
 /// Write via a temp file and rename, so readers see the old or the new file, never half.
 pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    // A temp name of this call only, created exclusively: two threads (or processes)
+    // writing one path each rename their own whole file.
+    let (_, (tmp, mut f)) = crate::sys::unique::create_with(|t| {
+        let tmp = path.with_extension(format!("tmp.{t}"));
+        open_private(&tmp, OpenOptions::new().write(true).create_new(true)).map(|f| (tmp, f))
+    })?;
     let r = (|| {
-        let mut f = open_private(
-            &tmp,
-            OpenOptions::new().write(true).create(true).truncate(true),
-        )?;
         f.write_all(data)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
@@ -316,4 +332,61 @@ pub fn read_small(path: &Path, max: u64) -> Option<String> {
     let mut text = String::new();
     f.take(max + 1).read_to_string(&mut text).ok()?;
     (text.len() as u64 <= max).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_writing_one_path_at_once_each_succeed_and_leave_no_temp_file() {
+        let dir = std::env::temp_dir().join(format!("tmuxmate-atomic-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("job.json");
+        std::thread::scope(|s| {
+            for t in 0..12 {
+                let path = &path;
+                s.spawn(move || {
+                    for i in 0..40 {
+                        let body = format!("{t}-{i}-").repeat(200);
+                        write_atomic(path, body.as_bytes()).expect("every writer succeeds");
+                    }
+                });
+            }
+        });
+        let text = std::fs::read_to_string(&path).unwrap();
+        let unit = text.split_inclusive('-').take(2).collect::<String>();
+        assert_eq!(text, unit.repeat(200), "one writer's whole file");
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("job.json")]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn new_private_dirs_of_one_instant_are_all_different() {
+        let dir = std::env::temp_dir().join(format!("tmuxmate-newdir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let made: Vec<String> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|_| {
+                    let dir = &dir;
+                    s.spawn(move || {
+                        (0..50)
+                            .map(|_| new_private_dir(dir, "r").unwrap().0)
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        let set: std::collections::HashSet<_> = made.iter().collect();
+        assert_eq!(set.len(), 400);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 400);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

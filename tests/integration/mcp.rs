@@ -668,3 +668,279 @@ fn resident_listing_follows_each_foreground_change() {
         (fg(&mut c, &pane) == ("cat".into(), "cat".into())).then_some(())
     });
 }
+
+/// Requests written in one go (so they arrive together), answers collected by id.
+fn all_at_once(c: &mut Client, calls: &[Value]) -> std::collections::HashMap<u64, Value> {
+    let first = c.next;
+    let mut lines = String::new();
+    for (i, params) in calls.iter().enumerate() {
+        let msg = json!({"jsonrpc": "2.0", "id": first + i as u64, "method": "tools/call",
+            "params": params});
+        lines.push_str(&msg.to_string());
+        lines.push('\n');
+    }
+    c.next += calls.len() as u64;
+    c.write(lines.trim_end());
+    let mut got = std::collections::HashMap::new();
+    while got.len() < calls.len() {
+        let v = c.answer();
+        got.insert(v["id"].as_u64().unwrap(), v);
+    }
+    got
+}
+
+fn run_dirs(s: &Server) -> Vec<String> {
+    std::fs::read_dir(s.state.join("run"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn run_windows(s: &Server) -> usize {
+    s.tmux(&["list-windows", "-a", "-F", "#{window_name}"])
+        .lines()
+        .filter(|l| *l == "run")
+        .count()
+}
+
+#[test]
+fn parallel_runs_started_together_each_get_their_own_output() {
+    let s = server!();
+    let mut c = Client::start(&s);
+    c.initialize();
+    let n = 12;
+    let calls: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"name": "tmux_run", "arguments": {"cmd":
+                ["sh", "-c", format!("sleep 0.5; echo ANSWER-{i}; exit {}", i % 4)]}})
+        })
+        .collect();
+    let first = c.next;
+    let got = all_at_once(&mut c, &calls);
+    for i in 0..n {
+        let r = &got[&(first + i as u64)];
+        let sc = &r["result"]["structuredContent"];
+        assert_eq!(r["result"]["isError"], false, "call {i}: {r}");
+        assert_eq!(sc["text"], json!(format!("ANSWER-{i}")), "call {i}: {r}");
+        assert_eq!(sc["exitStatus"], json!(i % 4), "call {i}: {r}");
+        assert_eq!(sc["timedOut"], false, "call {i}: {r}");
+    }
+    wait_until("every run's pane and directory to go", WAIT, || {
+        (run_windows(&s) == 0 && run_dirs(&s).is_empty()).then_some(())
+    });
+    c.finish();
+}
+
+#[test]
+fn parallel_watches_started_together_all_start_with_their_own_ids() {
+    let s = server!();
+    let mut c = Client::start(&s);
+    c.initialize();
+    let calls: Vec<Value> = (0..8)
+        .map(|i| json!({"name": "tmux_watch", "arguments": {"cmd": [format!("echo W{i}")]}}))
+        .collect();
+    let got = all_at_once(&mut c, &calls);
+    let mut ids = std::collections::HashSet::new();
+    for r in got.values() {
+        assert_eq!(r["result"]["isError"], false, "{r}");
+        ids.insert(
+            r["result"]["structuredContent"]["jobId"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    assert_eq!(ids.len(), 8, "{ids:?}");
+    for id in &ids {
+        wait_until("the watch to finish", WAIT, || {
+            let out = s.run(&["watch", "show", id, "--json"]);
+            let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+            (v["status"] == "finished").then_some(())
+        });
+    }
+    let active = s.state.join("jobs").join("active");
+    let left: Vec<_> = std::fs::read_dir(&active)
+        .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left in jobs/active: {left:?}");
+    c.finish();
+}
+
+fn threads_of(pid: u32) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Threads:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_client_that_stops_reading_never_grows_the_server_past_its_workers() {
+    let s = server!();
+    let mut c = Client::start(&s);
+    c.initialize();
+    let pid = c.child.id();
+    // 3000 calls written without reading an answer: the server's stdout fills, its
+    // workers block, its queue fills, then it stops reading stdin (the writer blocks).
+    let mut stdin = c.stdin.take().unwrap();
+    let written = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let w = written.clone();
+    let writer = std::thread::spawn(move || {
+        for i in 0..3000u64 {
+            let msg = json!({"jsonrpc": "2.0", "id": 1000 + i, "method": "tools/call",
+                "params": {"name": "tmux_list", "arguments": {}}});
+            if writeln!(stdin, "{msg}").is_err() {
+                break;
+            }
+            w.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        drop(stdin);
+    });
+    // Until the writer is held up (no progress between two looks 300 ms apart), the
+    // server's thread count never passes its pool's bound: 16 workers, each with at most
+    // one helper while tmux answers (a listing reads /proc meanwhile), and its own few.
+    let mut peak = 0;
+    let mut last = usize::MAX;
+    wait_until("the writer to be held up or done", WAIT, || {
+        peak = peak.max(threads_of(pid));
+        let now = written.load(std::sync::atomic::Ordering::SeqCst);
+        let stalled = now == last || now == 3000;
+        last = now;
+        std::thread::sleep(Duration::from_millis(300));
+        peak = peak.max(threads_of(pid));
+        stalled.then_some(())
+    });
+    assert!(peak <= 2 * 16 + 4, "{peak} threads");
+    // Reading again: every call has an answer, a result or the busy error, and none is lost.
+    let mut answered = 0;
+    let mut busy = 0;
+    while answered < 3000 {
+        let v = c.answer();
+        if v["id"].as_u64().is_some_and(|i| i >= 1000) {
+            answered += 1;
+            if v["error"]["code"] == json!(-32000) {
+                busy += 1;
+                assert!(
+                    v["error"]["message"].as_str().unwrap().contains("retry"),
+                    "{v}"
+                );
+            } else {
+                assert_eq!(v["result"]["isError"], false, "{v}");
+            }
+        }
+        peak = peak.max(threads_of(pid));
+    }
+    writer.join().unwrap();
+    assert!(peak <= 2 * 16 + 4, "{peak} threads");
+    eprintln!("busy answers: {busy} of 3000");
+    let st = wait_until("tmuxmate mcp to exit at EOF", WAIT, || {
+        c.child.try_wait().unwrap()
+    });
+    assert!(st.success());
+}
+
+fn peak_rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn an_overlong_message_is_refused_without_being_held() {
+    let s = server!();
+    let mut c = Client::start(&s);
+    c.initialize();
+    let pid = c.child.id();
+    // 200 MiB without a newline, then the newline: refused, and the server never held it.
+    {
+        let i = c.stdin.as_mut().unwrap();
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..200 {
+            i.write_all(&chunk).unwrap();
+        }
+        i.write_all(b"\n").unwrap();
+        i.flush().unwrap();
+    }
+    let v = c.answer();
+    assert_eq!(v["error"]["code"], json!(-32600), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("larger than 32 MiB"),
+        "{v}"
+    );
+    let kb = peak_rss_kb(pid);
+    assert!(kb > 0 && kb < 120 * 1024, "peak RSS {kb} kB");
+    // The next message is read as usual.
+    let r = c.request("ping", json!({}));
+    assert_eq!(r["result"], json!({}));
+    c.finish();
+}
+
+#[test]
+fn a_cancelled_run_ends_its_pane_and_is_not_answered() {
+    let s = server!();
+    let mut c = Client::start(&s);
+    c.initialize();
+    c.write(
+        &json!({"jsonrpc": "2.0", "id": "long", "method": "tools/call",
+        "params": {"name": "tmux_run", "arguments": {"cmd": ["sleep", "60"]}}})
+        .to_string(),
+    );
+    wait_until("the run's pane", WAIT, || {
+        (run_windows(&s) == 1).then_some(())
+    });
+    c.write(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "long", "reason": "test"}})
+        .to_string(),
+    );
+    wait_until("the run's pane and directory to go", WAIT, || {
+        (run_windows(&s) == 0 && run_dirs(&s).is_empty()).then_some(())
+    });
+    // Answers come in order of the work: a ping after the cancel is answered, the
+    // cancelled id never.
+    let r = c.request("ping", json!({}));
+    assert_eq!(r["result"], json!({}));
+    assert!(
+        c.early.iter().all(|v| v["id"] != json!("long")),
+        "{:?}",
+        c.early
+    );
+    c.finish();
+}
+
+#[test]
+fn input_ending_during_a_run_ends_the_run_too() {
+    let s = server!();
+    let mut c = Client::start(&s);
+    c.initialize();
+    c.write(
+        &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "tmux_run", "arguments": {"cmd": ["sleep", "120"]}}})
+        .to_string(),
+    );
+    wait_until("the run's pane", WAIT, || {
+        (run_windows(&s) == 1).then_some(())
+    });
+    // EOF: the server waits its drain (10 s), then cancels the run and exits.
+    drop(c.stdin.take());
+    let st = wait_until("tmuxmate mcp to exit after its drain", WAIT, || {
+        c.child.try_wait().unwrap()
+    });
+    assert!(st.success(), "{st:?}");
+    assert_eq!(run_windows(&s), 0, "the run's pane stayed");
+    assert!(run_dirs(&s).is_empty(), "{:?}", run_dirs(&s));
+}

@@ -490,12 +490,15 @@ fn ended_jobs_leave_no_files_and_listing_ignores_temp_files() {
     let old = active.join("wtmpold.tmp.4243");
     let old_pipe = s.state.join("jobs/pipes/wgone.out");
     let old_gate = s.state.join("jobs/gates/wgone");
+    // A `watch start` killed during its writability probe leaves an empty `.probe-*`.
+    let old_probe = active.join(".probe-000000000004242x1");
     std::fs::create_dir_all(old_gate.parent().unwrap()).unwrap();
     for p in [&young, &old, &old_pipe, &old_gate] {
         std::fs::write(p, fake.to_string()).unwrap();
     }
+    std::fs::write(&old_probe, "").unwrap();
     let past = std::time::SystemTime::now() - Duration::from_secs(120);
-    for p in [&old, &old_pipe, &old_gate] {
+    for p in [&old, &old_pipe, &old_gate, &old_probe] {
         std::fs::File::options()
             .write(true)
             .open(p)
@@ -505,7 +508,7 @@ fn ended_jobs_leave_no_files_and_listing_ignores_temp_files() {
     }
     let list = ok(s.run(&["watch", "list", "--json"]));
     assert!(!list.contains("wtmpjob"), "a temp file was listed: {list}");
-    for p in [&old, &old_pipe, &old_gate] {
+    for p in [&old, &old_pipe, &old_gate, &old_probe] {
         assert!(!p.exists(), "{} was left behind", p.display());
     }
     assert!(young.exists(), "a young temp file may be a live writer's");
@@ -592,4 +595,40 @@ fn an_unreadable_verdict_ends_when_the_option_is_valid_again() {
     });
     std::fs::write(&go, "").unwrap();
     assert_eq!(ended(&s.state, &j.job_id, SLOW)["status"], "matched");
+}
+
+/// What a `watch start -t` SIGKILLed between writing the pane's option and the job's
+/// record leaves: the pane's `@tmuxmate-job` says running, and no record exists.
+fn plant_ghost(s: &Server, pane: &str, template: &serde_json::Value, id: &str, age_ms: u64) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let mut g = template.clone();
+    g["id"] = id.into();
+    g["status"] = "running".into();
+    g["start"] = (now - age_ms).into();
+    g["deadline"] = (now + 3_600_000).into();
+    g["queued"] = false.into();
+    s.tmux(&["set-option", "-p", "-t", pane, "@tmuxmate-job", &g.to_string()]);
+}
+
+#[test]
+fn a_ghost_job_left_by_a_killed_start_does_not_hold_the_pane_for_good() {
+    let s = server!();
+    let pane = prompt_shell(&s);
+    let first = start(&s, &["-t", &pane], &["true"]);
+    let done = ended(&s.state, &first.job_id, SLOW);
+    // A start in progress (its option written a moment ago) still holds the pane.
+    plant_ghost(&s, &pane, &done, "wghostyoung", 0);
+    let out = s.run(&["watch", "start", "--notify", "ag", "-t", &pane, "--", "true"]);
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("already watched") && e.contains("wghostyoung"), "{e}");
+    // One with no record, older than any start takes: the next start takes the pane.
+    plant_ghost(&s, &pane, &done, "wghostold", 60_000);
+    let next = start(&s, &["-t", &pane], &["echo AFTER-GHOST"]);
+    let j = ended(&s.state, &next.job_id, SLOW);
+    assert_eq!(j["status"], "finished", "{j}");
+    assert!(log_text(&s).contains("wghostold"), "the takeover is logged");
 }

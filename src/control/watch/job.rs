@@ -156,26 +156,10 @@ pub fn done_regex(re: &str) -> Result<regex::Regex, regex::Error> {
         .build()
 }
 
-/// A job id: `w` + base36 millis + pid, safe in option names, file names and formats.
+/// A job id: `w` + a token unique per call (`sys::unique`), safe in option names, file
+/// names and formats (see [`super::valid_id`]).
 pub fn new_id() -> String {
-    fn b36(mut n: u64) -> String {
-        let d = b"0123456789abcdefghijklmnopqrstuvwxyz";
-        let mut s = Vec::new();
-        loop {
-            s.push(d[(n % 36) as usize]);
-            n /= 36;
-            if n == 0 {
-                break;
-            }
-        }
-        s.reverse();
-        String::from_utf8(s).unwrap_or_default()
-    }
-    format!(
-        "w{}{}",
-        b36(state::now_ms()),
-        b36(std::process::id() as u64)
-    )
+    format!("w{}", crate::sys::unique::token())
 }
 
 impl Job {
@@ -364,8 +348,8 @@ fn job_files_in(dir: &std::path::Path) -> Vec<PathBuf> {
 fn jobs_in(sub: &str) -> Vec<Job> {
     let mut v: Vec<Job> = job_files(sub)
         .into_iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .filter_map(|t| serde_json::from_str(&t).ok())
+        .filter_map(|p| state::read_private(&p, STATE_MAX).ok())
+        .filter_map(|t| serde_json::from_slice(&t).ok())
         .collect();
     v.sort_by_key(|j| j.start);
     v
@@ -379,11 +363,14 @@ pub fn done_jobs() -> Vec<Job> {
     jobs_in("done")
 }
 
+/// A job's state file is small (its tail is bounded); anything larger is not ours.
+const STATE_MAX: u64 = 4 << 20;
+
 pub fn load(id: &str) -> Option<Job> {
     [active_path(id), done_path(id)]
         .iter()
-        .find_map(|p| std::fs::read_to_string(p).ok())
-        .and_then(|t| serde_json::from_str(&t).ok())
+        .find_map(|p| state::read_private(p, STATE_MAX).ok())
+        .and_then(|t| serde_json::from_slice(&t).ok())
 }
 
 /// How many ended jobs `jobs/done` keeps (with their `.done` claims).
@@ -434,8 +421,8 @@ fn older_than(p: &std::path::Path, age: std::time::Duration) -> bool {
         .is_ok_and(|t| t.elapsed().is_ok_and(|e| e >= age))
 }
 
-/// Remove what no live job needs: temp files of killed writers (`*.tmp.<pid>`, also of a
-/// poller's heartbeat) and the pipe files, unreadable flags and gates of jobs that are not
+/// Remove what no live job needs: temp files and probes of killed writers (`*.tmp.*`,
+/// `.probe-*`, also of a poller's heartbeat) and the pipe files, unreadable flags and gates of jobs that are not
 /// running, once they are a minute old. Together with `DONE_KEPT` this bounds `jobs/`
 /// (see README, state dir).
 pub fn sweep() {
@@ -449,7 +436,7 @@ pub fn sweep() {
             let p = e.path();
             let name = e.file_name().to_string_lossy().into_owned();
             let id = name.split('.').next().unwrap_or("");
-            let leftover = if name.contains(".tmp.") {
+            let leftover = if name.contains(".tmp.") || name.starts_with(".probe-") {
                 true
             } else {
                 match sub {
@@ -595,7 +582,9 @@ pub fn finalize_pending(socket: &str) {
             .is_ok_and(|t| t.elapsed().is_ok_and(|e| e.as_secs() >= 5))
         {
             // Claimed but the mirror was not updated: the claimant died mid-way.
-            let status = std::fs::read_to_string(claim_path(&j.id)).unwrap_or_default();
+            let status = state::read_private(&claim_path(&j.id), 64)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
             let mut j = j.clone();
             j.status = match JobStatus::parse(&status) {
                 Some(JobStatus::Running) | None => JobStatus::Failed,

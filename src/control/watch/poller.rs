@@ -132,10 +132,10 @@ pub fn reattach_all(check_servers: bool) {
 
 fn pipe_tail(j: &Job) -> Option<String> {
     let p = j.pipe.as_ref()?;
-    let data = std::fs::read(p).ok()?;
-    let from = data.len().saturating_sub(16 * 1024);
+    // Only the end: the output of a long build can be gigabytes.
+    let (data, _) = crate::sys::files::read_tail(std::path::Path::new(p), 16 * 1024).ok()?;
     Some(job::bound_tail(
-        &strip_ansi(&String::from_utf8_lossy(&data[from..])),
+        &strip_ansi(&String::from_utf8_lossy(&data)),
         job::DEFAULT_TAIL_LINES,
     ))
 }

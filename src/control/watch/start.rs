@@ -190,11 +190,19 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, Error> {
                     p.pane_id
                 )));
             }
-            if serde_json::from_str::<Job>(&p.job).is_ok_and(|j| j.status == JobStatus::Running) {
-                return Err(Error::refused(format!(
-                    "refused: pane {} is already watched by a running job; wait for it, or `tmuxmate watch stop` it first",
-                    p.pane_id
-                )));
+            if let Ok(j) = serde_json::from_str::<Job>(&p.job)
+                && j.status == JobStatus::Running
+            {
+                if !is_ghost(&j, state::now_ms()) {
+                    return Err(Error::refused(format!(
+                        "refused: pane {} is already watched by a running job ({}); wait for it, or `tmuxmate watch stop {}` it first",
+                        p.pane_id, j.id, j.id
+                    )));
+                }
+                state::log(&format!(
+                    "watch: pane {} named job {} as running, which has no record (a start killed half-way); taking the pane",
+                    p.pane_id, j.id
+                ));
             }
             if p.in_mode && !a.cancel_mode {
                 return Err(Error::refused(format!(
@@ -284,14 +292,36 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, Error> {
     })
 }
 
+/// How long a start may take between writing the pane's option and the job's record.
+const GHOST_GRACE_MS: u64 = 10_000;
+
+/// A job a killed start left in a pane's option: running there, with no record (the
+/// record is written right after the option and kept for as long as the job runs), and
+/// older than any start still in progress.
+fn is_ghost(j: &Job, now: u64) -> bool {
+    now.saturating_sub(j.start) > GHOST_GRACE_MS && job::load(&j.id).is_none()
+}
+
 /// Write and remove a probe file beside `path`: the state directory takes our files.
 fn probe_writable(path: &std::path::Path) -> Result<(), Error> {
     let dir = path.parent().unwrap_or(path);
-    let probe = dir.join(format!(".probe-{}", std::process::id()));
-    state::write_atomic(&probe, b"")
-        .map_err(|e| crate::error::state_io("write the job state in", dir, e))?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
+    // One file, created exclusively and removed at once; a start killed in between
+    // leaves a `.probe-*` that `job::sweep` removes once it is a minute old.
+    let made = crate::sys::unique::create_with(|t| {
+        let probe = dir.join(format!(".probe-{t}"));
+        state::open_private(
+            &probe,
+            std::fs::OpenOptions::new().write(true).create_new(true),
+        )
+        .map(|_| probe)
+    });
+    match made {
+        Ok((_, probe)) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(crate::error::state_io("write the job state in", dir, e)),
+    }
 }
 
 /// Write the job's state: the pane option first, then the mirror (a poller finds jobs

@@ -94,13 +94,16 @@ impl ListedJob {
 
 pub fn listed(j: Job) -> ListedJob {
     let flag = job::unreadable_path(&j.id);
-    let unreadable = std::fs::read_to_string(flag).ok().map(|raw| {
-        format!(
-            "the @tmuxmate-job option on pane {} is unreadable (hand-edited?): {}",
-            j.pane_id,
-            raw.chars().take(120).collect::<String>()
-        )
-    });
+    let unreadable = crate::sys::state::read_private(&flag, 64 << 10)
+        .ok()
+        .map(|raw| String::from_utf8_lossy(&raw).into_owned())
+        .map(|raw| {
+            format!(
+                "the @tmuxmate-job option on pane {} is unreadable (hand-edited?): {}",
+                j.pane_id,
+                raw.chars().take(120).collect::<String>()
+            )
+        });
     let outcome = if unreadable.is_some() {
         "unreadable".to_string()
     } else {
