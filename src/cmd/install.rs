@@ -49,7 +49,12 @@ pub fn doctor(tmux: &Tmux, json: bool) -> CliResult {
 }
 
 pub fn completions(shell: CompletionShell) -> CliResult {
-    let mut cmd = crate::cli::Cli::command();
+    // Internal verbs (`watch poll`, `agent _exec`, ...) are hidden from help, and clap's
+    // generators would still offer them: completion gets the visible tree only.
+    // Built first: derive adds nested subcommands (and global flags) only on build.
+    let mut full = crate::cli::Cli::command();
+    full.build();
+    let mut cmd = visible(&full, true);
     let mut buf = Vec::new();
     let sh = match shell {
         CompletionShell::Bash => clap_complete::Shell::Bash,
@@ -61,9 +66,73 @@ pub fn completions(shell: CompletionShell) -> CliResult {
     Ok(())
 }
 
+/// A built `cmd` with its arguments and only its visible subcommands, recursively
+/// (global flags are declared at the root only: clap propagates them again).
+fn visible(cmd: &clap::Command, root: bool) -> clap::Command {
+    let mut c = clap::Command::new(cmd.get_name().to_string())
+        .disable_help_subcommand(true)
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .args(
+            cmd.get_arguments()
+                .filter(|a| !a.is_hide_set() && (root || !a.is_global_set()))
+                .cloned(),
+        )
+        .subcommands(
+            cmd.get_subcommands()
+                .filter(|s| !s.is_hide_set())
+                .map(|s| visible(s, false)),
+        );
+    if let Some(about) = cmd.get_about() {
+        c = c.about(about.clone());
+    }
+    if let Some(v) = cmd.get_version() {
+        c = c.version(v.to_string());
+    }
+    if let Some(v) = cmd.get_long_version() {
+        c = c.long_version(v.to_string());
+    }
+    c
+}
+
+/// One page: the main command, then each visible command with its summary (their own
+/// options: `tmuxmate COMMAND --help`). clap's own subcommand section would point to
+/// `tmuxmate-where(1)` and others, pages nobody installs.
 pub fn man() -> CliResult {
+    let cmd = crate::cli::Cli::command();
+    let m = clap_mangen::Man::new(cmd.clone());
     let mut buf = Vec::new();
-    clap_mangen::Man::new(crate::cli::Cli::command()).render(&mut buf)?;
+    m.render_title(&mut buf)?;
+    m.render_name_section(&mut buf)?;
+    m.render_synopsis_section(&mut buf)?;
+    m.render_description_section(&mut buf)?;
+    m.render_options_section(&mut buf)?;
+    buf.extend_from_slice(b".SH COMMANDS\n");
+    for s in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let about = s.get_about().map(|a| a.to_string()).unwrap_or_default();
+        buf.extend_from_slice(
+            format!(
+                ".TP\n\\fBtmuxmate {}\\fR\n{}\n",
+                roff_escape(s.get_name()),
+                roff_escape(&about)
+            )
+            .as_bytes(),
+        );
+    }
+    buf.extend_from_slice(
+        b".PP\nEach command's options and examples: \\fBtmuxmate COMMAND \\-\\-help\\fR.\n",
+    );
+    m.render_version_section(&mut buf)?;
     super::out(&String::from_utf8_lossy(&buf));
     Ok(())
+}
+
+/// Text for roff: backslashes and hyphens escaped, no line starting with a control dot.
+fn roff_escape(s: &str) -> String {
+    let t = s.replace('\\', "\\e").replace('-', "\\-");
+    if t.starts_with('.') || t.starts_with('\'') {
+        format!("\\&{t}")
+    } else {
+        t
+    }
 }

@@ -48,7 +48,7 @@ pub fn install(
     }
     let (changes, unchanged) = super::plan_install(&ctx, &which)?;
     if dry_run {
-        let mut out: String = changes.iter().map(|c| c.diff()).collect();
+        let mut out = dry_run_diffs(&changes);
         out.push_str(&format!(
             "dry run: {} file(s) would change, {} already as wanted; nothing was written\n",
             changes.len(),
@@ -93,6 +93,34 @@ fn ensure_private_state_dir() {
     let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700));
 }
 
+/// The diffs of a dry run: edits of files that exist first (the user's configs, what a
+/// reader checks), then new files; a new file with the same text as one shown already
+/// (the skill, once per CLI) is one line naming it.
+fn dry_run_diffs(changes: &[super::Change]) -> String {
+    let mut order: Vec<&super::Change> = changes.iter().filter(|c| c.before.is_some()).collect();
+    order.extend(changes.iter().filter(|c| c.before.is_none()));
+    let mut shown: Vec<(&str, &str)> = Vec::new();
+    let mut out = String::new();
+    for c in order {
+        if c.before.is_none()
+            && let Some(after) = c.after.as_deref()
+            && let Some((_, first)) = shown.iter().find(|(text, _)| *text == after)
+        {
+            out.push_str(&format!(
+                "--- /dev/null\n+++ {}\n(new file: the same {} lines as {first} above)\n",
+                c.label,
+                after.lines().count()
+            ));
+            continue;
+        }
+        if let Some(after) = c.after.as_deref() {
+            shown.push((after, &c.label));
+        }
+        out.push_str(&c.diff());
+    }
+    out
+}
+
 /// `tmuxmate uninstall`: the report to print (with `dry_run`, the diffs and nothing written).
 pub fn uninstall(
     project: Option<PathBuf>,
@@ -103,7 +131,7 @@ pub fn uninstall(
     let which = chosen(&ctx, one, false);
     let changes = super::plan_uninstall(&ctx, &which)?;
     if dry_run {
-        let mut out: String = changes.iter().map(|c| c.diff()).collect();
+        let mut out = dry_run_diffs(&changes);
         out.push_str(&format!(
             "dry run: {} file(s) would change; nothing was written\n",
             changes.len()

@@ -210,6 +210,14 @@ fn dry_run_prints_the_diff_and_writes_nothing() {
         "{out}"
     );
     assert!(out.contains("nothing was written"), "{out}");
+    // The skill's text once (three CLIs get it), and the user's own configs come first.
+    assert_eq!(out.matches("name: tmuxmate").count(), 1, "{out}");
+    assert_eq!(out.matches("(new file: the same ").count(), 2, "{out}");
+    let first_new = out.find("--- /dev/null").unwrap_or(out.len());
+    assert!(
+        out.find("+++ ~/.claude/settings.json").unwrap() < first_new,
+        "an existing config's diff comes before the new files: {out}"
+    );
     assert_eq!(tree(&s.home), before_home);
     assert_eq!(tree(&s.state), before_state);
     // Uninstall's dry run too, after a real install.
@@ -486,6 +494,29 @@ fn completions_load_in_bash_zsh_and_fish() {
     if let Some(o) = fish {
         assert!(o.lines().any(|l| l.starts_with("install")), "{o}");
     }
+    // Internal verbs are not offered: `watch poll|record-exit|gate`, `agent _exec`.
+    let fish = shell(
+        &s,
+        "fish",
+        &format!(
+            "'{BIN}' completions fish | source; complete -C 'tmuxmate watch '; complete -C 'tmuxmate agent '"
+        ),
+    );
+    if let Some(o) = fish {
+        assert!(o.lines().any(|l| l.starts_with("start")), "{o}");
+        for hidden in ["poll", "record-exit", "gate", "_exec"] {
+            assert!(
+                !o.lines().any(|l| l.starts_with(hidden)),
+                "{hidden} offered: {o}"
+            );
+        }
+    }
+    for sh in ["bash", "zsh", "fish"] {
+        let script = ok(s.run(&["completions", sh]));
+        for hidden in ["record-exit", "_exec", "watch-start"] {
+            assert!(!script.contains(hidden), "{sh} completion offers {hidden}");
+        }
+    }
 }
 
 #[test]
@@ -497,6 +528,13 @@ fn man_page_renders_and_version_names_tmux() {
         "{}",
         &roff[..200.min(roff.len())]
     );
+    // One page: no pointers to per-command pages that are not installed.
+    assert!(
+        !roff.contains("tmuxmate\\-where(1)") && !roff.contains("(1)"),
+        "{roff}"
+    );
+    assert!(roff.contains(".SH COMMANDS") && roff.contains("tmuxmate watch"));
+    assert!(!roff.contains("_exec") && !roff.contains("record\\-exit"));
     let page = s.dir.join("tmuxmate.1");
     std::fs::write(&page, &roff).unwrap();
     if let Some(text) = shell(

@@ -610,7 +610,14 @@ fn plant_ghost(s: &Server, pane: &str, template: &serde_json::Value, id: &str, a
     g["start"] = (now - age_ms).into();
     g["deadline"] = (now + 3_600_000).into();
     g["queued"] = false.into();
-    s.tmux(&["set-option", "-p", "-t", pane, "@tmuxmate-job", &g.to_string()]);
+    s.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        pane,
+        "@tmuxmate-job",
+        &g.to_string(),
+    ]);
 }
 
 #[test]
@@ -621,10 +628,15 @@ fn a_ghost_job_left_by_a_killed_start_does_not_hold_the_pane_for_good() {
     let done = ended(&s.state, &first.job_id, SLOW);
     // A start in progress (its option written a moment ago) still holds the pane.
     plant_ghost(&s, &pane, &done, "wghostyoung", 0);
-    let out = s.run(&["watch", "start", "--notify", "ag", "-t", &pane, "--", "true"]);
+    let out = s.run(&[
+        "watch", "start", "--notify", "ag", "-t", &pane, "--", "true",
+    ]);
     assert!(!out.status.success());
     let e = String::from_utf8_lossy(&out.stderr);
-    assert!(e.contains("already watched") && e.contains("wghostyoung"), "{e}");
+    assert!(
+        e.contains("already watched") && e.contains("wghostyoung"),
+        "{e}"
+    );
     // One with no record, older than any start takes: the next start takes the pane.
     plant_ghost(&s, &pane, &done, "wghostold", 60_000);
     let next = start(&s, &["-t", &pane], &["echo AFTER-GHOST"]);
