@@ -54,7 +54,8 @@ pub fn set_mcp(doc: &mut DocumentMut, label: &str, bin: &str) -> Result<bool, St
                 a.iter().map(|v| v.as_str()).collect::<Vec<_>>()
                     == [Some("TMUX"), Some("TMUX_PANE")]
             });
-        if our_mcp_command(doc).as_deref() == Some(bin) && args_ok && env_ok {
+        let parallel_set = t.contains_key(PARALLEL);
+        if our_mcp_command(doc).as_deref() == Some(bin) && args_ok && env_ok && parallel_set {
             return Ok(false);
         }
     }
@@ -85,8 +86,17 @@ pub fn set_mcp(doc: &mut DocumentMut, label: &str, bin: &str) -> Result<bool, St
     env.push("TMUX");
     env.push("TMUX_PANE");
     t["env_vars"] = value(env);
+    // Every tool is safe to run beside any other (the server runs calls on a bounded pool
+    // and makes every id and file per call), so Codex need not send them one at a time;
+    // a value the user set stays.
+    if !t.contains_key(PARALLEL) {
+        t[PARALLEL] = value(true);
+    }
     Ok(true)
 }
+
+/// Codex's per-server switch for sending several tool calls at once.
+const PARALLEL: &str = "supports_parallel_tool_calls";
 
 pub fn remove_mcp(doc: &mut DocumentMut) -> bool {
     if our_mcp_command(doc).is_none() {
@@ -198,5 +208,30 @@ mod tests {
         assert!(!set_mcp(&mut again, "c", "/b/tmuxmate").unwrap());
         assert!(remove_mcp(&mut again));
         assert_eq!(again.to_string(), text);
+    }
+
+    #[test]
+    fn parallel_calls_are_declared_once_and_a_users_choice_stays() {
+        let mut doc = parse("c", Some("")).unwrap();
+        set_mcp(&mut doc, "c", "/b/tmuxmate").unwrap();
+        assert!(
+            doc.to_string()
+                .contains("supports_parallel_tool_calls = true"),
+            "{doc}"
+        );
+        // An install from before the key gains it; a user's false is kept.
+        let old = "[mcp_servers.tmuxmate]\ncommand = \"/b/tmuxmate\"\nargs = [\"mcp\"]\nenv_vars = [\"TMUX\", \"TMUX_PANE\"]\n";
+        let mut doc = parse("c", Some(old)).unwrap();
+        assert!(set_mcp(&mut doc, "c", "/b/tmuxmate").unwrap());
+        let mut off = parse(
+            "c",
+            Some(&format!("{old}supports_parallel_tool_calls = false\n")),
+        )
+        .unwrap();
+        assert!(!set_mcp(&mut off, "c", "/b/tmuxmate").unwrap());
+        assert!(
+            off.to_string()
+                .contains("supports_parallel_tool_calls = false")
+        );
     }
 }

@@ -134,7 +134,7 @@ fn install_merges_into_user_configs_idempotent_and_uninstall_restores_bytes() {
     }
     assert!(
         toml.contains(&format!(
-            "[mcp_servers.tmuxmate]\ncommand = \"{bin}\"\nargs = [\"mcp\"]\nenv_vars = [\"TMUX\", \"TMUX_PANE\"]"
+            "[mcp_servers.tmuxmate]\ncommand = \"{bin}\"\nargs = [\"mcp\"]\nenv_vars = [\"TMUX\", \"TMUX_PANE\"]\nsupports_parallel_tool_calls = true"
         )),
         "{toml}"
     );
