@@ -121,6 +121,12 @@ pub const WATCH_TAIL_LINES: Opt = user(
     "40",
     "lines of output a watch result carries",
 );
+pub const WATCH_WINDOWS_KEPT: Opt = user(
+    "@tmuxmate-watch-windows-kept",
+    num(0, 100_000),
+    "10",
+    "finished watch windows kept open; older ones that nobody touched are closed once their result was delivered",
+);
 pub const SHELLS: Opt = user(
     "@tmuxmate-shells",
     Kind::Text,
@@ -202,6 +208,11 @@ pub const CREATED: Opt = ours(
     "the mark of a pane we created",
 );
 pub const JOB: Opt = ours("@tmuxmate-job", Scope::Pane, "a watch job's state");
+pub const TIDY_SEEN: Opt = ours(
+    "@tmuxmate-tidy-seen",
+    Scope::Pane,
+    "a finished watch window's activity time when tidying first saw it",
+);
 pub const LAST_SEND: Opt = ours(
     "@tmuxmate-last-send",
     Scope::Pane,
@@ -279,6 +290,7 @@ pub const ALL: &[Opt] = &[
     SNAPSHOTS,
     WATCH_TIMEOUT_MIN,
     WATCH_TAIL_LINES,
+    WATCH_WINDOWS_KEPT,
     SHELLS,
     APPROVAL,
     APPROVAL_TIMEOUT_S,
@@ -294,6 +306,7 @@ pub const ALL: &[Opt] = &[
     AGENT,
     CREATED,
     JOB,
+    TIDY_SEEN,
     LAST_SEND,
     TRANSCRIPT,
     TRANSCRIPT_FORMAT,

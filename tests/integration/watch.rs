@@ -509,3 +509,76 @@ fn a_turn_numbered_zero_makes_its_agent_known_to_watch_start() {
     let st: Started = serde_json::from_slice(&out.stdout).unwrap();
     turn_until(&s, "zero", &st.job_id, 20);
 }
+
+fn pane_exists(s: &Server, pane: &str) -> bool {
+    s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+        .lines()
+        .any(|l| l == pane)
+}
+
+/// A launched job that has ended and whose result is queued.
+fn finished_window(s: &Server, notify: &str, text: &str) -> Started {
+    s.known_agent(notify);
+    let out = s.run(&[
+        "watch",
+        "start",
+        "--json",
+        "--notify",
+        notify,
+        "--",
+        &format!("echo {text}"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Started = serde_json::from_slice(&out.stdout).unwrap();
+    wait_until("the job to finish", SLOW, || {
+        let v = job_state(s, &j.job_id);
+        (v["status"] == "finished" && v["queued"] == true).then_some(())
+    });
+    j
+}
+
+#[test]
+fn finished_watch_windows_beyond_the_kept_close_once_delivered_and_untouched() {
+    let s = server!();
+    s.tmux(&["set-option", "-g", "@tmuxmate-watch-windows-kept", "1"]);
+    let a = finished_window(&s, "ag", "A-OUT"); // typed into later: kept
+    let b = finished_window(&s, "ag", "B-OUT"); // delivered, untouched: closed
+    let c = finished_window(&s, "bg", "C-OUT"); // its agent was never told: kept
+    let d = finished_window(&s, "ag", "D-OUT"); // the newest: kept
+    let mut told = String::new();
+    wait_until("A, B and D to be delivered", SLOW, || {
+        told.push_str(&turn(&s, "ag"));
+        [&a, &b, &d]
+            .iter()
+            .all(|j| told.contains(&format!("tmux watch {} ", j.job_id)))
+            .then_some(())
+    });
+    // The first tidy (at the next start) only notes each window's activity.
+    finished_window(&s, "ag", "E-OUT");
+    assert!(pane_exists(&s, &b.pane_id), "closed at the first look");
+    // A person types into A's shell.
+    s.tmux(&["send-keys", "-t", &a.pane_id, "-l", "echo PERSON-TYPED"]);
+    s.tmux(&["send-keys", "-t", &a.pane_id, "Enter"]);
+    wait_until("the typed command's output", SLOW, || {
+        s.tmux(&["capture-pane", "-p", "-t", &a.pane_id])
+            .lines()
+            .any(|l| l == "PERSON-TYPED")
+            .then_some(())
+    });
+    finished_window(&s, "ag", "F-OUT");
+    wait_until("B's window to close", SLOW, || {
+        (!pane_exists(&s, &b.pane_id)).then_some(())
+    });
+    for (name, j) in [("typed into", &a), ("untold", &c), ("newest", &d)] {
+        assert!(pane_exists(&s, &j.pane_id), "the {name} window was closed");
+    }
+    let log = std::fs::read_to_string(s.state.join("log")).unwrap_or_default();
+    assert!(
+        log.contains(&format!("watch {}: closed its finished window", b.job_id)),
+        "{log}"
+    );
+}

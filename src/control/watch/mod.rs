@@ -12,6 +12,7 @@ pub mod poller;
 pub mod prompt;
 pub mod start;
 pub mod status;
+pub mod tidy;
 pub mod view;
 
 /// Where every file of the watch jobs lives (`<state>/jobs`): active and done job states,

@@ -337,6 +337,7 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
         }
         if last_sweep.elapsed() >= SWEEP {
             job::sweep();
+            super::tidy::tidy(tmux);
             last_sweep = Instant::now();
         }
         if last_scan.elapsed() >= RESCAN {

@@ -162,6 +162,8 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, Error> {
     // For a typed job, `shell` is the pid of the shell in the foreground at the start.
     let (pane_id, launched, shell, in_mode) = match a.target {
         None => {
+            // A new window of ours: close old finished ones first (they would pile up).
+            super::tidy::tidy(tmux);
             let bin = std::env::current_exe()?.to_string_lossy().into_owned();
             let q = create::sh_quote;
             let state_dir = q(&state::state_dir().to_string_lossy());

@@ -104,6 +104,15 @@ impl Counter {
         Self::addressees(j).any(|a| self.ledgers.get(a).is_some_and(|(_, p)| p.contains(&key)))
     }
 
+    /// Every addressee of the ended job `j` has been told its result (ledgers refreshed).
+    pub fn told(&mut self, j: &Job) -> bool {
+        let who: Vec<String> = Self::addressees(j).cloned().collect();
+        for a in &who {
+            self.refresh_ledger(a);
+        }
+        j.queued && j.status != JobStatus::Running && !self.untold(j)
+    }
+
     /// `(running, done)` for the server at `socket`.
     pub fn counts(&mut self, socket: &str) -> (usize, usize) {
         let dir = super::jobs_dir().join("done");
