@@ -100,6 +100,14 @@ pub fn write_atomic(path: &Path, data: &[u8], new_mode: u32) -> Result<(), Strin
     Ok(())
 }
 
+/// The mode of an existing `path` (the file a symlink names) that nobody may write:
+/// no write bit at all.
+pub fn read_only_mode(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o7777;
+    (mode & 0o222 == 0).then_some(mode)
+}
+
 pub fn remove(path: &Path) -> Result<(), String> {
     match std::fs::remove_file(path) {
         Ok(()) => Ok(()),

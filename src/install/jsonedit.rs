@@ -44,7 +44,67 @@ pub fn parse(label: &str, text: Option<&str>) -> Result<Value, String> {
     if !v.is_object() {
         return Err(format!("{label} is not a JSON object; nothing was changed"));
     }
+    // A parsed document keeps one of two equal keys: writing it back would drop the
+    // other without a word.
+    if let Err(e) = serde_json::from_str::<NoDuplicateKeys>(t) {
+        return Err(format!(
+            "{label} has {e}: a JSON reader keeps only one of them, and tmuxmate would write back only that one; \
+             merge them into one and rerun: nothing was changed"
+        ));
+    }
     Ok(v)
+}
+
+/// Deserializes any JSON and fails on the first object that has a key twice.
+struct NoDuplicateKeys;
+
+impl<'de> serde::Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DupVisitor)
+    }
+}
+
+struct DupVisitor;
+
+impl<'de> serde::de::Visitor<'de> for DupVisitor {
+    type Value = NoDuplicateKeys;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+        while a.next_element::<NoDuplicateKeys>()?.is_some() {}
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(k) = a.next_key::<String>()? {
+            if !seen.insert(k.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key {k:?} twice in one object"
+                )));
+            }
+            a.next_value::<NoDuplicateKeys>()?;
+        }
+        Ok(NoDuplicateKeys)
+    }
 }
 
 /// Render like the file was written: its indent unit, and a final newline if it had one.
@@ -278,6 +338,22 @@ pub fn is_empty(v: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_given_twice_is_refused_with_its_name() {
+        let e = parse(
+            "~/.claude/settings.json",
+            Some(r#"{"hooks": {}, "model": "x", "hooks": {"Stop": []}}"#),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("\"hooks\" twice") && e.contains("nothing was changed"),
+            "{e}"
+        );
+        let nested = parse("f", Some(r#"{"a": [{"b": 1, "b": 2}]}"#)).unwrap_err();
+        assert!(nested.contains("\"b\" twice"), "{nested}");
+        assert!(parse("f", Some(r#"{"a": {"b": 1}, "c": {"b": 2}}"#)).is_ok());
+    }
 
     fn spec(cmd: &str) -> Vec<HookSpec> {
         vec![

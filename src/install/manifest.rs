@@ -88,8 +88,10 @@ impl Manifest {
     }
 
     fn slot(&self, sub: &str, path: &Path) -> PathBuf {
-        // One flat directory; the name keeps the path readable and unique.
-        let name: String = path
+        // One flat directory; the name keeps the path readable, and a digest of the whole
+        // path keeps it unique (`/p/x_y` and `/p/x/y` read the same once flattened).
+        let digest = crate::sys::hash::sha256_hex(path.as_os_str().as_encoded_bytes());
+        let mut name: String = path
             .to_string_lossy()
             .chars()
             .map(|c| {
@@ -100,13 +102,15 @@ impl Manifest {
                 }
             })
             .collect();
+        name.push('-');
+        name.push_str(&digest[..16]);
         self.dir.join(sub).join(name)
     }
 
     /// Before our write of `path` (whose current text is `before`).
     pub fn before_write(&mut self, path: &Path, before: Option<&str>) -> Result<(), String> {
         if let Some(e) = self.files.get_mut(path) {
-            let last = std::fs::read_to_string(&e.written).ok();
+            let last = fsio::read_text(&e.written).ok().flatten();
             if last.as_deref() != before {
                 e.restorable = false;
             }
@@ -146,13 +150,13 @@ impl Manifest {
     /// = restore `t`, `Some(None)` = delete, `None` = not known (remove our entries).
     pub fn restore_for(&self, path: &Path, current: &str) -> Option<Option<String>> {
         let e = self.files.get(path)?;
-        if !e.restorable || std::fs::read_to_string(&e.written).ok().as_deref() != Some(current) {
+        if !e.restorable || fsio::read_text(&e.written).ok().flatten().as_deref() != Some(current) {
             return None;
         }
         if !e.existed {
             return Some(None);
         }
-        let b = std::fs::read_to_string(e.backup.as_ref()?).ok()?;
+        let b = fsio::read_text(e.backup.as_ref()?).ok().flatten()?;
         Some(Some(b))
     }
 
@@ -171,5 +175,31 @@ impl Manifest {
         }
         self.save()?;
         Ok(e.created_dirs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_that_flatten_alike_get_their_own_copies() {
+        let m = Manifest {
+            dir: PathBuf::from("/s/install"),
+            ..Manifest::default()
+        };
+        let a = m.slot("backup", Path::new("/p/x_y"));
+        let b = m.slot("backup", Path::new("/p/x/y"));
+        assert_ne!(a, b);
+        assert!(a.starts_with("/s/install/backup"), "{}", a.display());
+        assert!(
+            a.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("_p_x_y-"),
+            "{}",
+            a.display()
+        );
+        assert_eq!(a, m.slot("backup", Path::new("/p/x_y")), "stable");
     }
 }

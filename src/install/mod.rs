@@ -310,6 +310,19 @@ pub fn plan_uninstall(ctx: &Ctx, which: &[Which]) -> Result<Vec<Change>, String>
 
 /// Write the planned changes (install: with backups; uninstall: forgetting them).
 pub fn apply(changes: &[Change], install: bool) -> Result<(), String> {
+    // A file its owner made read-only is one they protect: refused before anything is
+    // written (a rename would replace it whatever its mode).
+    for c in changes {
+        if let Some(mode) = fsio::read_only_mode(&c.path) {
+            return Err(format!(
+                "{} is read-only (mode {mode:04o}): tmuxmate does not replace a file you protected; \
+                 make it writable (chmod u+w {}) and rerun, or add the entries yourself \
+                 (`--dry-run` shows them). Nothing was written",
+                c.label,
+                c.path.display()
+            ));
+        }
+    }
     let _lock = Manifest::lock()?;
     let mut m = Manifest::load()?;
     let mut dirs = Vec::new();

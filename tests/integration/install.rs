@@ -879,3 +879,43 @@ fn doctor_knows_the_claude_code_plugin_and_says_when_both_are_wired() {
     assert!(text.contains("every hook runs twice"), "{text}");
     assert!(text.contains("tmuxmate uninstall claude"), "{text}");
 }
+
+#[test]
+fn a_read_only_or_duplicate_keyed_config_is_refused_and_nothing_is_written() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = server!();
+    user_configs(&s);
+    let settings = s.home.join(".claude/settings.json");
+    std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = tree(&s.home);
+    let state_before = tree(&s.state);
+    let out = s.run(&["install", "claude"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("~/.claude/settings.json is read-only (mode 0444)")
+            && err.contains("chmod u+w")
+            && err.contains("Nothing was written"),
+        "{err}"
+    );
+    assert_eq!(tree(&s.home), before, "a file changed");
+    assert_eq!(
+        std::fs::metadata(&settings).unwrap().permissions().mode() & 0o777,
+        0o444
+    );
+    assert_eq!(tree(&s.state), state_before, "install state written");
+
+    // Two equal keys: JSON readers keep one, a rewrite would drop the other.
+    std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let dup = "{\n  \"model\": \"opus\",\n  \"env\": {\"A\": \"1\"},\n  \"model\": \"sonnet\"\n}\n";
+    std::fs::write(&settings, dup).unwrap();
+    let before = tree(&s.home);
+    let out = s.run(&["install", "claude"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the key \"model\" twice") && err.contains("nothing was changed"),
+        "{err}"
+    );
+    assert_eq!(tree(&s.home), before);
+}
