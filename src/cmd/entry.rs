@@ -90,6 +90,36 @@ pub fn exit_code(e: &crate::error::Error) -> i32 {
     }
 }
 
+/// Set by another host's tmuxmate that runs us over ssh: how long it waits for our
+/// answer (milliseconds).
+pub const WITHIN_ENV: &str = "TMUXMATE_WITHIN_MS";
+/// Exit status when that deadline ends the command (as coreutils `timeout` says it).
+const PAST_DEADLINE: i32 = 124;
+
+/// A caller over ssh gives up at its deadline, and sshd keeps the session of a command
+/// that has not exited (one of `MaxSessions`, 10 by default): so we end at the caller's
+/// deadline too, never holding a session nobody waits on.
+fn within_callers_deadline() {
+    let Some(ms) = std::env::var(WITHIN_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    else {
+        return;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("deadline".into())
+        .spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            crate::sys::state::log(&format!(
+                "the calling host's deadline ({ms} ms) passed: exiting so its ssh session ends"
+            ));
+            std::process::exit(PAST_DEADLINE);
+        });
+    if let Err(e) = spawned {
+        crate::sys::state::log(&format!("cannot watch the caller's deadline: {e}"));
+    }
+}
+
 pub fn main() {
     // A file-size limit (RLIMIT_FSIZE) must fail a write with EFBIG, which the ledger cuts
     // back, rather than kill us with SIGXFSZ halfway through a record.
@@ -118,6 +148,7 @@ pub fn main() {
     };
     // A state directory left readable by others is closed before anything is read or written.
     crate::sys::state::secure_existing();
+    within_callers_deadline();
     if let Err(e) = super::dispatch(cli) {
         report(&e, json, verbose);
     }

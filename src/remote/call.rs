@@ -65,8 +65,13 @@ pub fn run(
     timeout: Duration,
     what: &str,
 ) -> Result<Finished, Missing> {
+    // The host's tmuxmate ends at our deadline (`cmd::entry`): a call we gave up on must
+    // not keep its ssh session.
+    let within = timeout.as_millis().to_string();
+    let mut env = env.to_vec();
+    env.push((crate::cmd::entry::WITHIN_ENV, &within));
     let out = remote
-        .run_line(&line(socket, env, args), input, timeout)
+        .run_line(&line(socket, &env, args), input, timeout)
         .map_err(|e| Missing::Other(e.into()))?;
     if out.status.code() == Some(MISSING_STATUS)
         && String::from_utf8_lossy(&out.stderr).contains(MISSING)

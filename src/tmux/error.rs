@@ -198,7 +198,7 @@ impl TmuxError {
                         "the ssh connection to {host} dropped during the call; the command may or may not have reached tmux there: check (e.g. `tmuxmate --host {host} list`) and run it again; the next call reconnects"
                     ),
                     SshFailure::MasterLost => format!(
-                        "the shared ssh connection to {host} went away (or refused a session) before the command started, so nothing ran; tmuxmate does not open a second connection behind it: run it again, the next call reconnects (if ssh says the session was refused, that sshd allows fewer sessions per connection than tmuxmate uses: lower TMUXMATE_SSH_SESSIONS)"
+                        "the shared ssh connection to {host} went away (or refused a session) before the command started, so nothing ran; tmuxmate does not open a second connection behind it: run it again, the next call reconnects (if ssh says the session was refused, that sshd allows fewer sessions per connection than tmuxmate uses: lower TMUXMATE_SSH_SESSIONS; sessions of calls that timed out end at their own deadline)"
                     ),
                     SshFailure::Busy => format!(
                         "no ssh session to {host} became free in time; the host is slow or many tmuxmate calls are running at once: try again, or raise TMUXMATE_TIMEOUT_MS"

@@ -504,3 +504,26 @@ fn every_item_fits_the_budget_the_location_included() {
     assert!(ctx.chars().count() <= 10_000, "{}", ctx.chars().count());
     assert!(ctx.contains("tmux location"), "{ctx:.80}");
 }
+
+#[test]
+fn a_command_run_for_another_host_ends_at_that_hosts_deadline() {
+    // What the host end of a `--host` call sees: the caller's wait in TMUXMATE_WITHIN_MS.
+    // A call the caller gave up on must not hold its ssh session (sshd's MaxSessions).
+    let s = server!();
+    let mut c = s.tmuxmate();
+    c.env("TMUXMATE_WITHIN_MS", "300")
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let _held_open = child.stdin.take();
+    let st = wait_until(
+        "the command to end at the deadline",
+        Duration::from_secs(30),
+        || child.try_wait().unwrap(),
+    );
+    assert_eq!(st.code(), Some(124));
+    let log = std::fs::read_to_string(s.state.join("log")).unwrap_or_default();
+    assert!(log.contains("deadline (300 ms) passed"), "{log}");
+}

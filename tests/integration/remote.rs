@@ -518,12 +518,19 @@ fn a_dropped_connection_is_reestablished_and_an_inflight_run_still_finishes() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_until("the run's window", Duration::from_secs(20), || {
-        r.s.tmux(&["list-windows", "-a", "-F", "#{window_name}"])
-            .lines()
-            .any(|l| l == "run")
-            .then_some(())
-    });
+    // Past the window's creation (its answer may still be on its way when the window
+    // shows): the run's waiter, a `tmux wait-for tmuxmate-r...` on the host, is running.
+    wait_until(
+        "the run's waiter on the host",
+        Duration::from_secs(20),
+        || {
+            std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+                let c = std::fs::read(e.path().join("cmdline")).ok()?;
+                let c = String::from_utf8_lossy(&c);
+                (c.contains("wait-for\0tmuxmate-r")).then_some(())
+            })
+        },
+    );
     let pid = r.d.master_pid(&masters[0]).expect("a live master");
     Command::new("kill")
         .args(["-9", &pid.to_string()])
