@@ -95,6 +95,13 @@ fn ask(host: &str, r: Result<Answer, crate::error::Error>, json: bool) -> CliRes
     }
 }
 
+/// What a host printed, as it may reach this terminal: its tmuxmate's answers are
+/// printable text (JSON escapes its controls), so an ESC or another control byte here
+/// came from something else and is shown, not obeyed.
+fn shown(bytes: &[u8]) -> String {
+    crate::sys::printable::visible(&String::from_utf8_lossy(bytes)).0
+}
+
 fn print(a: Answer, json: bool) -> CliResult {
     print_noted(a, json, None)
 }
@@ -106,10 +113,12 @@ fn print_noted(a: Answer, json: bool, note: Option<&str>) -> CliResult {
         Answer::Passed(out) => {
             {
                 let mut o = std::io::stdout().lock();
-                let _ = o.write_all(&out.stdout);
+                let _ = o.write_all(shown(&out.stdout).as_bytes());
                 let _ = o.flush();
             }
-            let _ = std::io::stderr().lock().write_all(&out.stderr);
+            let _ = std::io::stderr()
+                .lock()
+                .write_all(shown(&out.stderr).as_bytes());
             if let Some(n) = note {
                 eprintln!("tmuxmate: {n}");
             }
@@ -125,7 +134,9 @@ fn print_noted(a: Answer, json: bool, note: Option<&str>) -> CliResult {
             host,
             stderr,
         } => {
-            let _ = std::io::stderr().lock().write_all(&stderr);
+            let _ = std::io::stderr()
+                .lock()
+                .write_all(shown(&stderr).as_bytes());
             super::out_json_or_line(
                 json,
                 &serde_json::json!({"jobId": job, "paneId": pane, "host": host}),

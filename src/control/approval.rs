@@ -215,6 +215,7 @@ impl Ask<'_> {
             timeout: self.timeout,
             group: true,
             stdout: false,
+            max_stdout: 0,
         };
         let finished = match process::run_limited(cmd, None, limits) {
             Ok(f) => f,

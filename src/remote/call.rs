@@ -35,6 +35,10 @@ pub const PLAIN_TMUX: &str = "list, send, paste, keys, capture, split, new-windo
 pub const NEEDS_TMUXMATE: &str =
     "watch, agent (all but attach), side status, side history, side report";
 
+/// The most a host's tmuxmate may print for one call: its largest answers (a side history
+/// of 64 MiB is cut to its newest lines before printing) are far below.
+const ANSWER_MAX: usize = 64 << 20;
+
 /// The remote shell line: `env` assignments and the words after the program, quoted.
 pub fn line(socket: &Socket, env: &[(&str, &str)], args: &[String]) -> String {
     let mut words: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -71,7 +75,7 @@ pub fn run(
     let mut env = env.to_vec();
     env.push((crate::cmd::entry::WITHIN_ENV, &within));
     let out = remote
-        .run_line(&line(socket, &env, args), input, timeout)
+        .run_line_bounded(&line(socket, &env, args), input, timeout, ANSWER_MAX)
         .map_err(|e| Missing::Other(e.into()))?;
     if out.status.code() == Some(MISSING_STATUS)
         && String::from_utf8_lossy(&out.stderr).contains(MISSING)

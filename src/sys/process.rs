@@ -42,6 +42,8 @@ pub enum Failure {
     Spawn(std::io::Error),
     /// It ran past the deadline and was killed.
     TimedOut,
+    /// It printed more than the limit on stdout (bytes) and was killed.
+    TooLarge(usize),
     /// Waiting for it failed.
     Wait(std::io::Error),
 }
@@ -52,6 +54,11 @@ impl std::fmt::Display for Failure {
             Failure::NotFound => write!(f, "program not found"),
             Failure::Spawn(e) => write!(f, "could not start it: {e}"),
             Failure::TimedOut => write!(f, "no answer before the deadline; it was killed"),
+            Failure::TooLarge(n) => write!(
+                f,
+                "it printed more than {} MiB, more than any answer of ours; it was killed",
+                n >> 20
+            ),
             Failure::Wait(e) => write!(f, "waiting for it failed: {e}"),
         }
     }
@@ -66,7 +73,12 @@ pub struct Limits {
     pub group: bool,
     /// Capture stdout (else it goes to /dev/null: a program whose answer is its status).
     pub stdout: bool,
+    /// The most stdout bytes kept; past it the program is killed ([`Failure::TooLarge`]).
+    pub max_stdout: usize,
 }
+
+/// The default bound on a program's stdout: a whole 50 MB scrollback fits many times.
+pub const MAX_STDOUT: usize = 1 << 30;
 
 impl Limits {
     pub fn within(timeout: Duration) -> Limits {
@@ -74,6 +86,7 @@ impl Limits {
             timeout,
             group: false,
             stdout: true,
+            max_stdout: MAX_STDOUT,
         }
     }
 }
@@ -120,7 +133,7 @@ pub fn run_limited(
         }
         _ => None,
     };
-    let r = collect(&mut child, pid, deadline, limits.group);
+    let r = collect(&mut child, pid, deadline, limits.group, limits.max_stdout);
     if let Some(w) = writer {
         let _ = w.join();
     }
@@ -160,6 +173,7 @@ fn collect(
     pid: i32,
     deadline: Instant,
     group: bool,
+    max_stdout: usize,
 ) -> Result<Finished, Failure> {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     use std::os::fd::AsFd;
@@ -242,6 +256,13 @@ fn collect(
             };
             if !read_some(s, &mut chunk, &mut bufs[i], i == 1) {
                 streams[i] = None;
+            }
+            if i == 0 && bufs[0].len() > max_stdout {
+                kill(pid, group);
+                if status.is_none() {
+                    let _ = child.wait();
+                }
+                return Err(Failure::TooLarge(max_stdout));
             }
         }
     }
@@ -352,6 +373,19 @@ mod tests {
     }
 
     #[test]
+    fn a_program_that_prints_past_its_bound_is_killed_without_holding_it() {
+        let limits = Limits {
+            max_stdout: 1 << 20,
+            ..Limits::within(Duration::from_secs(30))
+        };
+        let r = run_limited(command("yes"), None, limits);
+        assert!(
+            matches!(r, Err(Failure::TooLarge(n)) if n == 1 << 20),
+            "{r:?}"
+        );
+    }
+
+    #[test]
     fn a_program_past_its_deadline_is_killed() {
         let t = Instant::now();
         let r = run(sh("sleep 30"), None, Duration::from_millis(200));
@@ -366,6 +400,7 @@ mod tests {
             timeout: Duration::from_millis(300),
             group: true,
             stdout: true,
+            max_stdout: MAX_STDOUT,
         };
         // The grandchild holds stdout: only killing the group ends the read.
         let r = run_limited(sh("sleep 30 & sleep 30"), None, limits);

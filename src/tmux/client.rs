@@ -443,9 +443,11 @@ impl Tmux {
         // A remote call holds a session slot (and, cold, the right to connect) while ssh
         // runs, and is made once more when its master was gone (`Remote::with_master`).
         let line = self.remote_line(args);
-        let (out, connects) = r.with_master(&line, input, self.timeout, |connects, timeout| {
-            self.spawn(args, &self.argv_connecting(args, connects), input, timeout)
-        })?;
+        let max = crate::sys::process::MAX_STDOUT;
+        let (out, connects) =
+            r.with_master(&line, input, self.timeout, max, |connects, timeout| {
+                self.spawn(args, &self.argv_connecting(args, connects), input, timeout)
+            })?;
         self.finish(&argv, out, connects)
     }
 
@@ -480,12 +482,14 @@ impl Tmux {
                 argv: argv.to_vec(),
                 after: timeout,
             }),
-            Err(e @ (process::Failure::Spawn(_) | process::Failure::Wait(_))) => {
-                Err(TmuxError::Spawn {
-                    argv: argv.to_vec(),
-                    reason: e.to_string(),
-                })
-            }
+            Err(
+                e @ (process::Failure::Spawn(_)
+                | process::Failure::Wait(_)
+                | process::Failure::TooLarge(_)),
+            ) => Err(TmuxError::Spawn {
+                argv: argv.to_vec(),
+                reason: e.to_string(),
+            }),
         }
     }
 

@@ -54,6 +54,11 @@ pub enum TmuxError {
         argv: Vec<String>,
         detail: String,
     },
+    /// A host printed more than a call's bound (bytes).
+    TooLarge {
+        host: String,
+        limit: usize,
+    },
     /// ssh itself failed (exit 255, or our side of the transport).
     Ssh {
         host: String,
@@ -295,6 +300,15 @@ impl TmuxError {
                 format!("tmux gave output tmuxmate cannot read safely ({detail})"),
                 Some("please report this".into()),
             ),
+            TmuxError::TooLarge { host, limit } => (
+                format!(
+                    "host {host} answered more than {} MiB, more than any answer of tmuxmate's; the call was ended and nothing of it kept",
+                    limit >> 20
+                ),
+                Some(format!(
+                    "check that the tmuxmate on {host} is this one (`tmuxmate remote install {host}`)"
+                )),
+            ),
         }
     }
 
@@ -310,6 +324,7 @@ impl TmuxError {
             TmuxError::Timeout { .. } => "tmux-timeout",
             TmuxError::Failed { .. } => "tmux",
             TmuxError::BadOutput { .. } => "tmux-bad-output",
+            TmuxError::TooLarge { .. } => "too-large",
             TmuxError::Ssh { .. } => "ssh",
             TmuxError::RemoteNoTmux { .. } => "remote-no-tmux",
             TmuxError::RemoteTooOld { .. } => "remote-tmux-too-old",
@@ -322,7 +337,8 @@ impl TmuxError {
             TmuxError::NotInstalled { .. }
             | TmuxError::TooOld { .. }
             | TmuxError::RemoteNoTmux { .. }
-            | TmuxError::RemoteTooOld { .. } => return None,
+            | TmuxError::RemoteTooOld { .. }
+            | TmuxError::TooLarge { .. } => return None,
             TmuxError::Ssh { ssh, .. } => return Some(format!("ssh: {ssh}")),
             TmuxError::Spawn { argv, .. }
             | TmuxError::Timeout { argv, .. }

@@ -60,11 +60,20 @@ pub enum Outcome {
     NotOpened(String),
     /// The deadline passed; the session was abandoned (the master closes it).
     TimedOut,
+    /// The command printed more than the call's bound on stdout (bytes); the session was
+    /// abandoned.
+    TooLarge(usize),
 }
 
 /// Run the remote shell `line` as a session of the master at `control`, `input` on its
-/// stdin, within `timeout`.
-pub fn session(control: &Path, line: &str, input: Option<&[u8]>, timeout: Duration) -> Outcome {
+/// stdin, within `timeout`, keeping at most `max_stdout` bytes of its stdout.
+pub fn session(
+    control: &Path,
+    line: &str,
+    input: Option<&[u8]>,
+    timeout: Duration,
+    max_stdout: usize,
+) -> Outcome {
     let deadline = Instant::now() + timeout;
     let sock = match UnixStream::connect(control) {
         Ok(s) => s,
@@ -103,6 +112,7 @@ pub fn session(control: &Path, line: &str, input: Option<&[u8]>, timeout: Durati
             stdout_ours,
             stderr_ours,
             deadline,
+            max_stdout,
         ),
         Reply::Refused(why) => Outcome::NotOpened(why),
         Reply::Lost(why) => Outcome::Done(lost(why, Vec::new(), Vec::new())),
@@ -338,6 +348,7 @@ fn relay(
     stdout: OwnedFd,
     stderr: OwnedFd,
     deadline: Instant,
+    max_stdout: usize,
 ) -> Outcome {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     let mut streams = [
@@ -401,6 +412,9 @@ fn relay(
                     };
                     if !read_some(s, &mut chunk, &mut bufs[i], i == 1) {
                         streams[i] = None;
+                    }
+                    if i == 0 && bufs[0].len() > max_stdout {
+                        return Outcome::TooLarge(max_stdout);
                     }
                 }
                 2 => {

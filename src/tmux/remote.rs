@@ -361,6 +361,7 @@ impl Remote {
         line: &str,
         input: Option<&[u8]>,
         timeout: Duration,
+        max_stdout: usize,
         mut attempt: impl FnMut(bool, Duration) -> Result<Finished, TmuxError>,
     ) -> Result<(Finished, bool), TmuxError> {
         let mut again = true;
@@ -375,8 +376,14 @@ impl Remote {
             // A warm master takes the session straight from us (no ssh client process);
             // anything short of a session that started goes the ssh client's way below.
             if !connects && mux_enabled() {
-                match super::mux::session(&self.control_path(), line, input, budget) {
+                match super::mux::session(&self.control_path(), line, input, budget, max_stdout) {
                     super::mux::Outcome::Done(out) => return Ok((out, false)),
+                    super::mux::Outcome::TooLarge(limit) => {
+                        return Err(TmuxError::TooLarge {
+                            host: self.host.to_string(),
+                            limit,
+                        });
+                    }
                     super::mux::Outcome::TimedOut => {
                         return Err(TmuxError::Timeout {
                             argv: self.ssh_argv(line.to_string(), false),
@@ -415,21 +422,42 @@ impl Remote {
         input: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<Finished, TmuxError> {
-        let (out, connects) = self.with_master(line, input, timeout, |connects, budget| {
-            let argv = self.ssh_argv(line.to_string(), connects);
-            let mut cmd = crate::sys::process::command(&argv[0]);
-            cmd.args(&argv[1..]);
-            crate::sys::process::run(cmd, input, budget).map_err(|e| match e {
-                crate::sys::process::Failure::TimedOut => TmuxError::Timeout {
-                    argv: argv.clone(),
-                    after: budget,
-                },
-                e => TmuxError::Spawn {
-                    argv: argv.clone(),
-                    reason: e.to_string(),
-                },
-            })
-        })?;
+        self.run_line_bounded(line, input, timeout, crate::sys::process::MAX_STDOUT)
+    }
+
+    /// [`Remote::run_line`] keeping at most `max_stdout` bytes of the host's answer: past
+    /// it the call ends ([`TmuxError::TooLarge`]).
+    pub fn run_line_bounded(
+        &self,
+        line: &str,
+        input: Option<&[u8]>,
+        timeout: Duration,
+        max_stdout: usize,
+    ) -> Result<Finished, TmuxError> {
+        let (out, connects) =
+            self.with_master(line, input, timeout, max_stdout, |connects, budget| {
+                let argv = self.ssh_argv(line.to_string(), connects);
+                let mut cmd = crate::sys::process::command(&argv[0]);
+                cmd.args(&argv[1..]);
+                let limits = crate::sys::process::Limits {
+                    max_stdout,
+                    ..crate::sys::process::Limits::within(budget)
+                };
+                crate::sys::process::run_limited(cmd, input, limits).map_err(|e| match e {
+                    crate::sys::process::Failure::TimedOut => TmuxError::Timeout {
+                        argv: argv.clone(),
+                        after: budget,
+                    },
+                    crate::sys::process::Failure::TooLarge(limit) => TmuxError::TooLarge {
+                        host: self.host.to_string(),
+                        limit,
+                    },
+                    e => TmuxError::Spawn {
+                        argv: argv.clone(),
+                        reason: e.to_string(),
+                    },
+                })
+            })?;
         if out.status.code() == Some(255) {
             let stderr = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
             return Err(TmuxError::Ssh {

@@ -2183,3 +2183,36 @@ fn a_cli_started_remote_watch_stays_a_resource_after_its_result_arrived() {
     assert_eq!(sessions(&r), s0);
     m.finish();
 }
+
+#[test]
+fn what_a_host_prints_is_shown_not_obeyed_and_bounded() {
+    let r = rig!();
+    // A host "tmuxmate" that is not ours: an OSC 52 clipboard write and a clear-screen on
+    // stdout and stderr, then one that prints without end.
+    let fake = installed_at(&r);
+    std::fs::create_dir_all(fake.parent().unwrap()).unwrap();
+    write_script(
+        &fake,
+        "#!/bin/sh\nprintf 'jobs \\033]52;c;aGk=\\007 \\033[2J done\\n'; printf 'warn \\033[31m\\n' >&2\n",
+    );
+    let out = r.run(&["watch", "list"]);
+    assert!(out.status.success(), "{out:?}");
+    let (o, e) = (out.stdout.clone(), out.stderr.clone());
+    assert!(
+        !o.contains(&0x1b) && !e.contains(&0x1b),
+        "an ESC reached the terminal: {out:?}"
+    );
+    let o = String::from_utf8(o).unwrap();
+    assert!(
+        o.starts_with("jobs \u{241b}]52;c;aGk=\u{2407} \u{241b}[2J done"),
+        "{o}"
+    );
+    write_script(&fake, "#!/bin/sh\nexec yes 0123456789abcdef\n");
+    let t0 = std::time::Instant::now();
+    let out = r.run(&["watch", "list"]);
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("answered more than 64 MiB"), "{e}");
+    assert!(out.stdout.is_empty(), "nothing of it was printed");
+    assert!(t0.elapsed() < Duration::from_secs(60));
+}
