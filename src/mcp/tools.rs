@@ -41,6 +41,36 @@ fn n() -> Value {
 fn words() -> Value {
     json!({"type": "array", "items": {"type": "string"}})
 }
+/// A command: a shell command line (a string) or argv words (models write strings first).
+fn command() -> Value {
+    json!({"anyOf": [s(), words()]})
+}
+
+/// `cmd` of `tmux_run` and `tmux_watch`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Cmd {
+    Line(String),
+    Words(Vec<String>),
+}
+
+impl Cmd {
+    /// argv words for `run` (a line runs under `sh -c`, as the CLI's `-- sh -c '...'`).
+    fn for_run(self) -> Vec<String> {
+        match self {
+            Cmd::Line(l) => vec!["sh".into(), "-c".into(), l],
+            Cmd::Words(w) => w,
+        }
+    }
+    /// The words as given, a line as one word: `watch` reads one word as a shell line,
+    /// and `run -t --until-stable` types its text into the pane's program.
+    fn as_given(self) -> Vec<String> {
+        match self {
+            Cmd::Line(l) => vec![l],
+            Cmd::Words(w) => w,
+        }
+    }
+}
 
 /// One tool definition: `props` are `(name, schema)`, `out` the output properties.
 fn tool(
@@ -98,7 +128,7 @@ pub fn list() -> &'static Value {
         let hs = || ("hostSocket", s());
         json!({"tools": [
             tool("tmux_list",
-                "Sessions, windows (layout) and panes (paneId, target, command, createdByUs, createdBy = creator's address, agent = the pane's own). One tmux call. Every tool takes host ([user@]host[:port], one ssh master) and hostSocket (-L name or -S path there); watch, agent_ask, side_* need `tmuxmate remote install HOST`.",
+                "Sessions, windows (layout) and panes (paneId, target, command, createdByUs, createdBy = creator's address, agent = the pane's own). Every tool takes host ([user@]host[:port], one ssh master) and hostSocket (-L name or -S path there); watch, agent_ask, side_* need `tmuxmate remote install HOST`.",
                 &[h(), hs()], &[],
                 &[("sessions", json!({"type": "array"})), ("windows", json!({"type": "array"})), ("panes", json!({"type": "array"}))]),
             tool("tmux_send_keys",
@@ -121,12 +151,12 @@ pub fn list() -> &'static Value {
                 &[("src", s()), ("dst", s()), h(), hs()], &["src", "dst"],
                 &[("src", s()), ("dst", s())]),
             tool("tmux_run",
-                "Run cmd (argv words; for shell syntax [\"sh\",\"-c\",\"...\"]) in a fresh pane, or typed into an idle POSIX shell pane (target), and wait: exit status and output. untilStable MS for REPLs/TUIs. timeoutMs default 50000. Refuses busy, non-shell or mode panes.",
-                &[t(), ("cmd", words()), ("timeoutMs", n()), ("untilStable", n()), ("maxBytes", n()), ("keep", b()), h(), hs()], &["cmd"],
+                "Run cmd (shell line or argv words) in a fresh pane, or typed into an idle POSIX shell pane (target), and wait: exit status and output. untilStable MS for REPLs/TUIs. timeoutMs default 50000. Refuses busy, non-shell or mode panes.",
+                &[t(), ("cmd", command()), ("timeoutMs", n()), ("untilStable", n()), ("maxBytes", n()), ("keep", b()), h(), hs()], &["cmd"],
                 &[("paneId", s()), ("text", s()), ("exitStatus", json!({"type": ["integer", "null"]})), ("truncated", b()), ("stabilized", b()), ("timedOut", b()), ("elapsedMs", n()), ("kept", b())]),
             tool("tmux_watch",
-                "Start cmd in the background (new window, or typed into an idle shell pane); done at exit or doneRegex. Result at the agent's next turn and as resource tmuxmate://watch/<jobId> (updated notification when done).",
-                &[t(), ("cmd", words()), ("doneRegex", s()), ("timeoutMin", json!({"type": ["number", "string"]})), ("notify", s()), ("forward", words()), ("cancelMode", b()), h(), hs()], &["cmd"],
+                "Start cmd (shell line or argv words) in the background (new window, or typed into an idle shell pane); done at exit or doneRegex. Result at the agent's next turn and as resource tmuxmate://watch/<jobId> (updated notification when done).",
+                &[t(), ("cmd", command()), ("doneRegex", s()), ("timeoutMin", json!({"type": ["number", "string"]})), ("notify", s()), ("forward", words()), ("cancelMode", b()), h(), hs()], &["cmd"],
                 &[("kind", s()), ("jobId", s()), ("paneId", s()), ("uri", s()), ("host", s())]),
             tool("tmux_kill",
                 "Kill a pane, window, session or server. Refuses without confirm:true, without an exact target, the caller's own pane/window/session/server, and when the approval policy says no (fails closed).",
@@ -284,7 +314,7 @@ struct Swap {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Run {
     target: Option<String>,
-    cmd: Vec<String>,
+    cmd: Cmd,
     timeout_ms: Option<u64>,
     until_stable: Option<u64>,
     max_bytes: Option<usize>,
@@ -296,7 +326,7 @@ struct Run {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Watch {
     target: Option<String>,
-    cmd: Vec<String>,
+    cmd: Cmd,
     done_regex: Option<String>,
     timeout_min: Option<Value>,
     notify: Option<String>,
@@ -524,11 +554,16 @@ pub fn call(
         }
         "tmux_run" => {
             let a: Run = args(name, a)?;
+            let cmd = if a.target.is_some() && a.until_stable.is_some() {
+                a.cmd.as_given()
+            } else {
+                a.cmd.for_run()
+            };
             result(run::execute(
                 tmux,
                 &run::Request {
                     target: a.target.as_deref(),
-                    cmd: &a.cmd,
+                    cmd: &cmd,
                     timeout_ms: a.timeout_ms.unwrap_or(DEFAULT_WAIT_MS),
                     until_stable: a.until_stable,
                     max_bytes: a.max_bytes,
@@ -543,11 +578,12 @@ pub fn call(
                 Value::String(s) => s,
                 other => other.to_string(),
             });
+            let cmd = a.cmd.as_given();
             let r = start::start(
                 tmux,
                 &start::Request {
                     target: a.target.as_deref(),
-                    cmd: &a.cmd,
+                    cmd: &cmd,
                     done_regex: a.done_regex.as_deref(),
                     timeout_min: timeout.as_deref(),
                     notify: a.notify.as_deref(),
@@ -656,7 +692,7 @@ fn on_host(session: &Session, name: &str, a: &Value, h: Server) -> Result<Value,
                     forward: a.forward,
                     cancel_mode: a.cancel_mode,
                     json: true,
-                    cmd: a.cmd,
+                    cmd: a.cmd.as_given(),
                 }),
             }
         }

@@ -260,7 +260,7 @@ fn protocol_errors_have_their_codes_and_stdout_stays_clean() {
         ("tmux_capture", json!({"target": "%0", "bogus": 1})),
         ("tmux_capture", json!({"target": 5})),
         ("tmux_run", json!({})),
-        ("tmux_run", json!({"cmd": "true"})),
+        ("tmux_run", json!({"cmd": 7})),
         (
             "tmux_send_keys",
             json!({"target": "%0", "text": "a", "keys": ["Enter"]}),
@@ -943,4 +943,49 @@ fn input_ending_during_a_run_ends_the_run_too() {
     assert!(st.success(), "{st:?}");
     assert_eq!(run_windows(&s), 0, "the run's pane stayed");
     assert!(run_dirs(&s).is_empty(), "{:?}", run_dirs(&s));
+}
+
+#[test]
+fn cmd_is_a_shell_line_or_argv_words() {
+    let s = server!();
+    let mut c = Client::start(&s);
+    c.initialize();
+    // A string is a shell command line (models write strings first).
+    let r = c.ok("tmux_run", json!({"cmd": "echo 'A;B' | tr ';' -; exit 3"}));
+    assert_eq!(r["text"], "A-B", "{r}");
+    assert_eq!(r["exitStatus"], 3, "{r}");
+    // Words stay argv words: no shell reads them.
+    let r = c.ok(
+        "tmux_run",
+        json!({"cmd": ["printf", "%s|", "a b", "$HOME"]}),
+    );
+    assert_eq!(r["text"], "a b|$HOME|", "{r}");
+    let w = c.ok("tmux_watch", json!({"cmd": "echo W-LINE; exit 0"}));
+    let id = w["jobId"].as_str().unwrap().to_string();
+    wait_until("the watch to finish", WAIT, || {
+        let out = s.run(&["watch", "show", &id, "--json"]);
+        let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+        (v["status"] == "finished").then_some(v)
+    });
+    // Anything else is not a command.
+    assert_eq!(
+        c.error_code(
+            "tools/call",
+            json!({"name": "tmux_run", "arguments": {"cmd": 7}})
+        ),
+        -32602
+    );
+    let listed = c.request("tools/list", json!({}));
+    let run = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "tmux_run")
+        .unwrap()
+        .clone();
+    assert!(
+        run["inputSchema"]["properties"]["cmd"]["anyOf"].is_array(),
+        "{run}"
+    );
+    c.finish();
 }
