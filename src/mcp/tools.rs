@@ -64,7 +64,7 @@ impl Cmd {
     }
     /// The words as given, a line as one word: `watch` reads one word as a shell line,
     /// and `run -t --until-stable` types its text into the pane's program.
-    fn as_given(self) -> Vec<String> {
+    fn into_given(self) -> Vec<String> {
         match self {
             Cmd::Line(l) => vec![l],
             Cmd::Words(w) => w,
@@ -555,7 +555,7 @@ pub fn call(
         "tmux_run" => {
             let a: Run = args(name, a)?;
             let cmd = if a.target.is_some() && a.until_stable.is_some() {
-                a.cmd.as_given()
+                a.cmd.into_given()
             } else {
                 a.cmd.for_run()
             };
@@ -578,7 +578,7 @@ pub fn call(
                 Value::String(s) => s,
                 other => other.to_string(),
             });
-            let cmd = a.cmd.as_given();
+            let cmd = a.cmd.into_given();
             let r = start::start(
                 tmux,
                 &start::Request {
@@ -692,7 +692,7 @@ fn on_host(session: &Session, name: &str, a: &Value, h: Server) -> Result<Value,
                     forward: a.forward,
                     cancel_mode: a.cancel_mode,
                     json: true,
-                    cmd: a.cmd.as_given(),
+                    cmd: a.cmd.into_given(),
                 }),
             }
         }
