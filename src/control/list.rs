@@ -224,6 +224,84 @@ fn build(
     }
 }
 
+impl ListJson {
+    /// The listing for people and models: a tree, one short line a session, a window and
+    /// a pane (what choosing a target needs; the rest is in the JSON). Every name is
+    /// quoted with its controls escaped.
+    pub fn text(&self) -> String {
+        let mut text = String::new();
+        for s in &self.sessions {
+            text.push_str(&format!(
+                "session {} {:?}{}\n",
+                s.session_id,
+                s.name,
+                if s.attached { " (attached)" } else { "" }
+            ));
+            for w in self.windows.iter().filter(|w| w.session_id == s.session_id) {
+                // A one-pane window's layout is its pane id: said once, on the pane's line.
+                let layout = if w.layout.starts_with('%') {
+                    String::new()
+                } else {
+                    format!(" layout {}", w.layout)
+                };
+                text.push_str(&format!(
+                    "  window {} {} {:?}{}{layout}\n",
+                    w.window_id,
+                    w.index,
+                    w.name,
+                    if w.active { " (active)" } else { "" },
+                ));
+                for p in self
+                    .panes
+                    .iter()
+                    .filter(|p| p.window_id == w.window_id && p.session_id == s.session_id)
+                {
+                    let mut flags = Vec::new();
+                    if p.active {
+                        flags.push("active");
+                    }
+                    if p.dead {
+                        flags.push("dead");
+                    }
+                    if p.in_mode {
+                        flags.push(p.mode.as_str());
+                    }
+                    if p.created_by_us {
+                        flags.push("ours");
+                    }
+                    // The option stays after a job ends (it records the outcome): a pane is
+                    // "watched" only while its job runs.
+                    match &p.watch {
+                        Some(w) if w.status == crate::control::watch::job::JobStatus::Running => {
+                            flags.push("watched")
+                        }
+                        None if p.watch_unreadable => flags.push("watch unreadable"),
+                        _ => {}
+                    }
+                    text.push_str(&format!(
+                        "    pane {} {}x{} {:?} ({}){}{}\n",
+                        p.pane_id,
+                        p.width,
+                        p.height,
+                        p.current_command,
+                        p.executable.as_deref().unwrap_or("?"),
+                        if flags.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" [{}]", flags.join(", "))
+                        },
+                        p.agent
+                            .as_deref()
+                            .map(|a| format!(" agent {a:?}"))
+                            .unwrap_or_default()
+                    ));
+                }
+            }
+        }
+        text
+    }
+}
+
 /// Every session, window and pane of the server (one tmux call); `with_creator` adds
 /// each created pane's creator (`createdBy`).
 pub fn list(tmux: &Tmux, with_creator: bool) -> Result<ListJson, Error> {

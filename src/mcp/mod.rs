@@ -85,14 +85,16 @@ impl Out {
         self.write_line(&line);
     }
     /// The answer to a tool call; a pre-serialized result goes out as `done` would build
-    /// it (same keys, same order), its JSON text embedded twice without a value tree.
+    /// it (same keys, same order): its text for the model, its JSON text as the structured
+    /// content, without a value tree.
     fn reply_call(&self, id: &Value, r: Result<tools::Answer, RpcError>) {
-        let sc = match r {
-            Ok(tools::Answer::Done(sc)) => sc,
+        let (sc, text) = match r {
+            Ok(tools::Answer::Texted { text, sc }) => {
+                (sc, serde_json::to_string(&text).unwrap_or_default())
+            }
             Ok(tools::Answer::Value(v)) => return self.reply(id, Ok(v)),
             Err(e) => return self.reply(id, Err(e)),
         };
-        let text = serde_json::to_string(&sc).unwrap_or_default();
         let id = serde_json::to_string(id).unwrap_or_default();
         let mut line = String::with_capacity(sc.len() + text.len() + id.len() + 120);
         line.push_str(r#"{"jsonrpc":"2.0","id":"#);

@@ -401,22 +401,17 @@ impl Progress {
     }
 }
 
-/// A tool's answer: a result value, or a successful result whose structured content is
-/// already JSON text (`Out::reply_done` writes it as the text content and as the
-/// structured content without a value tree).
+/// A tool's answer: a result value, or a successful result whose text block is made for
+/// the model and whose structured content is already JSON text (`Out::reply_call` writes
+/// both without a value tree).
 pub enum Answer {
     Value(Value),
-    Done(String),
-}
-
-/// A successful result as [`done`] makes it, serialized once: a 200-pane listing as a
-/// value tree, serialized for the text and again for the reply, took about 4 ms per call.
-fn done_text<T: serde::Serialize>(r: Result<T, Error>) -> Answer {
-    match r.map(|v| serde_json::to_string(&v)) {
-        Ok(Ok(text)) => Answer::Done(text),
-        Ok(Err(_)) => Answer::Value(done(&Value::Null)),
-        Err(e) => Answer::Value(failed(&e)),
-    }
+    /// A successful result whose text block is made for the model (`text`) and whose
+    /// structured content is the JSON text `sc`.
+    Texted {
+        text: String,
+        sc: String,
+    },
 }
 
 /// One `tools/call`. `cancelled` is the call's flag: a long wait (run, ask) looks at it
@@ -466,7 +461,14 @@ pub fn call(
     };
     if name == "tmux_list" {
         args::<NoArgs>(name, a)?;
-        return Ok(done_text(list::list(tmux, true)));
+        // The model reads the compact tree (tens of bytes a pane); the JSON is for code.
+        return Ok(match list::list(tmux, true) {
+            Ok(l) => match serde_json::to_string(&l) {
+                Ok(sc) => Answer::Texted { text: l.text(), sc },
+                Err(_) => Answer::Value(done(&Value::Null)),
+            },
+            Err(e) => Answer::Value(failed(&e)),
+        });
     }
     Ok(Answer::Value(match name {
         "tmux_send_keys" => {

@@ -129,6 +129,17 @@ impl Client {
                 sc["text"].as_str().unwrap(),
                 "the text block is the capture"
             );
+        } else if tool == "tmux_list" {
+            // The model reads the compact tree: every pane on a line of its own.
+            for p in sc["panes"].as_array().unwrap() {
+                let id = p["paneId"].as_str().unwrap();
+                assert!(
+                    text.lines()
+                        .any(|l| l.trim_start().starts_with(&format!("pane {id} "))),
+                    "{id} not in {text}"
+                );
+            }
+            assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
         } else {
             let text: Value = serde_json::from_str(text).unwrap();
             assert_eq!(text, sc, "the text block is the structured content");
@@ -986,6 +997,53 @@ fn cmd_is_a_shell_line_or_argv_words() {
     assert!(
         run["inputSchema"]["properties"]["cmd"]["anyOf"].is_array(),
         "{run}"
+    );
+    c.finish();
+}
+
+#[test]
+fn the_listing_a_model_reads_is_tens_of_bytes_a_pane() {
+    let s = server!();
+    // 60 panes in 30 windows of two, in one tmux call.
+    let mut args: Vec<String> = Vec::new();
+    for i in 0..30 {
+        if i > 0 {
+            args.push(";".into());
+        }
+        for w in [
+            "new-window",
+            "-d",
+            "-n",
+            &format!("w{i}"),
+            "sh",
+            ";",
+            "split-window",
+            "-d",
+            "-t",
+            &format!("main:w{i}"),
+            "sh",
+        ] {
+            args.push(w.to_string());
+        }
+    }
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    s.tmux(&a);
+    let mut c = Client::start(&s);
+    c.initialize();
+    let r = c.call("tmux_list", json!({}));
+    let text = r["content"][0]["text"].as_str().unwrap();
+    let panes = r["structuredContent"]["panes"].as_array().unwrap().len();
+    assert_eq!(panes, 61);
+    let per_pane = text.len() / panes;
+    assert!(per_pane <= 60, "{per_pane} bytes a pane:\n{text}");
+    let json = r["structuredContent"].to_string().len() / panes;
+    eprintln!("model text {per_pane} bytes a pane, JSON {json}");
+    // The CLI prints the same tree.
+    let cli = ok(s.run(&["list"]));
+    assert_eq!(
+        cli.lines().count(),
+        text.lines().count(),
+        "{cli}\n---\n{text}"
     );
     c.finish();
 }
