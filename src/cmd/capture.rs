@@ -25,10 +25,11 @@ pub fn run(tmux: &Tmux, a: CaptureArgs) -> CliResult {
     if a.json {
         super::out_json(&c.json());
     } else {
-        let text = c.text.render();
-        if !text.is_empty() {
-            super::out_line(&text);
-        }
+        let mut o = std::io::stdout().lock();
+        let _ = c
+            .text
+            .write_line(&mut o)
+            .and_then(|()| std::io::Write::flush(&mut o));
     }
     Ok(())
 }

@@ -45,11 +45,13 @@ pub fn out(text: &str) {
 }
 
 pub fn out_line(text: &str) {
-    if text.ends_with('\n') {
-        out(text);
-    } else {
-        out(&format!("{text}\n"));
+    // Two writes under one lock, not a copy with the newline: a capture can be megabytes.
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = o.write_all(b"\n");
     }
+    let _ = o.flush();
 }
 
 /// Write a line to stdout and report whether all of it got out (for deliveries, which

@@ -190,6 +190,29 @@ impl Bounded {
         })
     }
 
+    /// [`Bounded::render`] written to `out` with a final newline, without a copy.
+    pub fn write_line(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        match self.marker() {
+            Some(m) if self.text.is_empty() => writeln!(out, "{m}"),
+            Some(m) => {
+                writeln!(out, "{m}")?;
+                out.write_all(self.text.as_bytes())?;
+                if !self.text.ends_with('\n') {
+                    out.write_all(b"\n")?;
+                }
+                Ok(())
+            }
+            None if self.text.is_empty() => Ok(()),
+            None => {
+                out.write_all(self.text.as_bytes())?;
+                if !self.text.ends_with('\n') {
+                    out.write_all(b"\n")?;
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Text mode: the marker line (if any) followed by the text.
     pub fn render(&self) -> String {
         match self.marker() {
@@ -205,6 +228,36 @@ pub fn line_count(text: &str) -> usize {
         0
     } else {
         text.split('\n').count()
+    }
+}
+
+/// Text from bytes, without a copy when they are UTF-8 (as tmux's output almost always
+/// is); otherwise with U+FFFD for what is not.
+fn text_of(b: Vec<u8>) -> String {
+    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// [`bound`] of `raw`'s text without its trailing blank lines ([`trim_trailing_blank`]),
+/// taking `raw`: text that fits is kept where it is, not copied (a whole scrollback can be
+/// megabytes).
+pub fn bound_trimmed(mut raw: Vec<u8>, max: usize) -> Bounded {
+    let len = trim_trailing_blank(&raw).len();
+    raw.truncate(len);
+    if raw.len() <= max {
+        return Bounded {
+            text: text_of(raw),
+            truncated: false,
+            dropped: 0,
+            dropped_at_least: false,
+        };
+    }
+    let cut = cut_point(&raw, raw.len() - max);
+    raw.drain(..cut);
+    Bounded {
+        text: text_of(raw),
+        truncated: true,
+        dropped: cut,
+        dropped_at_least: false,
     }
 }
 
@@ -269,6 +322,33 @@ mod tests {
         let b = bound(b"a\nb", 3);
         assert_eq!(b.text, "a\nb");
         assert!(!b.truncated);
+    }
+
+    #[test]
+    fn the_owning_bound_gives_what_the_borrowing_one_gives() {
+        let inputs: [&[u8]; 6] = [
+            b"a\nb\n\n   \n",
+            "ééé\n日本\nxy\n\n".as_bytes(),
+            b"\x1b[31mred\x1b[0m\nplain\n",
+            b"not utf8 \xff\xfe here\nand more\n",
+            b"",
+            b"\n\n\n",
+        ];
+        for raw in inputs {
+            for max in [0, 1, 3, 7, 10, 100] {
+                let a = bound(trim_trailing_blank(raw), max);
+                let b = bound_trimmed(raw.to_vec(), max);
+                assert_eq!(
+                    (a.text, a.truncated, a.dropped),
+                    (b.text, b.truncated, b.dropped),
+                    "{raw:?} {max}"
+                );
+            }
+        }
+        let b = bound(b"x\ny", 2);
+        let mut out = Vec::new();
+        b.write_line(&mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), format!("{}\n", b.render()));
     }
 
     #[test]

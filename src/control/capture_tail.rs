@@ -42,7 +42,7 @@ pub fn capture(
     let first = first_rows(max);
     let whole = || -> Result<Bounded, TmuxError> {
         let raw = budget::capture_pane(tmux, pane_id, range, ansi, join)?;
-        Ok(budget::bound(budget::trim_trailing_blank(&raw), max))
+        Ok(budget::bound_trimmed(raw, max))
     };
     let asked = match range {
         Range::Screen => return whole(),

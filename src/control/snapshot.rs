@@ -177,7 +177,8 @@ impl Log {
     }
 
     fn append(&self, snap: &Snapshot) -> std::io::Result<()> {
-        let mut line = serde_json::to_string(snap).map_err(std::io::Error::other)? + "\n";
+        let mut line = serde_json::to_string(snap).map_err(std::io::Error::other)?;
+        line.push('\n');
         let _lock = self.lock()?;
         if line.len() > self.keep_bytes {
             line = self.store_file(snap, &line)?;
@@ -217,12 +218,21 @@ impl Log {
         for (_, n) in &files[..old] {
             let _ = std::fs::remove_file(dir.join(n));
         }
+        // Field by field: a clone would copy the whole text only to drop it.
         let stub = Snapshot {
+            id: snap.id.clone(),
+            time: snap.time,
+            pane_id: snap.pane_id.clone(),
+            target: snap.target.clone(),
+            line_count: snap.line_count,
+            truncated: snap.truncated,
+            preview: snap.preview.clone(),
             text: String::new(),
             in_file: true,
-            ..snap.clone()
         };
-        Ok(serde_json::to_string(&stub).map_err(std::io::Error::other)? + "\n")
+        let mut stub = serde_json::to_string(&stub).map_err(std::io::Error::other)?;
+        stub.push('\n');
+        Ok(stub)
     }
 
     /// Rewrite the log as the newest readable entries that fit the bounds, then `line`.
