@@ -55,6 +55,15 @@ pub const ACTIONS: &[Action] = &[
         },
         mark: " side open -t ",
     },
+    Action {
+        name: "jump",
+        option: crate::tmux::options::JUMP_KEY.name,
+        default: crate::tmux::options::JUMP_KEY.default_text(),
+        command: |bin| {
+            format!("{bin} agents jump --client #{{q:client_name}} >/dev/null 2>&1; true")
+        },
+        mark: " agents jump --client ",
+    },
 ];
 
 /// Named keys tmux knows on every supported version (a subset: the useful ones).

@@ -2,6 +2,7 @@
 //! picks the exit code.
 
 mod address;
+mod agents;
 mod bindings;
 mod bridge;
 mod cli;

@@ -155,6 +155,9 @@ pub enum Command {
     Kill(KillArgs),
     /// Stored snapshots of captures and run results.
     Snapshots(SnapshotsArgs),
+    /// Every agent pane's state (working, needs-you, done, idle, exited), from its CLI's
+    /// own events; needs-you first, longest waiting first.
+    Agents(AgentsArgs),
     /// Background commands watched until they finish; results arrive at the next turn.
     Watch {
         #[command(subcommand)]
@@ -547,6 +550,36 @@ pub enum SnapshotsAction {
         #[arg(long, value_name = "CLIENT")]
         client: String,
     },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AgentsArgs {
+    #[command(subcommand)]
+    pub action: Option<AgentsAction>,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+#[command(defer = true)]
+pub enum AgentsAction {
+    /// The snippet's hooks: the person looks at pane -t (a done turn becomes idle).
+    #[command(hide = true)]
+    Seen {
+        #[arg(short = 't', value_name = "PANE_ID")]
+        target: String,
+    },
+    /// The snippet's jump key: go to the agent that has needed you longest.
+    #[command(hide = true)]
+    Jump {
+        /// The tmux client to switch.
+        #[arg(long, value_name = "CLIENT")]
+        client: String,
+    },
+    /// Runs @tmuxmate-notify-command for one alert (started by tmux).
+    #[command(hide = true)]
+    NotifyRun { file: std::path::PathBuf },
 }
 
 #[derive(Subcommand, Debug)]

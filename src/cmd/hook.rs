@@ -20,6 +20,10 @@ fn run_inner(tmux: &Tmux, harness: Harness, interval_ms: Option<u64>) -> Result<
     std::io::stdin()
         .read_to_end(&mut buf)
         .map_err(|e| format!("reading stdin: {e}"))?;
+    // The agent's state first: it must not wait for (or be lost with) the turn's answer.
+    if let Err(e) = crate::agents::on_hook(tmux, harness, &buf) {
+        crate::sys::state::log(&format!("hook {harness:?}: {e}"));
+    }
     let Some(answer) = on_hook(tmux, harness, &buf, interval_ms)? else {
         return Ok(());
     };

@@ -68,6 +68,10 @@ fn way(cmd: &Command) -> Way {
         Command::Digest { .. } => {
             Way::No("transcripts are files on the machine that runs the agent")
         }
+        Command::Agents(a) => match a.action {
+            None => Way::Tmuxmate,
+            Some(_) => Way::No("the snippet's keys and hooks act on this machine's tmux"),
+        },
         Command::Snapshots(_) => {
             Way::No("snapshots are stored on this machine; list them without --host")
         }

@@ -4,6 +4,7 @@
 //! which treats a closed stdout (broken pipe) as success rather than panicking.
 
 pub mod agent;
+pub mod agents;
 pub mod capture;
 pub mod demo;
 pub mod digest;
@@ -133,6 +134,7 @@ pub fn dispatch(cli: Cli) -> CliResult {
         Command::Run(a) => run::run(&tmux, a),
         Command::Kill(a) => kill::run(&tmux, a),
         Command::Snapshots(a) => snapshots::run(&tmux, a),
+        Command::Agents(a) => agents::run(&tmux, a),
         Command::Watch { action } => watch::run(&tmux, action),
         Command::Agent { action } => agent::run(&tmux, action),
         Command::Side { action } => side::run(&tmux, action),

@@ -18,7 +18,7 @@ pub fn targets(ctx: &Ctx) -> Vec<Target> {
         Target {
             which: Which::Claude,
             path: p.claude_settings(),
-            what: "hooks UserPromptSubmit, SessionStart",
+            what: "hooks UserPromptSubmit, SessionStart; state: PermissionRequest, PostToolUse, Stop, StopFailure, SessionEnd",
             kind: Kind::Json {
                 hooks: Some(super::hook_specs(
                     ctx,
@@ -41,4 +41,29 @@ pub fn targets(ctx: &Ctx) -> Vec<Target> {
         },
         super::skill_target(Which::Claude, p.claude_skill()),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    /// The plugin (`hooks/hooks.json`) wires the same events as `tmuxmate install claude`.
+    #[test]
+    fn the_plugin_hooks_are_the_installers() {
+        let v: serde_json::Value =
+            serde_json::from_str(include_str!("../../hooks/hooks.json")).unwrap();
+        let mut plugin: Vec<&str> = v["hooks"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut ours = vec!["UserPromptSubmit", "SessionStart"];
+        ours.extend(crate::agents::signal::events(crate::harness::Harness::Claude));
+        plugin.sort();
+        ours.sort();
+        assert_eq!(plugin, ours);
+        for (ev, groups) in v["hooks"].as_object().unwrap() {
+            let cmd = &groups[0]["hooks"][0]["command"];
+            assert_eq!(cmd, "tmuxmate hook claude", "{ev}");
+        }
+    }
 }

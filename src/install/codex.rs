@@ -20,7 +20,7 @@ pub fn targets(ctx: &Ctx) -> Vec<Target> {
         Target {
             which: Which::Codex,
             path: p.codex_hooks(),
-            what: "hooks UserPromptSubmit, SessionStart",
+            what: "hooks UserPromptSubmit, SessionStart; state: PermissionRequest, PostToolUse, PostModelRequest, Stop, SessionEnd",
             kind: Kind::Json {
                 hooks: Some(super::hook_specs(
                     ctx,

@@ -22,7 +22,7 @@ pub fn targets(ctx: &Ctx) -> Vec<Target> {
         Target {
             which: Which::Gemini,
             path: p.gemini_settings(),
-            what: "hooks BeforeAgent, SessionStart; MCP server tmuxmate",
+            what: "hooks BeforeAgent, SessionStart; state: Notification, AfterTool, AfterAgent, SessionEnd; MCP server tmuxmate",
             kind: Kind::Json {
                 hooks: Some(super::hook_specs(
                     ctx,

@@ -381,7 +381,7 @@ pub fn hook_specs(
     timeout: u64,
 ) -> Vec<HookSpec> {
     let command = ctx.hook_command(harness);
-    vec![
+    let mut v = vec![
         HookSpec {
             event: turn_event,
             matcher: None,
@@ -391,10 +391,26 @@ pub fn hook_specs(
         HookSpec {
             event: reset.0,
             matcher: reset.1,
-            command,
+            command: command.clone(),
             timeout,
         },
-    ]
+    ];
+    // The events that move the agent's state (`tmuxmate agents`, the status line).
+    let h = match harness {
+        "codex" => Some(crate::harness::Harness::Codex),
+        "gemini" => Some(crate::harness::Harness::Gemini),
+        "claude" => Some(crate::harness::Harness::Claude),
+        _ => None,
+    };
+    for ev in h.map(crate::agents::signal::events).unwrap_or(&[]) {
+        v.push(HookSpec {
+            event: ev,
+            matcher: None,
+            command: command.clone(),
+            timeout,
+        });
+    }
+    v
 }
 
 /// The skill file, for a harness's skill path.

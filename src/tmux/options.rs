@@ -22,6 +22,8 @@ pub enum Scope {
     Session,
     /// A pane option of ours.
     Pane,
+    /// A window option of ours (the window list's agent marker).
+    Window,
 }
 
 /// What an option holds.
@@ -169,6 +171,42 @@ pub const SNAPSHOTS_KEY: Opt = user(
     "M-s",
     "the prefix key of the snapshots popup (none: no key)",
 );
+pub const NOTIFY: Opt = user(
+    "@tmuxmate-notify",
+    Kind::Flag,
+    "on",
+    "tell attached clients (display-message) when an agent needs you or is done",
+);
+pub const NOTIFY_BELL: Opt = user(
+    "@tmuxmate-notify-bell",
+    Kind::Flag,
+    "off",
+    "also ring the bell on attached clients' terminals",
+);
+pub const NOTIFY_OSC: Opt = user(
+    "@tmuxmate-notify-osc",
+    Kind::Text,
+    "off",
+    "also send a desktop notification to attached clients' terminals: off, 9 or 777",
+);
+pub const NOTIFY_COMMAND: Opt = user(
+    "@tmuxmate-notify-command",
+    Kind::Text,
+    "",
+    "a program (words, no shell) run with the alert's text as its last argument",
+);
+pub const NOTIFY_COOLDOWN_S: Opt = user(
+    "@tmuxmate-notify-cooldown-s",
+    num(0, 3600),
+    "10",
+    "seconds after an alert for a pane in which that pane alerts no more",
+);
+pub const JUMP_KEY: Opt = user(
+    "@tmuxmate-jump-key",
+    Kind::Text,
+    "M-j",
+    "the prefix key that jumps to the agent that has needed you longest (none: no key)",
+);
 pub const SIDE_KEY: Opt = user(
     "@tmuxmate-side-key",
     Kind::Text,
@@ -241,6 +279,46 @@ pub const SIDE_SPLIT: Opt = ours(
     Scope::Pane,
     "the side chat's split and the main window's layout before it",
 );
+pub const STATE: Opt = ours(
+    "@tmuxmate-state",
+    Scope::Pane,
+    "the agent's state: working, needs-you, done, idle, exited, unknown",
+);
+pub const STATE_SINCE: Opt = ours(
+    "@tmuxmate-state-since",
+    Scope::Pane,
+    "when the agent's state last changed (unix seconds; tmux's #{t:...} shows it)",
+);
+pub const STATE_WHY: Opt = ours(
+    "@tmuxmate-state-why",
+    Scope::Pane,
+    "why the agent needs you (a permission, a question, an error)",
+);
+pub const STATE_RECORD: Opt = ours(
+    "@tmuxmate-state-record",
+    Scope::Pane,
+    "the agent state's whole record (JSON)",
+);
+pub const WINDOW_STATE: Opt = ours(
+    "@tmuxmate-window-state",
+    Scope::Window,
+    "the most urgent agent state in the window",
+);
+pub const WINDOW_MARKER: Opt = ours(
+    "@tmuxmate-window-marker",
+    Scope::Window,
+    "a short marker of the window's most urgent agent state, for window-status-format",
+);
+pub const AGENTS_STATUS: Opt = ours(
+    "@tmuxmate-agents-status",
+    Scope::Server,
+    "agent counts for the status line",
+);
+pub const JUMP_LAST: Opt = ours(
+    "@tmuxmate-jump-last",
+    Scope::Server,
+    "the pane the jump key went to last",
+);
 pub const MANAGED: Opt = ours("@tmuxmate-managed", Scope::Session, "a bridge session");
 pub const ADAPTER: Opt = ours(
     "@tmuxmate-adapter",
@@ -299,6 +377,12 @@ pub const ALL: &[Opt] = &[
     SIDE_AGENT,
     SNAPSHOTS_KEY,
     SIDE_KEY,
+    NOTIFY,
+    NOTIFY_BELL,
+    NOTIFY_OSC,
+    NOTIFY_COMMAND,
+    NOTIFY_COOLDOWN_S,
+    JUMP_KEY,
     BIN,
     SNIPPET,
     SAVED_WINDOW_SIZE,
@@ -315,6 +399,14 @@ pub const ALL: &[Opt] = &[
     SIDE,
     SIDE_TRANSCRIPT,
     SIDE_SPLIT,
+    STATE,
+    STATE_SINCE,
+    STATE_WHY,
+    STATE_RECORD,
+    WINDOW_STATE,
+    WINDOW_MARKER,
+    AGENTS_STATUS,
+    JUMP_LAST,
     MANAGED,
     ADAPTER,
     CLI,

@@ -274,12 +274,12 @@ fn status_right_length_is_raised_only_when_smaller() {
             .to_string()
     };
     load_snippet(&s);
-    assert_eq!(len(&s), "156");
+    assert_eq!(len(&s), "200");
     // A tmux.conf that resets status-right and is sourced again: no growth.
     s.tmux(&["set", "-g", "status-right", "%H:%M"]);
     load_snippet(&s);
     load_snippet(&s);
-    assert_eq!(len(&s), "156");
+    assert_eq!(len(&s), "200");
     let right = s.tmux(&["show", "-gv", "status-right"]);
     assert_eq!(
         right.matches("@tmuxmate-watch-status, ").count(),

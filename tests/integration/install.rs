@@ -269,7 +269,8 @@ fn own_entries_are_found_by_marker_not_exact_text() {
     let hooks = read(&s.home.join(".codex/hooks.json"));
     assert_eq!(
         hooks.matches("hook ").count(),
-        2,
+        // UserPromptSubmit, SessionStart and the five agent-state events.
+        7,
         "one per event, no duplicate: {hooks}"
     );
     assert!(!hooks.contains("\"timeout\": 30"), "{hooks}");

@@ -328,7 +328,7 @@ fn snippet_loads_into_a_real_server() {
     // Room for what was appended, once.
     assert_eq!(
         s.tmux(&["show", "-gv", "status-right-length"]).trim(),
-        "156"
+        "200"
     );
     // The reattach hook really runs our binary: a client-attached hook fired by hand.
     s.tmux(&["set-hook", "-R", "client-attached"]);

@@ -4,6 +4,7 @@
 #[path = "../util/mod.rs"]
 pub mod util;
 
+mod agents;
 mod bindings;
 mod bridge;
 mod capture;

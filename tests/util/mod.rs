@@ -346,11 +346,26 @@ impl Server {
 
     /// A new window running the stand-in agent loop; its pane id and request dir.
     pub fn agent_pane(&self, window_name: &str) -> Agent {
+        self.agent_pane_as(window_name, "sh")
+    }
+
+    /// [`Server::agent_pane`] whose program tmux sees as `program` (`claude`, `codex`,
+    /// `node`), as it sees a real agent CLI's: the stand-in's shell started by that name.
+    pub fn agent_pane_as(&self, window_name: &str, program: &str) -> Agent {
         let n = SEQ.fetch_add(1, Ordering::SeqCst);
         let adir = self.dir.join(format!("agent{n}"));
         std::fs::create_dir_all(&adir).unwrap();
+        let prog = if program == "sh" {
+            "sh".to_string()
+        } else {
+            let p = adir.join(program);
+            std::os::unix::fs::symlink("/bin/sh", &p).unwrap();
+            // exec: tmux names a pane after its process group's leader, which is
+            // otherwise the `sh -c` that tmux starts the command with.
+            format!("exec '{}'", p.display())
+        };
         let cmd = format!(
-            "sh '{}' '{}'",
+            "{prog} '{}' '{}'",
             self.dir.join("agent.sh").display(),
             adir.display()
         );

@@ -1,0 +1,191 @@
+//! `tmuxmate agents`: every agent pane of a server with its state, and the jump order.
+//!
+//! Owns: the rows (pane, where, harness, state, since, why), their order (needs-you
+//! first, longest waiting first; then done, working, unknown, idle, exited), the compact
+//! text a model or a person reads, the JSON shape (docs/json.md#agents), and the jump
+//! key's cycle. Invariants: the state shown is the effective one ([`super::summary`]),
+//! never a dead agent's last word; reading writes nothing but changed counts.
+
+use serde::Serialize;
+
+use super::machine::State;
+use super::summary::{self, Pane};
+use crate::targs;
+use crate::tmux::options;
+use crate::tmux::{Arg, Tmux, TmuxError};
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Row {
+    pub pane_id: String,
+    /// `session:window.pane`.
+    pub target: String,
+    pub harness: String,
+    pub state: &'static str,
+    /// Unix seconds of the last change.
+    pub since: u64,
+    pub why: String,
+}
+
+fn rank(s: State) -> u8 {
+    match s {
+        State::NeedsYou => 0,
+        State::Done => 1,
+        State::Working => 2,
+        State::Unknown => 3,
+        State::Idle => 4,
+        State::Exited => 5,
+    }
+}
+
+/// Agents in the order a person wants them: most urgent state first, and within one,
+/// the longest waiting first.
+pub fn sort(agents: &mut [Pane]) {
+    agents.sort_by(|a, b| {
+        (rank(a.state), a.since_s, &a.pane).cmp(&(rank(b.state), b.since_s, &b.pane))
+    });
+}
+
+/// The panes the jump key visits, in order: needs-you, then done.
+pub fn jump_order(agents: &[Pane]) -> Vec<String> {
+    let mut v: Vec<Pane> = agents
+        .iter()
+        .filter(|a| matches!(a.state, State::NeedsYou | State::Done))
+        .cloned()
+        .collect();
+    sort(&mut v);
+    v.into_iter().map(|a| a.pane).collect()
+}
+
+/// The pane after `last` in `order` (the first when `last` is not in it), cycling.
+pub fn next_after(order: &[String], last: &str) -> Option<String> {
+    let i = order.iter().position(|p| p == last).map_or(0, |i| i + 1);
+    order.get(i % order.len().max(1)).cloned()
+}
+
+/// The server's agents as rows, sorted.
+pub fn rows(tmux: &Tmux) -> Result<Vec<Row>, TmuxError> {
+    let mut agents = summary::refresh(tmux)?;
+    sort(&mut agents);
+    let fmt = format!(
+        "#{{pane_id}}\t#{{session_name}}:#{{window_index}}.#{{pane_index}}\t#{{{}}}",
+        options::STATE_RECORD.name
+    );
+    let out = tmux.run(&targs!["list-panes", "-a", "-F", Arg::ours(&fmt)])?;
+    let mut info = std::collections::HashMap::new();
+    for l in out.lines() {
+        let mut f = l.splitn(3, '\t');
+        if let (Some(p), Some(t), Some(rec)) = (f.next(), f.next(), f.next()) {
+            let harness = super::store::parse_record(rec)
+                .map(|(r, _)| r.harness)
+                .unwrap_or_default();
+            info.insert(p.to_string(), (t.to_string(), harness));
+        }
+    }
+    Ok(agents
+        .into_iter()
+        .map(|a| {
+            let (target, harness) = info.remove(&a.pane).unwrap_or_default();
+            Row {
+                target,
+                harness,
+                state: a.state.name(),
+                since: a.since_s,
+                why: crate::sys::printable::visible(&a.why).0,
+                pane_id: a.pane,
+            }
+        })
+        .collect())
+}
+
+/// "needs-you  4m  claude  dev:2.1 %5  permission: Bash: ls", one line an agent.
+pub fn text(rows: &[Row], now_s: u64) -> String {
+    if rows.is_empty() {
+        return "no agents (an agent appears once its CLI sends a state event: install its hooks with `tmuxmate install <cli>`)".into();
+    }
+    let mut out = String::new();
+    for r in rows {
+        let ago = human(now_s.saturating_sub(r.since));
+        let who = if r.harness.is_empty() {
+            "?"
+        } else {
+            &r.harness
+        };
+        out.push_str(&format!(
+            "{:<9} {:>4}  {:<6} {} {}",
+            r.state, ago, who, r.target, r.pane_id
+        ));
+        if !r.why.is_empty() {
+            out.push_str("  ");
+            out.push_str(&r.why);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `42s`, `5m`, `3h`, `2d`.
+pub fn human(s: u64) -> String {
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m", s / 60),
+        3600..=86_399 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(pane: &str, state: State, since_s: u64) -> Pane {
+        Pane {
+            pane: pane.into(),
+            window: "@1".into(),
+            state,
+            since_s,
+            why: String::new(),
+            window_state: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_longest_waiting_comes_first_and_the_jump_cycles() {
+        use State::*;
+        let a = [
+            p("%1", Working, 1),
+            p("%2", NeedsYou, 50),
+            p("%3", Done, 10),
+            p("%4", NeedsYou, 20),
+            p("%5", Idle, 0),
+        ];
+        let o = jump_order(&a);
+        assert_eq!(o, ["%4", "%2", "%3"]);
+        assert_eq!(next_after(&o, "").as_deref(), Some("%4"));
+        assert_eq!(next_after(&o, "%4").as_deref(), Some("%2"));
+        assert_eq!(next_after(&o, "%3").as_deref(), Some("%4"));
+        assert_eq!(next_after(&o, "%9").as_deref(), Some("%4"));
+        assert_eq!(next_after(&[], "%1"), None);
+        let mut all = a.to_vec();
+        sort(&mut all);
+        let names: Vec<&str> = all.iter().map(|a| a.pane.as_str()).collect();
+        assert_eq!(names, ["%4", "%2", "%3", "%1", "%5"]);
+    }
+
+    #[test]
+    fn compact_text() {
+        let r = Row {
+            pane_id: "%5".into(),
+            target: "dev:2.1".into(),
+            harness: "claude".into(),
+            state: "needs-you",
+            since: 100,
+            why: "permission: Bash: ls".into(),
+        };
+        assert_eq!(
+            text(&[r], 400),
+            "needs-you   5m  claude dev:2.1 %5  permission: Bash: ls\n"
+        );
+        assert_eq!(human(59), "59s");
+        assert_eq!(human(7200), "2h");
+    }
+}

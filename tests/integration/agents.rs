@@ -1,0 +1,388 @@
+//! Agent state from the CLIs' own hook events, run the way the harnesses run hooks
+//! (detached from the terminal, through a shell), and the alerts a person gets on a real
+//! attached client.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::server;
+use crate::util::*;
+
+/// Run a hook as Claude does: `setsid sh -c '… ; true'` (no tty; shell in between).
+fn hook(a: &Agent, harness: &str, input: &Path) -> PaneRun {
+    a.sh(&format!(
+        "setsid sh -c '\"$0\" hook {harness} < \"$1\"; true' \"$TM\" '{}'",
+        input.display()
+    ))
+}
+
+/// A hook input: a fixture as the CLI sent it, or one written here from `json`.
+fn input(s: &Server, name: &str, json: serde_json::Value) -> PathBuf {
+    let p = s.dir.join(format!("{name}.json"));
+    std::fs::write(&p, json.to_string()).unwrap();
+    p
+}
+
+fn opt(s: &Server, pane: &str, name: &str) -> String {
+    s.tmux(&["display-message", "-p", "-t", pane, &format!("#{{{name}}}")])
+        .trim_end_matches('\n')
+        .to_string()
+}
+
+fn state(s: &Server, pane: &str) -> String {
+    opt(s, pane, "@tmuxmate-state")
+}
+
+fn status(s: &Server) -> String {
+    s.tmux(&["show-options", "-gqv", "@tmuxmate-agents-status"])
+        .trim_end_matches('\n')
+        .to_string()
+}
+
+fn permission(s: &Server, cmd: &str) -> PathBuf {
+    input(
+        s,
+        &format!("perm-{}", cmd.len()),
+        serde_json::json!({
+            "session_id": "5eed0000-0000-4000-8000-00000000c1a1",
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": {"command": cmd, "description": "list"},
+        }),
+    )
+}
+
+#[test]
+fn a_claude_turn_moves_the_pane_state_counts_and_window_marker() {
+    let s = server!();
+    let a = s.agent_pane_as("claude", "claude");
+    let ups = a.fixture("hook-claude-UserPromptSubmit.json");
+    assert_eq!(hook(&a, "claude", &ups).rc, 0);
+    assert_eq!(state(&s, &a.pane), "working");
+    assert_eq!(status(&s), "1 working");
+    let r = hook(&a, "claude", &permission(&s, "ls -la; rm x"));
+    assert_eq!(
+        r.out, "",
+        "a state event prints nothing (Claude would read it)"
+    );
+    assert_eq!(state(&s, &a.pane), "needs-you");
+    assert_eq!(
+        opt(&s, &a.pane, "@tmuxmate-state-why"),
+        "permission: Bash: ls -la; rm x"
+    );
+    assert_eq!(status(&s), "1 needs you");
+    assert_eq!(opt(&s, &a.pane, "@tmuxmate-window-marker"), "!");
+    assert_eq!(opt(&s, &a.pane, "@tmuxmate-window-state"), "needs-you");
+    let since: u64 = opt(&s, &a.pane, "@tmuxmate-state-since").parse().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(now.abs_diff(since) < 60, "{since} vs {now}");
+
+    let v: serde_json::Value = serde_json::from_str(&ok(s.run(&["agents", "--json"]))).unwrap();
+    let row = &v["agents"][0];
+    assert_eq!(row["paneId"], a.pane.as_str());
+    assert_eq!(row["state"], "needs-you");
+    assert_eq!(row["harness"], "claude");
+    assert_eq!(row["why"], "permission: Bash: ls -la; rm x");
+    let text = ok(s.run(&["agents"]));
+    assert!(text.starts_with("needs-you "), "{text}");
+
+    hook(
+        &a,
+        "claude",
+        &a.fixture("hook-claude-PostToolUse-Bash.json"),
+    );
+    assert_eq!(state(&s, &a.pane), "working");
+    hook(&a, "claude", &a.fixture("hook-claude-Stop.json"));
+    assert_eq!(state(&s, &a.pane), "done");
+    assert_eq!(status(&s), "1 done");
+    assert_eq!(opt(&s, &a.pane, "@tmuxmate-window-marker"), "+");
+    let end = input(
+        &s,
+        "end",
+        serde_json::json!({"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}),
+    );
+    hook(&a, "claude", &end);
+    hook(&a, "claude", &end);
+    assert_eq!(state(&s, &a.pane), "exited");
+    assert_eq!(status(&s), "");
+    assert_eq!(opt(&s, &a.pane, "@tmuxmate-window-marker"), "");
+}
+
+#[test]
+fn codex_and_gemini_errors_need_you_and_their_ends_are_done() {
+    let s = server!();
+    let x = s.agent_pane_as("codex", "codex");
+    let g = s.agent_pane_as("gemini", "node");
+    hook(&x, "codex", &x.fixture("hook-codex-UserPromptSubmit.json"));
+    hook(&g, "gemini", &g.fixture("hook-gemini-BeforeAgent.json"));
+    assert_eq!(status(&s), "2 working");
+    let no_err = input(
+        &s,
+        "pmr-ok",
+        serde_json::json!({"hook_event_name": "PostModelRequest", "error": null}),
+    );
+    hook(&x, "codex", &no_err);
+    assert_eq!(state(&s, &x.pane), "working");
+    let err = input(
+        &s,
+        "pmr-err",
+        serde_json::json!({"hook_event_name": "PostModelRequest", "error": {"message": "upstream 500"}}),
+    );
+    hook(&x, "codex", &err);
+    assert_eq!(state(&s, &x.pane), "needs-you");
+    assert!(opt(&s, &x.pane, "@tmuxmate-state-why").starts_with("error: "));
+    let mut failed: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(g.fixture("hook-gemini-AfterAgent.json")).unwrap(),
+    )
+    .unwrap();
+    failed["prompt_response"] = "[no response text]".into();
+    hook(&g, "gemini", &input(&s, "aa-err", failed));
+    assert_eq!(state(&s, &g.pane), "needs-you");
+    assert_eq!(status(&s), "2 need you");
+    hook(&g, "gemini", &g.fixture("hook-gemini-AfterAgent.json"));
+    hook(&x, "codex", &x.fixture("hook-codex-Stop.json"));
+    assert_eq!(state(&s, &g.pane), "done");
+    assert_eq!(state(&s, &x.pane), "done");
+    assert_eq!(status(&s), "2 done");
+}
+
+#[test]
+fn an_agent_gone_from_its_pane_is_unknown_not_its_last_word() {
+    let s = server!();
+    let a = s.agent_pane_as("claude", "claude");
+    hook(&a, "claude", &permission(&s, "ls"));
+    assert_eq!(status(&s), "1 needs you");
+    // The stand-in (sh) stops being the pane's program: the pane now runs a shell the
+    // person typed into, the agent is gone without a SessionEnd.
+    s.tmux(&["respawn-pane", "-k", "-t", &a.pane, "exec bash --norc"]);
+    let v = wait_until("the listing to see it", Duration::from_secs(10), || {
+        let v: serde_json::Value = serde_json::from_str(&ok(s.run(&["agents", "--json"]))).unwrap();
+        (v["agents"][0]["state"] == "unknown").then_some(v)
+    });
+    assert_eq!(v["agents"][0]["paneId"], a.pane.as_str());
+    assert_eq!(status(&s), "1 unknown");
+}
+
+/// The person's notify command: appends each alert's argument as a line to `file`.
+fn notifier(s: &Server) -> PathBuf {
+    let file = s.dir.join("alerts.txt");
+    let script = s.dir.join("notify.sh");
+    write_script(
+        &script,
+        &format!("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n", file.display()),
+    );
+    s.tmux(&[
+        "set",
+        "-g",
+        "@tmuxmate-notify-command",
+        script.to_str().unwrap(),
+    ]);
+    file
+}
+
+fn alerts(file: &Path) -> Vec<String> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn wait_alerts(file: &Path, n: usize) -> Vec<String> {
+    wait_until(&format!("{n} alerts"), Duration::from_secs(20), || {
+        let a = alerts(file);
+        (a.len() >= n).then_some(a)
+    })
+}
+
+#[test]
+fn alerts_come_once_per_transition_and_never_while_the_person_looks() {
+    let inner = server!();
+    let outer = server!();
+    let a = inner.agent_pane_as("claude", "claude");
+    let file = notifier(&inner);
+    inner.tmux(&["set", "-g", "@tmuxmate-notify-cooldown-s", "0"]);
+    // A client that looks at another window.
+    inner.tmux(&["new-window", "-d", "-n", "elsewhere"]);
+    let client = inner.attach_in(&outer, "main");
+    inner.tmux(&["select-window", "-t", "main:elsewhere"]);
+
+    hook(&a, "claude", &permission(&inner, "make deploy"));
+    let got = wait_alerts(&file, 1);
+    assert!(
+        got[0].contains("claude in main:")
+            && got[0].ends_with("needs you: permission: Bash: make deploy"),
+        "{got:?}"
+    );
+    // The same event again (a retried hook) is no new transition.
+    hook(&a, "claude", &permission(&inner, "make deploy"));
+    // The message on the client's screen.
+    wait_until("the message on the client", Duration::from_secs(10), || {
+        outer
+            .tmux(&["capture-pane", "-p", "-t", &client])
+            .contains("needs you: permission")
+            .then_some(())
+    });
+    hook(&a, "claude", &a.fixture("hook-claude-Stop.json"));
+    let got = wait_alerts(&file, 2);
+    assert!(got[1].ends_with("is done"), "{got:?}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(alerts(&file).len(), 2, "{:?}", alerts(&file));
+
+    // Looking at the agent's pane: no alert, and a turn that ends is seen (idle).
+    inner.tmux(&["select-window", "-t", &a.pane]);
+    hook(
+        &a,
+        "claude",
+        &a.fixture("hook-claude-UserPromptSubmit.json"),
+    );
+    hook(&a, "claude", &permission(&inner, "make test"));
+    assert_eq!(state(&inner, &a.pane), "needs-you");
+    hook(&a, "claude", &a.fixture("hook-claude-Stop.json"));
+    assert_eq!(state(&inner, &a.pane), "idle");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(alerts(&file).len(), 2, "{:?}", alerts(&file));
+
+    // The cooldown: two transitions of one pane within it alert once (a pane that has
+    // not alerted yet).
+    let b = inner.agent_pane_as("other", "claude");
+    inner.tmux(&["select-window", "-t", "main:elsewhere"]);
+    inner.tmux(&["set", "-g", "@tmuxmate-notify-cooldown-s", "600"]);
+    hook(&b, "claude", &permission(&inner, "one"));
+    wait_alerts(&file, 3);
+    hook(&b, "claude", &permission(&inner, "two"));
+    assert_eq!(
+        opt(&inner, &b.pane, "@tmuxmate-state-why"),
+        "permission: Bash: two"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(alerts(&file).len(), 3, "{:?}", alerts(&file));
+}
+
+#[test]
+fn an_alert_a_killed_process_left_unsent_is_delivered_once_by_the_next_event() {
+    let inner = server!();
+    let outer = server!();
+    let a = inner.agent_pane_as("claude", "claude");
+    let b = inner.agent_pane_as("codex", "codex");
+    let file = notifier(&inner);
+    inner.tmux(&["set", "-g", "@tmuxmate-notify-cooldown-s", "0"]);
+    inner.tmux(&["new-window", "-d", "-n", "elsewhere"]);
+    inner.attach_in(&outer, "main");
+    inner.tmux(&["select-window", "-t", "main:elsewhere"]);
+    hook(&a, "claude", &permission(&inner, "deploy"));
+    wait_alerts(&file, 1);
+    // As if the process had been killed after claiming the alert and before marking it
+    // sent: the mark is gone and the claim is old.
+    let dir = inner.state.join("agents");
+    let mut marks = Vec::new();
+    for d in std::fs::read_dir(&dir).unwrap().flatten() {
+        if d.file_name() == "locks" {
+            continue;
+        }
+        for f in std::fs::read_dir(d.path()).unwrap().flatten() {
+            if f.file_name().to_string_lossy().ends_with(".sent") {
+                marks.push(f.path());
+            }
+        }
+    }
+    assert_eq!(marks.len(), 1, "{marks:?}");
+    std::fs::remove_file(&marks[0]).unwrap();
+    let claim = marks[0].with_extension("");
+    let claim = PathBuf::from(
+        claim
+            .to_string_lossy()
+            .trim_end_matches(".sent")
+            .to_string(),
+    );
+    assert!(claim.exists(), "{}", claim.display());
+    let old = std::process::Command::new("touch")
+        .args(["-d", "10 seconds ago"])
+        .arg(&claim)
+        .status()
+        .unwrap();
+    assert!(old.success());
+    std::fs::File::open(&file).unwrap();
+    std::fs::write(&file, "").unwrap();
+    // Any later event on that server delivers it: once.
+    hook(&b, "codex", &b.fixture("hook-codex-UserPromptSubmit.json"));
+    let got = wait_alerts(&file, 1);
+    assert!(
+        got[0].ends_with("needs you: permission: Bash: deploy"),
+        "{got:?}"
+    );
+    hook(&b, "codex", &b.fixture("hook-codex-Stop.json"));
+    let got = wait_alerts(&file, 2);
+    assert!(
+        got[1].contains("codex") && got[1].ends_with("is done"),
+        "{got:?}"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(alerts(&file).len(), 2, "{:?}", alerts(&file));
+}
+
+fn load_snippet(s: &Server) {
+    let conf = s.dir.join("snippet.conf");
+    std::fs::write(&conf, ok(s.run(&["init", "tmux"]))).unwrap();
+    s.tmux(&["source-file", conf.to_str().unwrap()]);
+}
+
+#[test]
+fn the_jump_key_goes_to_the_longest_waiting_agent_and_looking_makes_done_idle() {
+    let inner = server!();
+    let outer = server!();
+    load_snippet(&inner);
+    let a = inner.agent_pane_as("first", "claude");
+    let b = inner.agent_pane_as("second", "claude");
+    let c = inner.agent_pane_as("third", "claude");
+    inner.tmux(&["new-window", "-n", "elsewhere"]);
+    hook(&c, "claude", &a.fixture("hook-claude-Stop.json"));
+    hook(&a, "claude", &permission(&inner, "a"));
+    std::thread::sleep(Duration::from_millis(1100));
+    hook(&b, "claude", &permission(&inner, "b"));
+    assert_eq!(
+        inner
+            .tmux(&["show-options", "-gqv", "@tmuxmate-agents-status"])
+            .trim(),
+        "2 need you · 1 done"
+    );
+    let client = inner.attach_in(&outer, "main");
+    let shown = || {
+        inner
+            .tmux(&["list-clients", "-F", "#{pane_id}"])
+            .trim()
+            .to_string()
+    };
+    let press = || {
+        outer.tmux(&["send-keys", "-t", &client, "C-b"]);
+        outer.tmux(&["send-keys", "-t", &client, "M-j"]);
+    };
+    press();
+    wait_until("the jump to the first", Duration::from_secs(10), || {
+        (shown() == a.pane).then_some(())
+    });
+    press();
+    wait_until("the jump to the second", Duration::from_secs(10), || {
+        (shown() == b.pane).then_some(())
+    });
+    press();
+    wait_until("the jump to the done one", Duration::from_secs(10), || {
+        (shown() == c.pane).then_some(())
+    });
+    // Shown: the done agent is seen.
+    wait_until("the done agent seen", Duration::from_secs(10), || {
+        (state(&inner, &c.pane) == "idle").then_some(())
+    });
+    // Looking by selecting the window (not the key) also makes done idle.
+    hook(&b, "claude", &a.fixture("hook-claude-Stop.json"));
+    assert_eq!(state(&inner, &b.pane), "done");
+    inner.tmux(&["select-window", "-t", &b.pane]);
+    wait_until(
+        "the window's done agent seen",
+        Duration::from_secs(10),
+        || (state(&inner, &b.pane) == "idle").then_some(()),
+    );
+}
