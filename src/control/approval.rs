@@ -400,7 +400,76 @@ enum Event {
     Closed(Result<(), TmuxError>),
 }
 
-struct Menu;
+/// What the two helper calls reported by the time the wait ended.
+#[derive(Default)]
+struct Heard {
+    /// Our `wait-for` returned (an item ran, or the wait failed).
+    signalled: Option<Result<(), TmuxError>>,
+    /// The `display-menu` client exited, and when.
+    closed: Option<(Result<(), TmuxError>, Instant)>,
+}
+
+impl Heard {
+    fn note(&mut self, ev: Event) {
+        match ev {
+            Event::Signalled(r) => self.signalled = Some(r),
+            Event::Closed(r) => self.closed = Some((r, Instant::now())),
+        }
+    }
+
+    /// Until when the item's signal is waited for: the deadline, or [`Menu::GRACE`] after
+    /// the menu closed if that is sooner.
+    fn limit(&self, deadline: Instant) -> Instant {
+        match &self.closed {
+            Some((_, at)) => deadline.min(*at + Menu::GRACE),
+            None => deadline,
+        }
+    }
+
+    /// The answer, from what was heard and the answer option's value (read after the
+    /// wait). Only a signalled "yes" approves.
+    fn decide(self, answer: Result<String, TmuxError>) -> Answer {
+        let timed_out = self.closed.is_none() && self.signalled.is_none();
+        match (self.signalled, answer) {
+            (Some(Ok(())), Ok(a)) if a == "yes" => Answer::Yes,
+            (Some(Ok(())), Ok(a)) if a == "no" => Answer::No,
+            (Some(Ok(())), Ok(a)) => Answer::Failed(format!("unexpected answer {a:?}")),
+            (Some(Ok(())), Err(e)) => Answer::Failed(format!("could not read the answer ({e})")),
+            (Some(Err(e)), _) => Answer::Failed(format!("waiting for the answer failed ({e})")),
+            (None, _) if timed_out => Answer::TimedOut,
+            (None, _) => match self.closed {
+                Some((Err(e), _)) => Answer::Failed(format!("display-menu failed ({e})")),
+                _ => Answer::Closed,
+            },
+        }
+    }
+}
+
+/// Wait for the item's signal until [`Heard::limit`], then take what else has arrived.
+fn hear(rx: &mpsc::Receiver<Event>, deadline: Instant) -> Heard {
+    let mut heard = Heard::default();
+    while heard.signalled.is_none() {
+        let limit = heard.limit(deadline);
+        let now = Instant::now();
+        if now >= limit {
+            break;
+        }
+        match rx.recv_timeout(limit - now) {
+            Ok(ev) => heard.note(ev),
+            Err(_) => break,
+        }
+    }
+    while let Ok(ev) = rx.try_recv() {
+        heard.note(ev);
+    }
+    heard
+}
+
+/// One menu's names: the answer option and the `wait-for` channel, both by our nonce.
+struct Menu {
+    option: String,
+    channel: String,
+}
 
 impl Menu {
     /// How long after the menu closes we still wait for its item's signal: the chosen
@@ -409,26 +478,44 @@ impl Menu {
 
     fn show(tmux: &Tmux, client: &Client, description: &str, timeout: Duration) -> Answer {
         let nonce = nonce();
-        let option = format!("{}{nonce}", crate::tmux::options::ANSWER_PREFIX);
-        let channel = format!("tmuxmate-answer-{nonce}");
+        let menu = Menu {
+            option: format!("{}{nonce}", crate::tmux::options::ANSWER_PREFIX),
+            channel: format!("tmuxmate-answer-{nonce}"),
+        };
         let (tx, rx) = mpsc::channel();
-
         // Both helper calls outlive the decision by a margin, so their own timeouts never
         // decide; we release them ourselves.
         let mut helper = tmux.clone();
         helper.timeout = timeout + Duration::from_secs(5);
+        menu.wait_for_item(helper.clone(), tx.clone());
+        menu.open(helper, client, description, tx);
+        let heard = hear(&rx, Instant::now() + timeout);
+        menu.release(tmux, client, &heard);
+        let answer = tmux
+            .run(&targs!["show-options", "-gqv", Arg::id(&menu.option)])
+            .map(|v| v.trim().to_string());
+        let _ = tmux.run(&targs!["set-option", "-gu", Arg::id(&menu.option)]);
+        heard.decide(answer)
+    }
 
-        let waiter = helper.clone();
-        let (wtx, wchan) = (tx.clone(), channel.clone());
+    /// Our `wait-for` on the channel, on a thread: its return is [`Event::Signalled`].
+    fn wait_for_item(&self, waiter: Tmux, tx: mpsc::Sender<Event>) {
+        let channel = self.channel.clone();
         std::thread::spawn(move || {
-            let r = waiter.run(&targs!["wait-for", Arg::id(&wchan)]).map(|_| ());
-            let _ = wtx.send(Event::Signalled(r));
+            let r = waiter
+                .run(&targs!["wait-for", Arg::id(&channel)])
+                .map(|_| ());
+            let _ = tx.send(Event::Signalled(r));
         });
+    }
 
+    /// The menu on `client`, on a thread (its client blocks until the menu closes): its
+    /// exit is [`Event::Closed`]. The items' commands carry only our names.
+    fn open(&self, helper: Tmux, client: &Client, description: &str, tx: mpsc::Sender<Event>) {
         // The description holds what the agent asked for: a menu item's name is a format.
         let line = Text::lossy(&menu_line(description, client.width));
-        let no = format!("set -g {option} no ; wait-for -S {channel}");
-        let yes = format!("set -g {option} yes ; wait-for -S {channel}");
+        let no = format!("set -g {} no ; wait-for -S {}", self.option, self.channel);
+        let yes = format!("set -g {} yes ; wait-for -S {}", self.option, self.channel);
         let client_name = client.name.clone();
         std::thread::spawn(move || {
             let r = helper
@@ -456,63 +543,18 @@ impl Menu {
                 .map(|_| ());
             let _ = tx.send(Event::Closed(r));
         });
+    }
 
-        let deadline = Instant::now() + timeout;
-        let mut signalled: Option<Result<(), TmuxError>> = None;
-        let mut closed: Option<(Result<(), TmuxError>, Instant)> = None;
-        let on_event =
-            |ev: Event,
-             signalled: &mut Option<Result<(), TmuxError>>,
-             closed: &mut Option<(Result<(), TmuxError>, Instant)>| {
-                match ev {
-                    Event::Signalled(r) => *signalled = Some(r),
-                    Event::Closed(r) => *closed = Some((r, Instant::now())),
-                }
-            };
-        while signalled.is_none() {
-            let limit = match &closed {
-                Some((_, at)) => deadline.min(*at + Self::GRACE),
-                None => deadline,
-            };
-            let now = Instant::now();
-            if now >= limit {
-                break;
-            }
-            match rx.recv_timeout(limit - now) {
-                Ok(ev) => on_event(ev, &mut signalled, &mut closed),
-                Err(_) => break,
-            }
-        }
-        while let Ok(ev) = rx.try_recv() {
-            on_event(ev, &mut signalled, &mut closed);
-        }
-
-        let timed_out = closed.is_none() && signalled.is_none();
-        if closed.is_none() {
+    /// Leave nothing behind: a menu still open is closed, a waiter still waiting released.
+    fn release(&self, tmux: &Tmux, client: &Client, heard: &Heard) {
+        if heard.closed.is_none() {
             // Our display-menu client is still blocked, so the overlay on that client is
             // ours (tmux shows one at a time): closing it cannot hit someone else's.
             let _ = tmux.run(&targs!["display-popup", "-C", "-c", Arg::id(&client.name)]);
         }
-        if signalled.is_none() {
+        if heard.signalled.is_none() {
             // Release our own waiter, which would otherwise outlive this process.
-            let _ = tmux.run(&targs!["wait-for", "-S", Arg::id(&channel)]);
-        }
-        let answer = tmux
-            .run(&targs!["show-options", "-gqv", Arg::id(&option)])
-            .map(|v| v.trim().to_string());
-        let _ = tmux.run(&targs!["set-option", "-gu", Arg::id(&option)]);
-
-        match (signalled, answer) {
-            (Some(Ok(())), Ok(a)) if a == "yes" => Answer::Yes,
-            (Some(Ok(())), Ok(a)) if a == "no" => Answer::No,
-            (Some(Ok(())), Ok(a)) => Answer::Failed(format!("unexpected answer {a:?}")),
-            (Some(Ok(())), Err(e)) => Answer::Failed(format!("could not read the answer ({e})")),
-            (Some(Err(e)), _) => Answer::Failed(format!("waiting for the answer failed ({e})")),
-            (None, _) if timed_out => Answer::TimedOut,
-            (None, _) => match closed {
-                Some((Err(e), _)) => Answer::Failed(format!("display-menu failed ({e})")),
-                _ => Answer::Closed,
-            },
+            let _ = tmux.run(&targs!["wait-for", "-S", Arg::id(&self.channel)]);
         }
     }
 }
@@ -556,6 +598,73 @@ mod tests {
         let hashes = "#".repeat(300);
         let shown = Arg::drawn(&menu_line(&hashes, 80));
         assert!(shown.as_str().trim_end_matches("...").len() % 2 == 1);
+    }
+
+    fn failed() -> TmuxError {
+        TmuxError::TooOld { found: "x".into() }
+    }
+
+    #[test]
+    fn only_a_signalled_yes_approves() {
+        let signalled = || Heard {
+            signalled: Some(Ok(())),
+            closed: None,
+        };
+        assert!(matches!(signalled().decide(Ok("yes".into())), Answer::Yes));
+        assert!(matches!(signalled().decide(Ok("no".into())), Answer::No));
+        assert!(matches!(
+            signalled().decide(Ok("".into())),
+            Answer::Failed(_)
+        ));
+        assert!(matches!(
+            signalled().decide(Err(failed())),
+            Answer::Failed(_)
+        ));
+        let wait_failed = Heard {
+            signalled: Some(Err(failed())),
+            closed: None,
+        };
+        assert!(matches!(
+            wait_failed.decide(Ok("yes".into())),
+            Answer::Failed(_)
+        ));
+        // No signal: a "yes" someone else set does not count.
+        let nothing = Heard::default();
+        assert!(matches!(nothing.decide(Ok("yes".into())), Answer::TimedOut));
+        let closed = Heard {
+            signalled: None,
+            closed: Some((Ok(()), Instant::now())),
+        };
+        assert!(matches!(closed.decide(Ok("yes".into())), Answer::Closed));
+        let menu_failed = Heard {
+            signalled: None,
+            closed: Some((Err(failed()), Instant::now())),
+        };
+        assert!(matches!(
+            menu_failed.decide(Ok("".into())),
+            Answer::Failed(e) if e.starts_with("display-menu failed")
+        ));
+    }
+
+    #[test]
+    fn the_wait_ends_at_the_signal_or_the_deadline() {
+        let (tx, rx) = mpsc::channel();
+        tx.send(Event::Closed(Ok(()))).unwrap();
+        tx.send(Event::Signalled(Ok(()))).unwrap();
+        let far = Instant::now() + Duration::from_secs(60);
+        let h = hear(&rx, far);
+        assert!(h.signalled.is_some() && h.closed.is_some());
+        let t = Instant::now();
+        let h = hear(&rx, t + Duration::from_millis(30));
+        assert!(h.signalled.is_none() && h.closed.is_none());
+        assert!(t.elapsed() < Duration::from_secs(5));
+        // A closed menu leaves the signal a grace period, not the whole deadline.
+        let closed = Heard {
+            signalled: None,
+            closed: Some((Ok(()), t)),
+        };
+        assert_eq!(closed.limit(far), t + Menu::GRACE);
+        assert_eq!(closed.limit(t), t);
     }
 
     #[test]

@@ -62,7 +62,29 @@ pub fn one_call(tmux: &Tmux, a: &Ask) -> Option<Got> {
         return None; // the other path says why
     }
     let id = format!("%{n}");
-    let (m1, m2) = (nonce(), nonce());
+    let markers = (nonce(), nonce());
+    let (args, window) = request(a, n, &markers);
+    let out = tmux.run_bytes(&args, None).ok()?;
+    let answer = cut(&out, &markers)?;
+    let max = budget::budget_from(a.max_bytes, &answer.max_bytes).ok()?;
+    let store = snapshot::storing(&answer.snapshot).ok()?;
+    let b = bound_text(answer.raw, max, a.range, answer.history?, window)?;
+    let snapshot = store
+        .then(|| snapshot_of(&id, &answer.target, &b))
+        .flatten();
+    Some(Got {
+        pane_id: id,
+        target: answer.target,
+        text: b,
+        snapshot,
+    })
+}
+
+/// The one command list for pane `%n` (markers `m1`, `m2`): the byte-budget option, `m1`,
+/// the snapshot option, `m2` with the history size and the pane's address, then the
+/// text. With the window of rows its capture reads from the history's end, when it does.
+fn request(a: &Ask, n: u32, (m1, m2): &(String, String)) -> (Vec<Arg<'static>>, Option<u64>) {
+    let id = format!("%{n}");
     let head = format!("{m2}#{{history_size}} #{{session_name}}:#{{window_index}}.#{{pane_index}}");
     // The markers come from `list-panes` of the pane's own row: `display-message -p`
     // costs about 3 ms more per call in tmux 3.3a (measured), which is the whole margin.
@@ -78,7 +100,7 @@ pub fn one_call(tmux: &Tmux, a: &Ask) -> Option<Got> {
         "-f",
         Arg::ours(&only),
         "-F",
-        Arg::ours(&m1),
+        Arg::ours(m1),
         ";",
         "show-options",
         "-gqv",
@@ -104,72 +126,100 @@ pub fn one_call(tmux: &Tmux, a: &Ask) -> Option<Got> {
     if a.join {
         args.push("-J".into());
     }
-    // A long history is read from its end, as `capture_tail` does: a window sized for the
-    // budget asked (or the default one; the option is only read in this same call).
-    let window = super::capture_tail::first_rows(a.max_bytes.unwrap_or(budget::DEFAULT_MAX_BYTES));
+    let (start, window) = start_row(a);
+    if let Some(s) = start {
+        args.extend(targs!["-S", Arg::ours(s)]);
+    }
+    let args = args.into_iter().map(Arg::into_owned).collect();
+    (args, window)
+}
+
+/// capture-pane's `-S` for what `a` asks, and the window of rows when it reads a long
+/// history from its end, as `capture_tail` does: a window sized for the budget asked (or
+/// the default one; the option is only read in this same call).
+fn start_row(a: &Ask) -> (Option<String>, Option<u64>) {
+    let rows = super::capture_tail::first_rows(a.max_bytes.unwrap_or(budget::DEFAULT_MAX_BYTES));
     let windowed = !(a.ansi && a.join)
         && match a.range {
             Range::Screen => false,
-            Range::Lines(n) => n > window,
+            Range::Lines(n) => n > rows,
             Range::All => true,
         };
-    let lines_arg;
-    match a.range {
-        _ if windowed => {
-            lines_arg = format!("-{window}");
-            args.extend(targs!["-S", Arg::ours(&lines_arg)]);
-        }
-        Range::Screen => {}
-        Range::Lines(n) => {
-            lines_arg = format!("-{n}");
-            args.extend(targs!["-S", Arg::ours(&lines_arg)]);
-        }
-        Range::All => args.extend(targs!["-S", "-"]),
-    }
-    let out = tmux.run_bytes(&args, None).ok()?;
-    let (max_opt, rest) = split_at(&out, format!("{m1}\n").as_bytes())?;
+    let start = match a.range {
+        _ if windowed => Some(format!("-{rows}")),
+        Range::Screen => None,
+        Range::Lines(n) => Some(format!("-{n}")),
+        Range::All => Some("-".to_string()),
+    };
+    (start, windowed.then_some(rows))
+}
+
+/// The answer cut apart at its markers.
+#[derive(Debug, PartialEq)]
+struct Answer<'a> {
+    max_bytes: String,
+    snapshot: String,
+    /// The history size (None: not a number).
+    history: Option<u64>,
+    target: String,
+    raw: &'a [u8],
+}
+
+/// The answer to [`request`] cut apart; None when it is not what the list prints.
+fn cut<'a>(out: &'a [u8], (m1, m2): &(String, String)) -> Option<Answer<'a>> {
+    let (max_opt, rest) = split_at(out, format!("{m1}\n").as_bytes())?;
     let (snap_opt, rest) = split_at(rest, m2.as_bytes())?;
     let nl = rest.iter().position(|&b| b == b'\n')?;
     let (history, target) = String::from_utf8_lossy(&rest[..nl])
         .split_once(' ')
         .map(|(h, t)| (h.parse::<u64>().ok(), t.to_string()))?;
-    let raw = &rest[nl + 1..];
-    let max = budget::budget_from(a.max_bytes, &String::from_utf8_lossy(max_opt)).ok()?;
-    let store = snapshot::storing(&String::from_utf8_lossy(snap_opt)).ok()?;
-    let text = budget::trim_trailing_blank(raw);
-    let wanted = match a.range {
-        Range::Lines(n) => n.min(history?),
-        _ => history?,
-    };
-    let b = if windowed && window < wanted {
-        // Only a window that holds more than the budget gives the whole text's cut; a
-        // smaller one needs a larger window: the several-call path grows it.
-        if text.len() <= max {
-            return None;
-        }
-        let mut b = budget::bound(text, max);
-        b.dropped_at_least = true;
-        b
-    } else {
-        budget::bound(text, max)
-    };
-    let snapshot = if store {
-        match snapshot::record_always(&id, &target, &b.text, b.truncated) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!("tmuxmate: warning: {e}");
-                None
-            }
-        }
-    } else {
-        None
-    };
-    Some(Got {
-        pane_id: id,
+    Some(Answer {
+        max_bytes: String::from_utf8_lossy(max_opt).into_owned(),
+        snapshot: String::from_utf8_lossy(snap_opt).into_owned(),
+        history,
         target,
-        text: b,
-        snapshot,
+        raw: &rest[nl + 1..],
     })
+}
+
+/// The pane's text bounded to `max`. Read through a `window` of rows that is smaller than
+/// what was asked (`range`, of a `history`): the text's end, its front dropped, when it
+/// holds more than the budget; else None, since only a larger window gives the cut (the
+/// several-call path grows it).
+fn bound_text(
+    raw: &[u8],
+    max: usize,
+    range: Range,
+    history: u64,
+    window: Option<u64>,
+) -> Option<Bounded> {
+    let text = budget::trim_trailing_blank(raw);
+    let wanted = match range {
+        Range::Lines(n) => n.min(history),
+        _ => history,
+    };
+    match window {
+        Some(w) if w < wanted => {
+            if text.len() <= max {
+                return None;
+            }
+            let mut b = budget::bound(text, max);
+            b.dropped_at_least = true;
+            Some(b)
+        }
+        _ => Some(budget::bound(text, max)),
+    }
+}
+
+/// The snapshot of what was read, or None with a warning when it cannot be stored.
+fn snapshot_of(id: &str, target: &str, b: &Bounded) -> Option<String> {
+    match snapshot::record_always(id, target, &b.text, b.truncated) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("tmuxmate: warning: {e}");
+            None
+        }
+    }
 }
 
 /// The bytes before the first `marker` and those after it.
@@ -188,5 +238,83 @@ mod tests {
         assert_eq!((a, b), (&b"1000\n"[..], &b"rest M\n"[..]));
         assert!(split_at(b"none", b"M").is_none());
         assert_ne!(nonce(), nonce());
+    }
+
+    fn ask(range: Range, max_bytes: Option<usize>, ansi: bool, join: bool) -> Ask<'static> {
+        Ask {
+            target: "%3",
+            range,
+            max_bytes,
+            ansi,
+            join,
+        }
+    }
+
+    fn tail(args: &[Arg]) -> Vec<String> {
+        let at = args
+            .iter()
+            .position(|a| a.as_str() == "capture-pane")
+            .unwrap();
+        args[at..].iter().map(|a| a.as_str().to_string()).collect()
+    }
+
+    #[test]
+    fn a_long_history_is_read_through_a_window_at_its_end() {
+        let m = ("M1".to_string(), "M2".to_string());
+        let rows = super::super::capture_tail::first_rows(1000);
+        let (args, window) = request(&ask(Range::All, Some(1000), false, false), 3, &m);
+        assert_eq!(window, Some(rows));
+        let start = format!("-{rows}");
+        assert_eq!(
+            tail(&args),
+            ["capture-pane", "-p", "-t", "%3", "-S", &start]
+        );
+        // A few lines, the screen, or ANSI with joined lines: as asked.
+        let (args, window) = request(&ask(Range::Lines(5), Some(1000), false, false), 3, &m);
+        assert_eq!((tail(&args).last().unwrap().as_str(), window), ("-5", None));
+        let (args, window) = request(&ask(Range::Screen, None, false, false), 3, &m);
+        assert_eq!((tail(&args).len(), window), (4, None));
+        let (args, window) = request(&ask(Range::All, None, true, true), 3, &m);
+        assert_eq!(
+            tail(&args),
+            ["capture-pane", "-p", "-t", "%3", "-e", "-J", "-S", "-"]
+        );
+        assert_eq!(window, None);
+        // The markers come back from the pane's own row only.
+        assert!(args.iter().any(|a| a.as_str() == "#{==:#{pane_id},%3}"));
+    }
+
+    #[test]
+    fn the_answer_is_cut_at_its_markers() {
+        let m = ("M1".to_string(), "M2".to_string());
+        let out = b"4096\nM1\nonM2120 s:1.0\nline M1\n";
+        let a = cut(out, &m).unwrap();
+        assert_eq!(
+            a,
+            Answer {
+                max_bytes: "4096\n".into(),
+                snapshot: "on".into(),
+                history: Some(120),
+                target: "s:1.0".into(),
+                raw: b"line M1\n",
+            }
+        );
+        assert!(cut(b"4096\nM1\non", &m).is_none());
+    }
+
+    #[test]
+    fn a_window_smaller_than_asked_gives_only_a_text_over_the_budget() {
+        let text = b"aaaa\nbbbb\ncccc\n";
+        // Whole history in the window: bounded as usual.
+        let b = bound_text(text, 100, Range::All, 10, Some(50)).unwrap();
+        assert_eq!(b.text, "aaaa\nbbbb\ncccc");
+        assert!(!b.dropped_at_least);
+        // More history than the window, but the window's text fits: a larger one is needed.
+        assert!(bound_text(text, 100, Range::All, 500, Some(50)).is_none());
+        // Over the budget: the end, with an unknown amount dropped before it.
+        let b = bound_text(text, 6, Range::Lines(400), 500, Some(50)).unwrap();
+        assert!(b.truncated && b.dropped_at_least);
+        // Not read through a window: no larger one to ask for.
+        assert!(bound_text(text, 100, Range::All, 500, None).is_some());
     }
 }

@@ -590,105 +590,175 @@ fn new_own_session_with(
     known: Option<&Facts>,
 ) -> Result<Option<Created>, Error> {
     let asked;
-    let (old, window_size, ours) = match known {
-        Some(f) => (
-            f.history_limit.as_str(),
-            f.window_size.as_str(),
-            f.option(crate::tmux::options::HISTORY_LIMIT.name),
-        ),
+    let globals = match known {
+        Some(f) => Globals {
+            history_limit: f.history_limit.as_str(),
+            window_size: f.window_size.as_str(),
+            ours: f.option(crate::tmux::options::HISTORY_LIMIT.name),
+        },
         None => {
-            // One round trip for the three values (a `-q` of an unset option prints no
-            // line, so ours comes last).
-            let Ok(facts) = tmux.run(&targs![
-                "show-options",
-                "-gv",
-                "history-limit",
-                Arg::SEP,
-                "show-options",
-                "-gv",
-                "window-size",
-                Arg::SEP,
-                "show-options",
-                "-gqv",
-                crate::tmux::options::HISTORY_LIMIT.name
-            ]) else {
+            let Some(answer) = ask_globals(tmux) else {
                 return Ok(None);
             };
-            asked = facts;
-            let mut lines = asked.lines();
-            let (Some(old), Some(window_size)) = (lines.next(), lines.next()) else {
+            asked = answer;
+            let Some(g) = Globals::parse(&asked) else {
                 return Ok(None);
             };
-            let ours = lines.next().unwrap_or("");
-            if lines.next().is_some() {
-                return Ok(None);
-            }
-            (old, window_size, ours)
+            g
         }
     };
-    if old.is_empty() || !old.bytes().all(|b| b.is_ascii_digit()) {
+    let mark = Text::lossy(&CreatedMark::new(&caller.agent).to_json());
+    let Some(plan) = OwnSession::plan(&globals, name, cmd, &mark) else {
         return Ok(None);
-    }
-    let o = crate::tmux::options::HISTORY_LIMIT;
-    let limit = o.number_or_default(ours).to_string();
-    let set: Vec<Arg> = targs!["set-option", "-g", "history-limit", Arg::id(&limit)].into();
-    let restore: Vec<Arg> = targs!["set-option", "-g", "history-limit", Arg::id(old)].into();
-    let mut args: Vec<Arg> = targs![
-        "new-session",
-        "-d",
-        "-s",
-        OWN_SESSION,
-        "-P",
-        "-F",
-        "#{pane_id} #{session_name}:#{window_index}.#{pane_index}"
-    ]
-    .into();
-    if let Some(n) = name {
-        args.extend(targs!["-n", n.expanded()]);
-    }
-    // Each word its own argument: tmux runs them without a shell (no default-shell layer).
-    args.extend(cmd.iter().map(|w| Arg::literal(w)));
-    // The new session and its only pane, named exactly: a command without `-t` would
-    // target the session of a $TMUX_PANE in our environment (one inherited from another
-    // terminal: not our pane, but tmux takes it), not the new one.
-    let own = OWN_SESSION_TARGET;
-    let mut after: Vec<Arg> = targs![
-        "set-option",
-        "-t",
-        own,
-        "destroy-unattached",
-        "off",
-        Arg::SEP
-    ]
-    .into();
-    // The session keeps our limit as its own (see `new_session`) before the global goes
-    // back.
-    after.extend(targs![
-        "set-option",
-        "-t",
-        own,
-        "history-limit",
-        Arg::id(&limit),
-        Arg::SEP
-    ]);
-    let v = Text::lossy(&CreatedMark::new(&caller.agent).to_json());
-    after.extend(targs![
-        "set-option",
-        "-p",
-        "-t",
-        own,
-        "--",
-        crate::tmux::options::CREATED.name,
-        v.literal(),
-        Arg::SEP
-    ]);
-    after.extend(restore.iter().cloned());
-    let known = Ok(window_size.to_string());
-    let out = match create_listed_knowing(tmux, known, &set, &args, &after, &restore) {
-        Ok(out) => out,
-        Err(e) if e.human().contains("duplicate session") => return Ok(None),
-        Err(e) => return Err(e),
     };
+    let window_size = Ok(globals.window_size.to_string());
+    let (set, args, after, restore) = (&plan.set, &plan.args, &plan.after, &plan.restore);
+    match create_listed_knowing(tmux, window_size, set, args, after, restore) {
+        Ok(out) => own_session_created(&out).map(Some),
+        Err(e) if e.human().contains("duplicate session") => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The global values creating the own session needs: `history-limit` (to put back),
+/// `window-size` (see [`create_listed`]) and our `@tmuxmate-history-limit`.
+#[derive(Debug, PartialEq)]
+struct Globals<'a> {
+    history_limit: &'a str,
+    window_size: &'a str,
+    ours: &'a str,
+}
+
+/// The three values in one round trip (a `-q` of an unset option prints no line, so
+/// ours comes last). None: no server, or the question failed.
+fn ask_globals(tmux: &Tmux) -> Option<String> {
+    tmux.run(&targs![
+        "show-options",
+        "-gv",
+        "history-limit",
+        Arg::SEP,
+        "show-options",
+        "-gv",
+        "window-size",
+        Arg::SEP,
+        "show-options",
+        "-gqv",
+        crate::tmux::options::HISTORY_LIMIT.name
+    ])
+    .ok()
+}
+
+impl Globals<'_> {
+    /// [`ask_globals`]'s answer: two lines, or three with ours; anything else is unread.
+    fn parse(answer: &str) -> Option<Globals<'_>> {
+        let mut lines = answer.lines();
+        let (Some(history_limit), Some(window_size)) = (lines.next(), lines.next()) else {
+            return None;
+        };
+        let ours = lines.next().unwrap_or("");
+        if lines.next().is_some() {
+            return None;
+        }
+        Some(Globals {
+            history_limit,
+            window_size,
+            ours,
+        })
+    }
+}
+
+/// The commands that create the own session around our command: `set` raises the global
+/// `history-limit` to ours, `args` creates, `after` sets the session up and `restore`
+/// puts the global back (also on its own when the list fails).
+struct OwnSession {
+    set: Vec<Arg<'static>>,
+    args: Vec<Arg<'static>>,
+    after: Vec<Arg<'static>>,
+    restore: Vec<Arg<'static>>,
+}
+
+impl OwnSession {
+    /// None when the global `history-limit` is not a number (it could not be put back).
+    fn plan(g: &Globals, name: Option<&Text>, cmd: &[String], mark: &Text) -> Option<OwnSession> {
+        let old = g.history_limit;
+        if old.is_empty() || !old.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let o = crate::tmux::options::HISTORY_LIMIT;
+        let limit = o.number_or_default(g.ours).to_string();
+        let owned = |a: &[Arg]| a.iter().cloned().map(Arg::into_owned).collect::<Vec<_>>();
+        let set = owned(&targs![
+            "set-option",
+            "-g",
+            "history-limit",
+            Arg::id(&limit)
+        ]);
+        let restore = owned(&targs!["set-option", "-g", "history-limit", Arg::id(old)]);
+        let mut args: Vec<Arg<'static>> = targs![
+            "new-session",
+            "-d",
+            "-s",
+            OWN_SESSION,
+            "-P",
+            "-F",
+            "#{pane_id} #{session_name}:#{window_index}.#{pane_index}"
+        ]
+        .into();
+        if let Some(n) = name {
+            args.extend(targs!["-n", n.expanded()]);
+        }
+        // Each word its own argument: tmux runs them without a shell (no default-shell
+        // layer).
+        args.extend(cmd.iter().map(|w| Arg::literal(w).into_owned()));
+        let mut after = Self::setup(&limit, mark);
+        after.extend(restore.iter().cloned());
+        Some(OwnSession {
+            set,
+            args,
+            after,
+            restore,
+        })
+    }
+
+    /// What the new session gets in the creation's own list: `destroy-unattached off`, our
+    /// `history-limit` as its own, and the `@tmuxmate-created` mark on its pane.
+    fn setup(limit: &str, mark: &Text) -> Vec<Arg<'static>> {
+        // The new session and its only pane, named exactly: a command without `-t` would
+        // target the session of a $TMUX_PANE in our environment (one inherited from
+        // another terminal: not our pane, but tmux takes it), not the new one.
+        let own = OWN_SESSION_TARGET;
+        // The session keeps our limit as its own (see `new_session`) before the global
+        // goes back.
+        targs![
+            "set-option",
+            "-t",
+            own,
+            "destroy-unattached",
+            "off",
+            Arg::SEP,
+            "set-option",
+            "-t",
+            own,
+            "history-limit",
+            Arg::id(limit),
+            Arg::SEP,
+            "set-option",
+            "-p",
+            "-t",
+            own,
+            "--",
+            crate::tmux::options::CREATED.name,
+            mark.literal(),
+            Arg::SEP
+        ]
+        .into_iter()
+        .map(Arg::into_owned)
+        .collect()
+    }
+}
+
+/// The own session's pane as its creation printed it.
+fn own_session_created(out: &str) -> Result<Created, Error> {
     let mut it = out.trim_end_matches('\n').splitn(2, ' ');
     let pane_id = it.next().unwrap_or("").to_string();
     let target = it.next().unwrap_or("").to_string();
@@ -697,7 +767,7 @@ fn new_own_session_with(
             "tmux created the {OWN_SESSION} session but did not report its pane (got {out:?})"
         )));
     }
-    Ok(Some(Created { pane_id, target }))
+    Ok(Created { pane_id, target })
 }
 
 /// How a split is laid out.
@@ -757,6 +827,73 @@ mod tests {
         assert_eq!(sh_quote("it's"), "'it'\\''s'");
         assert_eq!(sh_quote(""), "''");
         assert_eq!(sh_quote("$(x);"), "'$(x);'");
+    }
+
+    fn argv(a: &[Arg]) -> Vec<String> {
+        a.iter().map(|a| a.as_str().to_string()).collect()
+    }
+
+    #[test]
+    fn the_globals_are_two_lines_or_three() {
+        let g = Globals::parse("2000\nlatest\n50000\n").unwrap();
+        assert_eq!(
+            (g.history_limit, g.window_size, g.ours),
+            ("2000", "latest", "50000")
+        );
+        assert_eq!(Globals::parse("2000\nlatest\n").unwrap().ours, "");
+        assert!(Globals::parse("2000\n").is_none());
+        assert!(Globals::parse("1\n2\n3\n4\n").is_none());
+    }
+
+    #[test]
+    fn the_own_session_raises_the_limit_around_its_creation_only() {
+        let g = Globals {
+            history_limit: "2000",
+            window_size: "latest",
+            ours: "50000",
+        };
+        let cmd = ["/bin/sh".to_string(), "-c".to_string(), "x;".to_string()];
+        let mark = Text::lossy("{\"v\":1}");
+        let p = OwnSession::plan(&g, Some(&Text::lossy("run #1")), &cmd, &mark).unwrap();
+        assert_eq!(argv(&p.set), ["set-option", "-g", "history-limit", "50000"]);
+        assert_eq!(
+            argv(&p.restore),
+            ["set-option", "-g", "history-limit", "2000"]
+        );
+        // The name is expanded text; each word is its own literal argument.
+        assert_eq!(
+            argv(&p.args)[7..],
+            ["-n", "run ##1", "/bin/sh", "-c", "x\\;"]
+        );
+        // The session keeps our limit and the mark, then the global goes back, last.
+        let after = argv(&p.after);
+        assert!(after.windows(5).any(|w| w
+            == [
+                "set-option",
+                "-t",
+                OWN_SESSION_TARGET,
+                "history-limit",
+                "50000"
+            ]));
+        assert!(after.contains(&"{\"v\":1}".to_string()));
+        assert!(after.ends_with(&argv(&p.restore)));
+        // A global that is not a number could not be put back: no plan.
+        let odd = Globals {
+            history_limit: "lots",
+            ..g
+        };
+        assert!(OwnSession::plan(&odd, None, &cmd, &mark).is_none());
+    }
+
+    #[test]
+    fn the_own_session_s_pane_is_read_from_its_creation() {
+        let c = own_session_created("%4 tmuxmate:0.0\n").unwrap();
+        assert_eq!(
+            (c.pane_id.as_str(), c.target.as_str()),
+            ("%4", "tmuxmate:0.0")
+        );
+        assert!(own_session_created("%4 other:0.0\n").is_err());
+        assert!(own_session_created("").is_err());
     }
 
     #[test]

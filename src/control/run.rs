@@ -218,7 +218,7 @@ pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, Error> {
     let o = match (r.target, r.until_stable) {
         // A remote pane cannot see our state dir: the host keeps it all (run_remote).
         (None, None) if remote => {
-            super::run_remote::in_new_pane(tmux, r.cmd, budget, timeout, budget + TAIL_SLACK)?
+            super::run_remote::in_new_pane(tmux, r.cmd, budget, timeout, tail_keep(budget))?
         }
         (None, Some(ms)) if remote => {
             super::run_remote::stable_new_pane(tmux, r.cmd, budget, timeout, ms)?
@@ -374,22 +374,22 @@ fn in_new_pane(
 ) -> Result<Outcome, Error> {
     let rd = RunDir::create()?;
     let deadline = Instant::now() + timeout;
-    let keep = budget + TAIL_SLACK;
-    let created = new_pane(tmux, &rd, &wrapper(&rd, cmd, keep, true), facts)?;
+    let created = new_pane(
+        tmux,
+        &rd,
+        &wrapper(&rd, cmd, tail_keep(budget), true),
+        facts,
+    )?;
     let finished = on_cancel(
         wait_done(tmux, &created.pane_id, &rd, deadline, progress),
         || remove_pane(tmux, &created.pane_id),
     )?;
-    finish(
-        tmux,
-        &rd,
-        created.pane_id,
-        created.target,
-        finished,
-        budget,
-        keep,
-        None,
-    )
+    let ended = Ended {
+        pane: created,
+        done: finished,
+        typed_marker: None,
+    };
+    finish(tmux, &rd, ended, budget)
 }
 
 fn typed(
@@ -434,8 +434,7 @@ fn typed(
     }
     let rd = RunDir::create()?;
     let deadline = Instant::now() + timeout;
-    let keep = budget + TAIL_SLACK;
-    write_script(&rd, &wrapper(&rd, cmd, keep, true))?;
+    write_script(&rd, &wrapper(&rd, cmd, tail_keep(budget), true))?;
     // The leading space keeps the line out of history where `ignorespace` is set; the
     // line itself is ours (a quoted path), so no user text is ever typed.
     let line = format!(" . {}", rd.q("cmd.sh"));
@@ -444,16 +443,15 @@ fn typed(
         wait_done(tmux, &pane.pane_id, &rd, deadline, progress),
         || interrupt(tmux, &pane.pane_id, &rd),
     )?;
-    finish(
-        tmux,
-        &rd,
-        pane.pane_id.clone(),
-        pane.target(),
-        finished,
-        budget,
-        keep,
-        Some(&rd.id),
-    )
+    let ended = Ended {
+        pane: create::Created {
+            pane_id: pane.pane_id.clone(),
+            target: pane.target(),
+        },
+        done: finished,
+        typed_marker: Some(&rd.id),
+    };
+    finish(tmux, &rd, ended, budget)
 }
 
 /// Whether the foreground leader has children in its own process group: a shell at its
@@ -605,37 +603,47 @@ fn pane_gone(tmux: &Tmux, pane_id: &str) -> bool {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    tmux: &Tmux,
-    rd: &RunDir,
-    pane_id: String,
-    target: String,
+/// A run that ended, or ran out of time, in its pane: what `finish` reports on.
+struct Ended<'a> {
+    pane: create::Created,
+    /// The wrapper wrote its `done` marker before the deadline.
     done: bool,
-    budget: usize,
-    keep: usize,
-    typed_marker: Option<&str>,
-) -> Result<Outcome, Error> {
+    /// A typed run: the marker its part of the pane's text starts after.
+    typed_marker: Option<&'a str>,
+}
+
+/// How many bytes of output the wrapper's `tail` keeps for a `budget`.
+fn tail_keep(budget: usize) -> usize {
+    budget + TAIL_SLACK
+}
+
+/// The wrapper's output file as the answer's text: bounded by `budget`; a file that
+/// reached `keep` bytes was cut by `tail`, which dropped an unknown amount before it.
+fn bound_output(raw: &[u8], budget: usize, keep: usize) -> Bounded {
+    let mut b = budget::bound(budget::trim_trailing_blank(raw), budget);
+    if raw.len() >= keep {
+        b.truncated = true;
+        b.dropped_at_least = true;
+    }
+    b
+}
+
+fn finish(tmux: &Tmux, rd: &RunDir, ended: Ended, budget: usize) -> Result<Outcome, Error> {
     let exit_status = rd.status();
-    let text = if done && rd.file("out").exists() {
+    let create::Created { pane_id, target } = ended.pane;
+    let text = if ended.done && rd.file("out").exists() {
         let raw = std::fs::read(rd.file("out")).unwrap_or_default();
-        let mut b = budget::bound(budget::trim_trailing_blank(&raw), budget);
-        // `tail` dropped an unknown amount before what we read.
-        if raw.len() >= keep {
-            b.truncated = true;
-            b.dropped_at_least = true;
-        }
-        b
+        bound_output(&raw, budget, tail_keep(budget))
     } else {
         // Timed out (or no output file): what the pane shows of this command so far.
-        so_far(tmux, &pane_id, typed_marker, budget)?
+        so_far(tmux, &pane_id, ended.typed_marker, budget)?
     };
     Ok(Outcome {
         pane_id,
         target,
         exit_status,
         text,
-        timed_out: !done,
+        timed_out: !ended.done,
         stabilized: false,
     })
 }
@@ -707,4 +715,22 @@ fn stable_typed(
         timed_out,
         stabilized,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_that_filled_the_tail_is_marked_cut() {
+        // Under the tail's size: the whole output, as the command printed it.
+        let b = bound_output(b"one\ntwo\n\n\n", 100, tail_keep(100));
+        assert_eq!(b.text, "one\ntwo");
+        assert!(!b.truncated && !b.dropped_at_least);
+        // As long as the tail keeps: `tail` dropped an unknown amount before it.
+        let full = vec![b'x'; tail_keep(10)];
+        let b = bound_output(&full, 10, tail_keep(10));
+        assert!(b.truncated && b.dropped_at_least);
+        assert!(b.text.len() <= 10);
+    }
 }

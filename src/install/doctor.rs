@@ -98,6 +98,23 @@ fn check_options(tmux: &Tmux, r: &mut Report) {
 }
 
 fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
+    if !check_tmux_binary(tmux, r) {
+        return;
+    }
+    // Files: the snippet and the line that sources it.
+    let user = super::paths::Paths {
+        home: ctx.paths.home.clone(),
+        project: None,
+    };
+    let config = TmuxConfig::read(&user);
+    let by_tpm = config.check(&ctx.bin, r);
+    // The running server.
+    let reload = format!("tmux source-file {}", config.conf_label);
+    check_tmux_server(ctx, tmux, by_tpm, &reload, r);
+}
+
+/// The tmux binary and its version; false when there is none to check further.
+fn check_tmux_binary(tmux: &Tmux, r: &mut Report) -> bool {
     match version::found(&tmux.program, tmux.timeout) {
         Ok((path, text)) => match version::parse(&text) {
             Some(v) if v >= version::MINIMUM => r.ok(
@@ -120,117 +137,135 @@ fn check_tmux(ctx: &Ctx, tmux: &Tmux, r: &mut Report) {
                 e.to_string(),
                 "install tmux 3.2 or newer (e.g. apt-get install tmux)",
             );
+            return false;
+        }
+    }
+    true
+}
+
+/// The user's tmux.conf and our snippet, as read from disk.
+struct TmuxConfig {
+    conf_label: String,
+    conf_text: String,
+    snippet_label: String,
+    /// None: the snippet is not a file (an unreadable one reads as empty).
+    snippet_text: Option<String>,
+    /// The line of ours that sources the snippet.
+    source_line: String,
+}
+
+impl TmuxConfig {
+    fn read(user: &super::paths::Paths) -> TmuxConfig {
+        let snippet = user.tmux_snippet();
+        let conf = user.tmux_conf();
+        let text = |p: &Path| fsio::read_text(p).ok().flatten().unwrap_or_default();
+        TmuxConfig {
+            conf_label: user.label(&conf),
+            conf_text: text(&conf),
+            snippet_label: user.label(&snippet),
+            snippet_text: snippet.is_file().then(|| text(&snippet)),
+            source_line: tmuxconf::source_line(&snippet),
+        }
+    }
+
+    /// tmux.conf loads tmuxmate (through TPM, or by sourcing a snippet that runs `bin`).
+    /// Returns whether TPM loads it.
+    fn check(&self, bin: &str, r: &mut Report) -> bool {
+        let area = "tmux config";
+        let (conf, snippet) = (&self.conf_label, &self.snippet_label);
+        let by_tpm = tmuxconf::loaded_by_tpm(&self.conf_text);
+        let fix = "tmuxmate install tmux";
+        if by_tpm {
+            r.ok(area, format!("{conf} loads tmuxmate through TPM"));
+        } else if self.snippet_text.is_none() {
+            r.problem(area, format!("the snippet {snippet} does not exist"), fix);
+        } else if !self.conf_text.contains(&self.source_line)
+            && !self.conf_text.contains("tmuxmate.conf")
+        {
+            r.problem(area, format!("{conf} does not source {snippet}"), fix);
+        } else if self
+            .snippet_text
+            .as_ref()
+            .is_some_and(|t| t.contains(&crate::install::snippet::tmux_quote_inner(bin)))
+        {
+            r.ok(area, format!("{conf} sources {snippet}"));
+        } else {
+            r.problem(area, format!("{snippet} runs another tmuxmate binary"), fix);
+        }
+        by_tpm
+    }
+}
+
+/// The running server: it loaded the snippet of this binary (and no hazardous
+/// `window-size`).
+fn check_tmux_server(ctx: &Ctx, tmux: &Tmux, by_tpm: bool, reload: &str, r: &mut Report) {
+    let bin = match tmux.run(&["show-options", "-gqv", crate::tmux::options::BIN.name]) {
+        Err(TmuxError::NoServer { .. }) => {
+            let why = "no tmux server is running; the snippet is checked once one is";
+            r.add("tmux server", Status::Skipped, why, None);
             return;
         }
-    }
-    // Files: the snippet and the line that sources it.
-    let user = super::paths::Paths {
-        home: ctx.paths.home.clone(),
-        project: None,
+        Err(e) => {
+            r.problem(
+                "tmux server",
+                e.to_string(),
+                "check that tmux runs, then rerun",
+            );
+            return;
+        }
+        Ok(bin) => bin,
     };
-    let snippet = user.tmux_snippet();
-    let conf = user.tmux_conf();
-    let conf_text = fsio::read_text(&conf).ok().flatten().unwrap_or_default();
-    let by_tpm = tmuxconf::loaded_by_tpm(&conf_text);
-    if by_tpm {
-        r.ok(
-            "tmux config",
-            format!("{} loads tmuxmate through TPM", user.label(&conf)),
-        );
-    } else if !snippet.is_file() {
-        r.problem(
-            "tmux config",
-            format!("the snippet {} does not exist", user.label(&snippet)),
-            "tmuxmate install tmux",
-        );
-    } else if !conf_text.contains(&tmuxconf::source_line(&snippet))
-        && !conf_text.contains("tmuxmate.conf")
+    let from = tmux
+        .run(&["show-options", "-gqv", crate::tmux::options::SNIPPET.name])
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    server_snippet(bin.trim(), &from, &ctx.bin, by_tpm, reload, r);
+    if tmux
+        .run(&["show-options", "-gqv", "window-size"])
+        .is_ok_and(|s| s.trim() == "manual")
     {
+        r.add(
+            "tmux server",
+            Status::Warning,
+            "window-size is manual: tmux 3.3a crashes creating a detached session with no client attached under it (tmuxmate's own creations guard against it; other scripts may not)",
+            Some("set -g window-size latest (in tmux.conf) unless you need manual".into()),
+        );
+    }
+}
+
+/// The server's snippet: it runs `running` (empty: none loaded), loaded from `from`
+/// (empty: an older snippet that did not say).
+fn server_snippet(
+    running: &str,
+    from: &str,
+    bin: &str,
+    by_tpm: bool,
+    reload: &str,
+    r: &mut Report,
+) {
+    let from = if from.is_empty() {
+        "an older snippet (path unknown)"
+    } else {
+        from
+    };
+    if running.is_empty() {
         r.problem(
-            "tmux config",
-            format!(
-                "{} does not source {}",
-                user.label(&conf),
-                user.label(&snippet)
-            ),
-            "tmuxmate install tmux",
+            "tmux server",
+            "the running server has not loaded the tmuxmate snippet",
+            if by_tpm {
+                "prefix + I (TPM install), or tmux source-file ~/.tmux.conf".into()
+            } else {
+                format!("tmuxmate install tmux, then {reload}")
+            },
+        );
+    } else if running != bin {
+        r.problem(
+            "tmux server",
+            format!("the server's snippet (loaded from {from}) runs {running}, not this binary"),
+            format!("tmuxmate install tmux, then {reload}"),
         );
     } else {
-        let runs_us = fsio::read_text(&snippet)
-            .ok()
-            .flatten()
-            .is_some_and(|t| t.contains(&crate::install::snippet::tmux_quote_inner(&ctx.bin)));
-        if runs_us {
-            r.ok(
-                "tmux config",
-                format!("{} sources {}", user.label(&conf), user.label(&snippet)),
-            );
-        } else {
-            r.problem(
-                "tmux config",
-                format!("{} runs another tmuxmate binary", user.label(&snippet)),
-                "tmuxmate install tmux",
-            );
-        }
-    }
-    // The running server.
-    let reload = format!("tmux source-file {}", user.label(&conf));
-    match tmux.run(&["show-options", "-gqv", crate::tmux::options::BIN.name]) {
-        Err(TmuxError::NoServer { .. }) => r.add(
-            "tmux server",
-            Status::Skipped,
-            "no tmux server is running; the snippet is checked once one is",
-            None,
-        ),
-        Err(e) => r.problem(
-            "tmux server",
-            e.to_string(),
-            "check that tmux runs, then rerun",
-        ),
-        Ok(bin) => {
-            let bin = bin.trim();
-            let from = tmux
-                .run(&["show-options", "-gqv", crate::tmux::options::SNIPPET.name])
-                .map(|s| s.trim().to_string())
-                .unwrap_or_default();
-            let from = if from.is_empty() {
-                "an older snippet (path unknown)".to_string()
-            } else {
-                from
-            };
-            if bin.is_empty() {
-                r.problem(
-                    "tmux server",
-                    "the running server has not loaded the tmuxmate snippet",
-                    if by_tpm {
-                        "prefix + I (TPM install), or tmux source-file ~/.tmux.conf".into()
-                    } else {
-                        format!("tmuxmate install tmux, then {reload}")
-                    },
-                );
-            } else if bin != ctx.bin {
-                r.problem(
-                    "tmux server",
-                    format!(
-                        "the server's snippet (loaded from {from}) runs {bin}, not this binary"
-                    ),
-                    format!("tmuxmate install tmux, then {reload}"),
-                );
-            } else {
-                r.ok("tmux server", format!("snippet loaded from {from}"));
-            }
-            if tmux
-                .run(&["show-options", "-gqv", "window-size"])
-                .is_ok_and(|s| s.trim() == "manual")
-            {
-                r.add(
-                    "tmux server",
-                    Status::Warning,
-                    "window-size is manual: tmux 3.3a crashes creating a detached session with no client attached under it (tmuxmate's own creations guard against it; other scripts may not)",
-                    Some("set -g window-size latest (in tmux.conf) unless you need manual".into()),
-                );
-            }
-        }
+        r.ok("tmux server", format!("snippet loaded from {from}"));
     }
 }
 
@@ -334,21 +369,33 @@ fn claude_plugin_enabled(settings: &serde_json::Value) -> Option<String> {
         .map(|(id, _)| id.clone())
 }
 
+/// A JSON config file, or `{}` when it is missing or unreadable.
+fn read_json(path: &Path) -> serde_json::Value {
+    fsio::read_text(path)
+        .ok()
+        .flatten()
+        .and_then(|t| jsonedit::parse("", Some(&t)).ok())
+        .unwrap_or_else(|| serde_json::json!({}))
+}
+
+/// A harness's hooks file, MCP config and skill (None for tmux, which has none).
+fn harness_files(
+    p: &super::paths::Paths,
+    w: Which,
+) -> Option<(std::path::PathBuf, std::path::PathBuf, std::path::PathBuf)> {
+    match w {
+        Which::Claude => Some((p.claude_settings(), p.claude_mcp(), p.claude_skill())),
+        Which::Codex => Some((p.codex_hooks(), p.codex_config(), p.codex_skill())),
+        Which::Gemini => Some((p.gemini_settings(), p.gemini_settings(), p.gemini_skill())),
+        Which::Tmux => None,
+    }
+}
+
 fn check_harness(ctx: &Ctx, w: Which, r: &mut Report) {
     let p = &ctx.paths;
     let name = w.name();
-    let read_json = |path: &Path| {
-        fsio::read_text(path)
-            .ok()
-            .flatten()
-            .and_then(|t| jsonedit::parse("", Some(&t)).ok())
-            .unwrap_or_else(|| serde_json::json!({}))
-    };
-    let (hooks_file, mcp_file, skill) = match w {
-        Which::Claude => (p.claude_settings(), p.claude_mcp(), p.claude_skill()),
-        Which::Codex => (p.codex_hooks(), p.codex_config(), p.codex_skill()),
-        Which::Gemini => (p.gemini_settings(), p.gemini_settings(), p.gemini_skill()),
-        Which::Tmux => return,
+    let Some((hooks_file, mcp_file, skill)) = harness_files(p, w) else {
+        return;
     };
     let hooks_json = read_json(&hooks_file);
     let mut hooks = jsonedit::our_hooks(&hooks_json);
@@ -366,24 +413,7 @@ fn check_harness(ctx: &Ctx, w: Which, r: &mut Report) {
     if w == Which::Claude
         && let Some(id) = claude_plugin_enabled(&hooks_json)
     {
-        if hooks.is_empty() {
-            r.ok(
-                name,
-                format!(
-                    "the Claude Code plugin {id} is enabled in {} (its hooks, MCP server and skill run the tmuxmate on PATH)",
-                    p.label(&hooks_file)
-                ),
-            );
-        } else {
-            r.problem(
-                name,
-                format!(
-                    "both the Claude Code plugin {id} and tmuxmate's own hooks in {} are wired: every hook runs twice",
-                    p.label(&hooks_file)
-                ),
-                "keep one: `tmuxmate uninstall claude` (keeps the plugin), or `claude plugin uninstall tmuxmate@tmuxmate`",
-            );
-        }
+        check_plugin(name, &id, &p.label(&hooks_file), hooks.is_empty(), r);
         return;
     }
     if !w.detected(p) && hooks.is_empty() {
@@ -404,29 +434,11 @@ fn check_harness(ctx: &Ctx, w: Which, r: &mut Report) {
     if super::MCP_SERVER {
         check_mcp(ctx, name, &p.label(&mcp_file), mcp, name, r);
     }
-    if skill.is_file() {
-        r.ok(name, format!("skill {}", p.label(&skill)));
-    } else {
-        r.problem(
-            name,
-            format!("no skill at {}", p.label(&skill)),
-            format!("tmuxmate install {name}"),
-        );
-    }
+    check_skill(name, &p.label(&skill), skill.is_file(), r);
     if w == Which::Codex {
         let trusted = codex::trusted_events(&toml, &p.codex_hooks());
-        if trusted.iter().any(|e| e == "user_prompt_submit") {
-            r.ok(
-                name,
-                "the UserPromptSubmit hook is trusted (a later edit needs trusting again)",
-            );
-        } else if !jsonedit::our_hooks(&hooks_json).is_empty() {
-            r.problem(
-                name,
-                "the tmuxmate hooks in hooks.json are not trusted yet: Codex skips them",
-                "open /hooks in the Codex TUI and trust the tmuxmate entries",
-            );
-        }
+        let json_hooks = !jsonedit::our_hooks(&hooks_json).is_empty();
+        check_codex_trust(name, &trusted, json_hooks, r);
         if let Some(pid) = codex_daemon() {
             r.add(
                 name,
@@ -435,6 +447,56 @@ fn check_harness(ctx: &Ctx, w: Which, r: &mut Report) {
                 Some("start Codex with `codex --no-daemon` in each pane".into()),
             );
         }
+    }
+}
+
+/// The Claude Code plugin `id` is enabled in `settings`: fine alone, a problem beside our
+/// own hooks (every hook would run twice).
+fn check_plugin(name: &str, id: &str, settings: &str, no_hooks: bool, r: &mut Report) {
+    if no_hooks {
+        r.ok(
+            name,
+            format!(
+                "the Claude Code plugin {id} is enabled in {settings} (its hooks, MCP server and skill run the tmuxmate on PATH)"
+            ),
+        );
+    } else {
+        r.problem(
+            name,
+            format!(
+                "both the Claude Code plugin {id} and tmuxmate's own hooks in {settings} are wired: every hook runs twice"
+            ),
+            "keep one: `tmuxmate uninstall claude` (keeps the plugin), or `claude plugin uninstall tmuxmate@tmuxmate`",
+        );
+    }
+}
+
+fn check_skill(name: &str, skill: &str, exists: bool, r: &mut Report) {
+    if exists {
+        r.ok(name, format!("skill {skill}"));
+    } else {
+        r.problem(
+            name,
+            format!("no skill at {skill}"),
+            format!("tmuxmate install {name}"),
+        );
+    }
+}
+
+/// Codex runs a hook only once it is trusted: `trusted` are the trusted events,
+/// `json_hooks` whether hooks.json holds hooks of ours.
+fn check_codex_trust(name: &str, trusted: &[String], json_hooks: bool, r: &mut Report) {
+    if trusted.iter().any(|e| e == "user_prompt_submit") {
+        r.ok(
+            name,
+            "the UserPromptSubmit hook is trusted (a later edit needs trusting again)",
+        );
+    } else if json_hooks {
+        r.problem(
+            name,
+            "the tmuxmate hooks in hooks.json are not trusted yet: Codex skips them",
+            "open /hooks in the Codex TUI and trust the tmuxmate entries",
+        );
     }
 }
 
@@ -607,5 +669,140 @@ fn check_log(r: &mut Report) {
     }
     if let Some(s) = last_silence {
         r.add("log", Status::Ok, format!("last silent turn: {s}"), None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> Report {
+        Report(Vec::new())
+    }
+
+    fn statuses(r: &Report) -> Vec<(Status, &str)> {
+        r.0.iter().map(|c| (c.status, c.detail.as_str())).collect()
+    }
+
+    fn config(conf_text: &str, snippet_text: Option<&str>) -> TmuxConfig {
+        TmuxConfig {
+            conf_label: "~/.tmux.conf".into(),
+            conf_text: conf_text.into(),
+            snippet_label: "~/.config/tmux/tmuxmate.conf".into(),
+            snippet_text: snippet_text.map(String::from),
+            source_line: "source-file \"/h/.config/tmux/tmuxmate.conf\"".into(),
+        }
+    }
+
+    #[test]
+    fn the_tmux_config_loads_this_binary_or_says_what_to_fix() {
+        let sourced = "source-file \"/h/.config/tmux/tmuxmate.conf\"\n";
+        let ours = "run-shell '/bin/tmuxmate hook tmux'";
+        let cases = [
+            (
+                config("set -g @plugin 'x/tmuxmate'", None),
+                Status::Ok,
+                true,
+            ),
+            (config(sourced, None), Status::Problem, false),
+            (config("", Some(ours)), Status::Problem, false),
+            (config(sourced, Some(ours)), Status::Ok, false),
+            (
+                config(sourced, Some("run-shell '/other/tmuxmate'")),
+                Status::Problem,
+                false,
+            ),
+        ];
+        let mut details = Vec::new();
+        for (c, status, tpm) in cases {
+            let mut r = report();
+            assert_eq!(c.check("/bin/tmuxmate", &mut r), tpm);
+            assert_eq!(r.0.len(), 1);
+            assert_eq!(r.0[0].status, status, "{}", r.0[0].detail);
+            assert_eq!(r.0[0].fix.is_some(), status == Status::Problem);
+            details.push(r.0[0].detail.clone());
+        }
+        assert_eq!(
+            details[1..],
+            [
+                "the snippet ~/.config/tmux/tmuxmate.conf does not exist",
+                "~/.tmux.conf does not source ~/.config/tmux/tmuxmate.conf",
+                "~/.tmux.conf sources ~/.config/tmux/tmuxmate.conf",
+                "~/.config/tmux/tmuxmate.conf runs another tmuxmate binary",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_server_s_snippet_must_run_this_binary() {
+        let reload = "tmux source-file ~/.tmux.conf";
+        let mut r = report();
+        server_snippet("/bin/tmuxmate", "", "/bin/tmuxmate", false, reload, &mut r);
+        server_snippet(
+            "/old/tmuxmate",
+            "/s.conf",
+            "/bin/tmuxmate",
+            false,
+            reload,
+            &mut r,
+        );
+        server_snippet("", "", "/bin/tmuxmate", true, reload, &mut r);
+        assert_eq!(
+            statuses(&r),
+            [
+                (
+                    Status::Ok,
+                    "snippet loaded from an older snippet (path unknown)"
+                ),
+                (
+                    Status::Problem,
+                    "the server's snippet (loaded from /s.conf) runs /old/tmuxmate, not this binary"
+                ),
+                (
+                    Status::Problem,
+                    "the running server has not loaded the tmuxmate snippet"
+                ),
+            ]
+        );
+        assert_eq!(
+            r.0[1].fix.as_deref(),
+            Some("tmuxmate install tmux, then tmux source-file ~/.tmux.conf")
+        );
+        assert!(r.0[2].fix.as_deref().unwrap().starts_with("prefix + I"));
+    }
+
+    #[test]
+    fn a_plugin_beside_our_own_hooks_is_a_problem() {
+        let mut r = report();
+        check_plugin(
+            "claude",
+            "tmuxmate@m",
+            "~/.claude/settings.json",
+            true,
+            &mut r,
+        );
+        check_plugin(
+            "claude",
+            "tmuxmate@m",
+            "~/.claude/settings.json",
+            false,
+            &mut r,
+        );
+        assert_eq!(r.0[0].status, Status::Ok);
+        assert_eq!(r.0[1].status, Status::Problem);
+        assert!(r.0[1].detail.contains("every hook runs twice"));
+    }
+
+    #[test]
+    fn codex_hooks_must_be_trusted_and_skills_present() {
+        let mut r = report();
+        check_codex_trust("codex", &["user_prompt_submit".into()], true, &mut r);
+        check_codex_trust("codex", &[], true, &mut r);
+        // No hooks of ours in hooks.json: nothing to trust, nothing said.
+        check_codex_trust("codex", &[], false, &mut r);
+        check_skill("codex", "~/.codex/skills/tmuxmate", false, &mut r);
+        let got: Vec<Status> = r.0.iter().map(|c| c.status).collect();
+        assert_eq!(got, [Status::Ok, Status::Problem, Status::Problem]);
+        assert_eq!(r.0[2].fix.as_deref(), Some("tmuxmate install codex"));
     }
 }

@@ -15,9 +15,12 @@
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 /// A command for `program`, to be given to [`run`], [`exec`] or [`spawn_supervised`].
 #[allow(clippy::disallowed_methods)] // the one constructor of the binary
@@ -162,12 +165,134 @@ fn pidfd(pid: i32) -> Option<std::os::fd::OwnedFd> {
     (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
 }
 
+/// What the collecting loop does next, from where the child and its streams are.
+#[derive(Debug, PartialEq, Eq)]
+enum Next {
+    /// Everything that will come has come: the exit status and the streams.
+    Done,
+    /// The deadline passed first.
+    TimedOut,
+    /// Wait for the streams (and the exit) until this instant.
+    Wait(Instant),
+}
+
+/// Where the child and its streams are at one look.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    exited: bool,
+    stdout_open: bool,
+    stderr_open: bool,
+    /// Its exit wakes a `poll` (a pidfd), so it need not be looked for.
+    exit_polled: bool,
+}
+
+/// The loop's next step: done once the child exited and stdout ended (a stderr still held
+/// open by a grandchild is waited for [`STDERR_LINGER`] at most, counted from the first
+/// look that found it so, in `linger`); past the deadline, timed out; else wait, looking
+/// for the exit every [`EXIT_LOOK`] when nothing wakes us for it.
+fn next_step(now: Instant, deadline: Instant, linger: &mut Option<Instant>, s: Seen) -> Next {
+    if s.exited && !s.stdout_open {
+        if !s.stderr_open {
+            return Next::Done;
+        }
+        let until = *linger.get_or_insert_with(|| (now + STDERR_LINGER).min(deadline));
+        if now >= until {
+            return Next::Done;
+        }
+    }
+    if now >= deadline {
+        return Next::TimedOut;
+    }
+    let mut wake = linger.unwrap_or(deadline).min(deadline);
+    if !s.exited && !s.exit_polled {
+        wake = wake.min(now + EXIT_LOOK);
+    }
+    Next::Wait(wake)
+}
+
+/// Wait until one of `watched` (a descriptor, the events to wait for, a tag) is ready or
+/// `until` passes: the tags of the ready ones (none after a timeout or a signal).
+pub fn poll_ready(
+    watched: &[(BorrowedFd<'_>, PollFlags, usize)],
+    until: Instant,
+) -> nix::Result<Vec<usize>> {
+    let mut fds: Vec<PollFd> = watched
+        .iter()
+        .map(|(fd, events, _)| PollFd::new(*fd, *events))
+        .collect();
+    // Half a millisecond over, so a timeout rounded to whole milliseconds is not early.
+    let wait = until.saturating_duration_since(Instant::now()) + Duration::from_micros(500);
+    let timeout = PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX);
+    match poll(&mut fds, timeout) {
+        Ok(_) => {}
+        Err(nix::errno::Errno::EINTR) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    }
+    Ok(fds
+        .iter()
+        .zip(watched)
+        .filter(|(f, _)| f.revents().is_some_and(|r| !r.is_empty()))
+        .map(|(_, (_, _, tag))| *tag)
+        .collect())
+}
+
+/// The child's stdout (0) and stderr (1) while they are open, and what they brought.
+struct Output {
+    streams: [Option<Box<dyn ReadFd>>; 2],
+    bufs: [Vec<u8>; 2],
+    chunk: [u8; 16 * 1024],
+}
+
+impl Output {
+    fn of(child: &mut Child) -> Output {
+        Output {
+            streams: [
+                child.stdout.take().map(|s| Box::new(s) as Box<dyn ReadFd>),
+                child.stderr.take().map(|s| Box::new(s) as Box<dyn ReadFd>),
+            ],
+            bufs: [Vec::new(), Vec::new()],
+            chunk: [0u8; 16 * 1024],
+        }
+    }
+
+    /// The open streams, for [`poll_ready`], tagged by their index.
+    fn watched(&self) -> Vec<(BorrowedFd<'_>, PollFlags, usize)> {
+        let mut w = Vec::with_capacity(3);
+        for (i, s) in self.streams.iter().enumerate() {
+            if let Some(s) = s {
+                w.push((s.fd(), PollFlags::POLLIN, i));
+            }
+        }
+        w
+    }
+
+    /// Read what stream `i` has ready (it is closed at its end): the stdout bytes so far.
+    fn read(&mut self, i: usize) -> usize {
+        if let Some(s) = self.streams[i].as_mut()
+            && !read_some(s, &mut self.chunk, &mut self.bufs[i], i == 1)
+        {
+            self.streams[i] = None;
+        }
+        self.bufs[0].len()
+    }
+}
+
+/// Kill the child (or its group) and reap it unless it already exited; `why` is the
+/// answer.
+fn abort(child: &mut Child, pid: i32, group: bool, exited: bool, why: Failure) -> Failure {
+    kill(pid, group);
+    if !exited {
+        let _ = child.wait();
+    }
+    why
+}
+
 /// Read the child's stdout and stderr and wait for its exit, all on this thread (one
 /// `poll` over the two pipes and the child's pidfd): no reader or watchdog thread, whose
 /// start and wake-ups cost more than the call itself on a loaded machine (measured:
 /// 5 ms between a remote call's ssh exit and its answer). The deadline kills the child
 /// (or its group); a stdout still open after the exit is waited for until the deadline
-/// (no stdout then is no answer), a stderr for [`STDERR_LINGER`].
+/// (no stdout then is no answer), a stderr for [`STDERR_LINGER`] (see [`next_step`]).
 fn collect(
     child: &mut Child,
     pid: i32,
@@ -175,98 +300,49 @@ fn collect(
     group: bool,
     max_stdout: usize,
 ) -> Result<Finished, Failure> {
-    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-    use std::os::fd::AsFd;
-    let mut streams: [Option<Box<dyn ReadFd>>; 2] = [
-        child.stdout.take().map(|s| Box::new(s) as Box<dyn ReadFd>),
-        child.stderr.take().map(|s| Box::new(s) as Box<dyn ReadFd>),
-    ];
-    let mut bufs: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+    let mut out = Output::of(child);
     let exit_fd = pidfd(pid);
     let mut status: Option<ExitStatus> = None;
     let mut linger: Option<Instant> = None;
-    let mut chunk = [0u8; 16 * 1024];
     loop {
         if status.is_none() {
-            match child.try_wait() {
-                Ok(s) => status = s,
-                Err(e) => {
-                    kill(pid, group);
-                    let _ = child.wait();
-                    return Err(Failure::Wait(e));
-                }
-            }
+            status = child
+                .try_wait()
+                .map_err(|e| abort(child, pid, group, false, Failure::Wait(e)))?;
         }
-        let now = Instant::now();
-        if status.is_some() && streams[0].is_none() {
-            if streams[1].is_none() {
-                break;
-            }
-            let until = *linger.get_or_insert_with(|| (now + STDERR_LINGER).min(deadline));
-            if now >= until {
-                break;
-            }
+        let seen = Seen {
+            exited: status.is_some(),
+            stdout_open: out.streams[0].is_some(),
+            stderr_open: out.streams[1].is_some(),
+            exit_polled: exit_fd.is_some(),
+        };
+        let wake = match next_step(Instant::now(), deadline, &mut linger, seen) {
+            Next::Done => break,
+            Next::TimedOut => return Err(abort(child, pid, group, seen.exited, Failure::TimedOut)),
+            Next::Wait(at) => at,
+        };
+        let mut watched = out.watched();
+        if let (false, Some(p)) = (seen.exited, &exit_fd) {
+            watched.push((p.as_fd(), PollFlags::POLLIN, 2));
         }
-        if now >= deadline {
-            kill(pid, group);
-            if status.is_none() {
-                let _ = child.wait();
-            }
-            return Err(Failure::TimedOut);
-        }
-        let mut wake = linger.unwrap_or(deadline).min(deadline);
-        if status.is_none() && exit_fd.is_none() {
-            wake = wake.min(now + EXIT_LOOK);
-        }
-        let mut fds: Vec<PollFd> = Vec::with_capacity(3);
-        let mut which: Vec<usize> = Vec::with_capacity(3);
-        for (i, s) in streams.iter().enumerate() {
-            if let Some(s) = s {
-                fds.push(PollFd::new(s.fd(), PollFlags::POLLIN));
-                which.push(i);
-            }
-        }
-        if status.is_none()
-            && let Some(p) = &exit_fd
-        {
-            fds.push(PollFd::new(p.as_fd(), PollFlags::POLLIN));
-            which.push(2);
-        }
-        let wait = wake.saturating_duration_since(now) + Duration::from_micros(500);
-        let timeout = PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX);
-        match poll(&mut fds, timeout) {
-            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-            Err(e) => {
-                kill(pid, group);
-                let _ = child.wait();
-                return Err(Failure::Wait(std::io::Error::from(e)));
-            }
-        }
-        let ready: Vec<usize> = fds
-            .iter()
-            .zip(&which)
-            .filter(|(f, _)| f.revents().is_some_and(|r| !r.is_empty()))
-            .map(|(_, i)| *i)
-            .filter(|i| *i < 2)
-            .collect();
-        drop(fds);
-        for i in ready {
-            let Some(s) = streams[i].as_mut() else {
-                continue;
-            };
-            if !read_some(s, &mut chunk, &mut bufs[i], i == 1) {
-                streams[i] = None;
-            }
-            if i == 0 && bufs[0].len() > max_stdout {
-                kill(pid, group);
-                if status.is_none() {
-                    let _ = child.wait();
-                }
-                return Err(Failure::TooLarge(max_stdout));
+        let ready = poll_ready(&watched, wake).map_err(|e| {
+            abort(
+                child,
+                pid,
+                group,
+                seen.exited,
+                Failure::Wait(std::io::Error::from(e)),
+            )
+        })?;
+        // The pidfd (2) only wakes us: the exit itself is read by `try_wait`.
+        for i in ready.into_iter().filter(|i| *i < 2) {
+            if out.read(i) > max_stdout {
+                let why = Failure::TooLarge(max_stdout);
+                return Err(abort(child, pid, group, seen.exited, why));
             }
         }
     }
-    let [stdout, mut stderr] = bufs;
+    let [stdout, mut stderr] = out.bufs;
     keep_end(&mut stderr);
     Ok(Finished {
         // The loop ends only once the child has exited.
@@ -350,6 +426,96 @@ mod tests {
         let mut c = command("/bin/sh");
         c.arg("-c").arg(script);
         c
+    }
+
+    fn seen(exited: bool, stdout_open: bool, stderr_open: bool) -> Seen {
+        Seen {
+            exited,
+            stdout_open,
+            stderr_open,
+            exit_polled: true,
+        }
+    }
+
+    #[test]
+    fn the_loop_ends_once_the_exit_and_stdout_are_in() {
+        let now = Instant::now();
+        let deadline = now + Duration::from_secs(10);
+        let mut linger = None;
+        assert_eq!(
+            next_step(now, deadline, &mut linger, seen(true, false, false)),
+            Next::Done
+        );
+        // Still running, or stdout still open after the exit: wait up to the deadline.
+        for s in [seen(false, true, true), seen(true, true, false)] {
+            assert_eq!(
+                next_step(now, deadline, &mut linger, s),
+                Next::Wait(deadline)
+            );
+        }
+        assert_eq!(linger, None);
+        let late = deadline + Duration::from_millis(1);
+        assert_eq!(
+            next_step(late, deadline, &mut linger, seen(true, true, false)),
+            Next::TimedOut
+        );
+    }
+
+    #[test]
+    fn a_stderr_open_after_the_exit_is_given_its_linger_only() {
+        let now = Instant::now();
+        let deadline = now + Duration::from_secs(10);
+        let mut linger = None;
+        let s = seen(true, false, true);
+        assert_eq!(
+            next_step(now, deadline, &mut linger, s),
+            Next::Wait(now + STDERR_LINGER)
+        );
+        // Counted from the first look, not from each.
+        let later = now + STDERR_LINGER / 2;
+        assert_eq!(
+            next_step(later, deadline, &mut linger, s),
+            Next::Wait(now + STDERR_LINGER)
+        );
+        assert_eq!(
+            next_step(now + STDERR_LINGER, deadline, &mut linger, s),
+            Next::Done
+        );
+        // Never past the deadline.
+        let mut linger = None;
+        let near = now + Duration::from_millis(10);
+        assert_eq!(next_step(now, near, &mut linger, s), Next::Wait(near));
+    }
+
+    #[test]
+    fn without_a_pidfd_the_exit_is_looked_for_often() {
+        let now = Instant::now();
+        let deadline = now + Duration::from_secs(10);
+        let s = Seen {
+            exit_polled: false,
+            ..seen(false, true, true)
+        };
+        assert_eq!(
+            next_step(now, deadline, &mut None, s),
+            Next::Wait(now + EXIT_LOOK)
+        );
+    }
+
+    #[test]
+    fn poll_ready_names_the_ready_descriptors() {
+        let (r, w) = nix::unistd::pipe().unwrap();
+        let (r2, _w2) = nix::unistd::pipe().unwrap();
+        nix::unistd::write(&w, b"x").unwrap();
+        let watched = [
+            (r.as_fd(), PollFlags::POLLIN, 7),
+            (r2.as_fd(), PollFlags::POLLIN, 8),
+        ];
+        let soon = Instant::now() + Duration::from_millis(50);
+        assert_eq!(poll_ready(&watched, soon).unwrap(), vec![7]);
+        assert_eq!(
+            poll_ready(&watched[1..], soon).unwrap(),
+            Vec::<usize>::new()
+        );
     }
 
     #[test]

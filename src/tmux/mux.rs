@@ -30,14 +30,16 @@
 //!   in the master's buffers is lost.
 
 use std::io::{IoSlice, Read, Write};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use crate::sys::process::{Finished, keep_end, read_some};
+use nix::poll::PollFlags;
+
+use crate::sys::process::{Finished, keep_end, poll_ready, read_some};
 
 const MUX_MSG_HELLO: u32 = 0x0000_0001;
 const MUX_C_NEW_SESSION: u32 = 0x1000_0002;
@@ -105,15 +107,10 @@ pub fn session(
     } = pipes;
     drop((stdin_theirs, stdout_theirs, stderr_theirs));
     match reply(&sock, deadline) {
-        Reply::Opened(sid) => relay(
-            sock,
-            sid,
-            stdin_ours.zip(input),
-            stdout_ours,
-            stderr_ours,
-            deadline,
-            max_stdout,
-        ),
+        Reply::Opened(sid) => {
+            let running = Running::new(sock, sid, stdin_ours.zip(input), stdout_ours, stderr_ours);
+            relay(running, deadline, max_stdout)
+        }
         Reply::Refused(why) => Outcome::NotOpened(why),
         Reply::Lost(why) => Outcome::Done(lost(why, Vec::new(), Vec::new())),
         Reply::TimedOut => Outcome::TimedOut,
@@ -339,131 +336,138 @@ fn reply(sock: &UnixStream, deadline: Instant) -> Reply {
     }
 }
 
-/// After the session opened: write the input, collect stdout and stderr, read the exit
-/// message, until the master closes the control socket and both streams have ended.
-fn relay(
-    sock: UnixStream,
+/// An opened session while it runs: our ends of its streams, the control connection, and
+/// what each has brought so far.
+struct Running<'a> {
     sid: u32,
-    input: Option<(OwnedFd, &[u8])>,
-    stdout: OwnedFd,
-    stderr: OwnedFd,
-    deadline: Instant,
-    max_stdout: usize,
-) -> Outcome {
-    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-    let mut streams = [
-        Some(std::fs::File::from(stdout)),
-        Some(std::fs::File::from(stderr)),
-    ];
-    let mut input = input.map(|(w, data)| (std::fs::File::from(w), data));
-    let mut bufs: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
-    let mut control: Option<UnixStream> = Some(sock);
-    let mut pending: Vec<u8> = Vec::new();
-    let mut exit: Option<u32> = None;
-    let mut failure: Option<String> = None;
-    let mut written = 0usize;
-    let mut chunk = [0u8; 16 * 1024];
-    if let Some(c) = &control
-        && c.set_nonblocking(true).is_err()
-    {
-        return Outcome::Done(lost("the control socket".into(), Vec::new(), Vec::new()));
-    }
-    while control.is_some() || streams.iter().any(Option::is_some) {
-        let now = Instant::now();
-        if now >= deadline {
-            return Outcome::TimedOut;
+    /// Its stdout (0) and stderr (1) while they are open.
+    streams: [Option<std::fs::File>; 2],
+    bufs: [Vec<u8>; 2],
+    /// Open until the master closes it (after the exit message) or it fails.
+    control: Option<UnixStream>,
+    /// Bytes of the control connection not yet a whole packet.
+    pending: Vec<u8>,
+    exit: Option<u32>,
+    failure: Option<String>,
+    /// Our end of its stdin and what is still to be written, until all of it is.
+    input: Option<(std::fs::File, &'a [u8])>,
+    written: usize,
+    chunk: [u8; 16 * 1024],
+}
+
+/// Tags of the descriptors a [`Running`] session waits on.
+const STDOUT: usize = 0;
+const STDERR: usize = 1;
+const CONTROL: usize = 2;
+const STDIN: usize = 3;
+
+impl<'a> Running<'a> {
+    fn new(
+        sock: UnixStream,
+        sid: u32,
+        input: Option<(OwnedFd, &'a [u8])>,
+        stdout: OwnedFd,
+        stderr: OwnedFd,
+    ) -> Running<'a> {
+        Running {
+            sid,
+            streams: [
+                Some(std::fs::File::from(stdout)),
+                Some(std::fs::File::from(stderr)),
+            ],
+            bufs: [Vec::new(), Vec::new()],
+            control: Some(sock),
+            pending: Vec::new(),
+            exit: None,
+            failure: None,
+            input: input.map(|(w, data)| (std::fs::File::from(w), data)),
+            written: 0,
+            chunk: [0u8; 16 * 1024],
         }
-        let mut fds: Vec<PollFd> = Vec::with_capacity(4);
-        let mut which: Vec<usize> = Vec::with_capacity(4);
-        for (i, s) in streams.iter().enumerate() {
+    }
+
+    /// Still something to wait for: the control connection or a stream.
+    fn open(&self) -> bool {
+        self.control.is_some() || self.streams.iter().any(Option::is_some)
+    }
+
+    /// What to wait for: the open streams and control connection readable, our end of
+    /// stdin writable.
+    fn watched(&self) -> Vec<(BorrowedFd<'_>, PollFlags, usize)> {
+        let mut w = Vec::with_capacity(4);
+        for (i, s) in self.streams.iter().enumerate() {
             if let Some(s) = s {
-                fds.push(PollFd::new(s.as_fd(), PollFlags::POLLIN));
-                which.push(i);
+                w.push((s.as_fd(), PollFlags::POLLIN, i));
             }
         }
-        if let Some(c) = &control {
-            fds.push(PollFd::new(c.as_fd(), PollFlags::POLLIN));
-            which.push(2);
+        if let Some(c) = &self.control {
+            w.push((c.as_fd(), PollFlags::POLLIN, CONTROL));
         }
-        if let Some((w, _)) = &input {
-            fds.push(PollFd::new(w.as_fd(), PollFlags::POLLOUT));
-            which.push(3);
+        if let Some((i, _)) = &self.input {
+            w.push((i.as_fd(), PollFlags::POLLOUT, STDIN));
         }
-        let wait = deadline.saturating_duration_since(now) + Duration::from_micros(500);
-        let timeout = PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX);
-        match poll(&mut fds, timeout) {
-            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-            Err(e) => {
-                return Outcome::Done(lost(format!("poll: {e}"), Vec::new(), Vec::new()));
-            }
-        }
-        let ready: Vec<usize> = fds
-            .iter()
-            .zip(&which)
-            .filter(|(f, _)| f.revents().is_some_and(|r| !r.is_empty()))
-            .map(|(_, i)| *i)
-            .collect();
-        drop(fds);
-        for i in ready {
-            match i {
-                0 | 1 => {
-                    let Some(s) = streams[i].as_mut() else {
-                        continue;
-                    };
-                    if !read_some(s, &mut chunk, &mut bufs[i], i == 1) {
-                        streams[i] = None;
-                    }
-                    if i == 0 && bufs[0].len() > max_stdout {
-                        return Outcome::TooLarge(max_stdout);
-                    }
-                }
-                2 => {
-                    let Some(c) = control.as_mut() else {
-                        continue;
-                    };
-                    match c.read(&mut chunk) {
-                        Ok(0) => control = None,
-                        Ok(n) => pending.extend_from_slice(&chunk[..n]),
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
-                            ) => {}
-                        Err(e) => {
-                            failure.get_or_insert(e.to_string());
-                            control = None;
-                        }
-                    }
-                    if let Err(e) = messages(&mut pending, sid, &mut exit) {
-                        failure.get_or_insert(e);
-                        control = None;
-                    }
-                }
-                _ => {
-                    let Some((w, data)) = input.as_mut() else {
-                        continue;
-                    };
-                    match w.write(&data[written..]) {
-                        Ok(n) => written += n,
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
-                            ) => {}
-                        // The remote side stopped reading (it exited): the rest is not needed.
-                        Err(_) => written = data.len(),
-                    }
-                    if written >= data.len() {
-                        input = None; // closes our end: the remote stdin ends
-                    }
-                }
-            }
-        }
-        // A master that closed the control socket without an exit message is lost; one
-        // that sent it keeps the socket open until the session is cleaned up.
+        w
     }
-    let [stdout, mut stderr] = bufs;
-    keep_end(&mut stderr);
+
+    /// Read what stream `i` has ready (closed at its end): the stdout bytes so far.
+    fn read_stream(&mut self, i: usize) -> usize {
+        if let Some(s) = self.streams[i].as_mut()
+            && !read_some(s, &mut self.chunk, &mut self.bufs[i], i == STDERR)
+        {
+            self.streams[i] = None;
+        }
+        self.bufs[STDOUT].len()
+    }
+
+    /// Read the control connection and take its whole messages (the exit message).
+    fn read_control(&mut self) {
+        let Some(c) = self.control.as_mut() else {
+            return;
+        };
+        match c.read(&mut self.chunk) {
+            Ok(0) => self.control = None,
+            Ok(n) => self.pending.extend_from_slice(&self.chunk[..n]),
+            Err(e) if retry(&e) => {}
+            Err(e) => {
+                self.failure.get_or_insert(e.to_string());
+                self.control = None;
+            }
+        }
+        if let Err(e) = messages(&mut self.pending, self.sid, &mut self.exit) {
+            self.failure.get_or_insert(e);
+            self.control = None;
+        }
+    }
+
+    /// Write what stdin takes now; once all is written our end closes (the remote stdin
+    /// ends).
+    fn write_input(&mut self) {
+        let Some((w, data)) = self.input.as_mut() else {
+            return;
+        };
+        match w.write(&data[self.written..]) {
+            Ok(n) => self.written += n,
+            Err(e) if retry(&e) => {}
+            // The remote side stopped reading (it exited): the rest is not needed.
+            Err(_) => self.written = data.len(),
+        }
+        if self.written >= data.len() {
+            self.input = None;
+        }
+    }
+}
+
+/// An error that only means "not now".
+fn retry(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+    )
+}
+
+/// What a session that ran to its end came to: its exit status, else ssh's answer for a
+/// master lost (`failure`, or closed without an exit message).
+fn ended(exit: Option<u32>, failure: Option<String>, stdout: Vec<u8>, stderr: Vec<u8>) -> Outcome {
     match (exit, failure) {
         (Some(code), _) => Outcome::Done(Finished {
             status: ExitStatus::from_raw(((code & 0xff) as i32) << 8),
@@ -476,6 +480,43 @@ fn relay(
             stderr,
         )),
     }
+}
+
+/// After the session opened: write the input, collect stdout and stderr, read the exit
+/// message, until the master closes the control socket and both streams have ended.
+fn relay(mut s: Running, deadline: Instant, max_stdout: usize) -> Outcome {
+    if let Some(c) = &s.control
+        && c.set_nonblocking(true).is_err()
+    {
+        return Outcome::Done(lost("the control socket".into(), Vec::new(), Vec::new()));
+    }
+    // A master that closed the control socket without an exit message is lost; one that
+    // sent it keeps the socket open until the session is cleaned up.
+    while s.open() {
+        if Instant::now() >= deadline {
+            return Outcome::TimedOut;
+        }
+        let ready = match poll_ready(&s.watched(), deadline) {
+            Ok(r) => r,
+            Err(e) => {
+                return Outcome::Done(lost(format!("poll: {e}"), Vec::new(), Vec::new()));
+            }
+        };
+        for i in ready {
+            match i {
+                STDOUT | STDERR => {
+                    if s.read_stream(i) > max_stdout {
+                        return Outcome::TooLarge(max_stdout);
+                    }
+                }
+                CONTROL => s.read_control(),
+                _ => s.write_input(),
+            }
+        }
+    }
+    let [stdout, mut stderr] = s.bufs;
+    keep_end(&mut stderr);
+    ended(s.exit, s.failure, stdout, stderr)
 }
 
 /// Take the whole packets out of `pending`: the exit message sets `exit`.
@@ -529,5 +570,93 @@ mod tests {
         put_u32(&mut other, 0);
         let mut pending = packet(&other);
         assert!(messages(&mut pending, 7, &mut exit).is_err());
+    }
+
+    fn exit_message(sid: u32, code: u32) -> Vec<u8> {
+        let mut b = Vec::new();
+        put_u32(&mut b, MUX_S_EXIT_MESSAGE);
+        put_u32(&mut b, sid);
+        put_u32(&mut b, code);
+        packet(&b)
+    }
+
+    /// A session as the master would run it: our ends, and the master's ends to play it.
+    fn session_pair(
+        input: Option<&[u8]>,
+    ) -> (Running<'_>, UnixStream, OwnedFd, OwnedFd, Option<OwnedFd>) {
+        let (ours, master) = UnixStream::pair().unwrap();
+        let (out_r, out_w) = nix::unistd::pipe().unwrap();
+        let (err_r, err_w) = nix::unistd::pipe().unwrap();
+        let (stdin, their_stdin) = match input {
+            Some(data) => {
+                let (r, w) = nix::unistd::pipe().unwrap();
+                set_nonblocking(&w).unwrap();
+                (Some((w, data)), Some(r))
+            }
+            None => (None, None),
+        };
+        let running = Running::new(ours, 7, stdin, out_r, err_r);
+        (running, master, out_w, err_w, their_stdin)
+    }
+
+    #[test]
+    fn a_session_ends_with_its_exit_status_and_both_streams() {
+        let (running, mut master, out_w, err_w, their_stdin) = session_pair(Some(b"in"));
+        std::fs::File::from(out_w).write_all(b"out").unwrap();
+        std::fs::File::from(err_w).write_all(b"err").unwrap();
+        master.write_all(&exit_message(7, 3)).unwrap();
+        drop(master);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let Outcome::Done(f) = relay(running, deadline, 1 << 20) else {
+            panic!("not done");
+        };
+        assert_eq!(f.status.code(), Some(3));
+        assert_eq!((&f.stdout[..], &f.stderr[..]), (&b"out"[..], &b"err"[..]));
+        // The input was written whole, and our end closed after it.
+        let mut got = Vec::new();
+        std::fs::File::from(their_stdin.unwrap())
+            .read_to_end(&mut got)
+            .unwrap();
+        assert_eq!(got, b"in");
+    }
+
+    #[test]
+    fn a_master_gone_without_an_exit_message_is_ssh_s_255() {
+        let (running, master, out_w, err_w, _) = session_pair(None);
+        drop((master, out_w, err_w));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let Outcome::Done(f) = relay(running, deadline, 1 << 20) else {
+            panic!("not done");
+        };
+        assert_eq!(f.status.code(), Some(255));
+        let said = String::from_utf8_lossy(&f.stderr).into_owned();
+        assert!(said.contains("read from master failed"), "{said}");
+    }
+
+    #[test]
+    fn a_session_is_bounded_by_its_deadline_and_its_stdout() {
+        let (running, _master, _out_w, _err_w, _) = session_pair(None);
+        let soon = Instant::now() + Duration::from_millis(50);
+        assert!(matches!(relay(running, soon, 1 << 20), Outcome::TimedOut));
+        let (running, _master, out_w, _err_w, _) = session_pair(None);
+        std::fs::File::from(out_w).write_all(&[b'x'; 100]).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        assert!(matches!(
+            relay(running, deadline, 10),
+            Outcome::TooLarge(10)
+        ));
+    }
+
+    #[test]
+    fn an_exit_code_is_the_status_s_low_byte() {
+        let Outcome::Done(f) = ended(Some(0x101), None, Vec::new(), Vec::new()) else {
+            panic!("not done");
+        };
+        assert_eq!(f.status.code(), Some(1));
+        let Outcome::Done(f) = ended(None, Some("reset".into()), b"o".to_vec(), Vec::new()) else {
+            panic!("not done");
+        };
+        assert_eq!((f.status.code(), &f.stdout[..]), (Some(255), &b"o"[..]));
+        assert!(String::from_utf8_lossy(&f.stderr).contains("reset"));
     }
 }

@@ -187,11 +187,30 @@ pub fn listing<R: Send>(
     let recs =
         parse_tagged(&out, &[(b'W', WINDOW_FIELDS.len()), (b'P', pfields.len())]).map_err(bad)?;
     let (windows, panes): (Vec<_>, Vec<_>) = recs.into_iter().partition(|(t, _)| *t == b'W');
-    let mut panes = panes.into_iter().map(|(_, f)| f);
-    let mut rows = Vec::with_capacity(panes.len());
-    let mut laid_out = std::collections::HashSet::new();
-    let flag = |s: &str| s != "0" && !s.is_empty();
-    for (_, w) in windows {
+    let windows = windows.into_iter().map(|(_, f)| f);
+    let panes = panes.into_iter().map(|(_, f)| f);
+    Ok((assemble(windows, panes, remote).map_err(bad)?, r))
+}
+
+/// A window row of [`listing`] ([`WINDOW_FIELDS`]).
+struct WindowRow {
+    session_id: String,
+    session_name: String,
+    session_attached: bool,
+    window_id: String,
+    window_index: String,
+    window_name: String,
+    window_active: bool,
+    window_layout: String,
+    /// How many pane rows follow.
+    panes: usize,
+    active_pane: String,
+    pane_base_index: u64,
+}
+
+impl WindowRow {
+    fn parse(w: Vec<String>) -> Result<WindowRow, String> {
+        let flag = |s: &str| s != "0" && !s.is_empty();
         let [
             sid,
             sname,
@@ -204,60 +223,100 @@ pub fn listing<R: Send>(
             n,
             active,
             base,
-        ] = <[String; 11]>::try_from(w).map_err(|_| bad("a short window row".into()))?;
-        let (Ok(n), Ok(base)) = (n.parse::<usize>(), base.parse::<u64>()) else {
-            return Err(bad(format!(
+        ] = <[String; 11]>::try_from(w).map_err(|_| "a short window row".to_string())?;
+        let (Ok(panes), Ok(pane_base_index)) = (n.parse::<usize>(), base.parse::<u64>()) else {
+            return Err(format!(
                 "window {wid}: pane count {n:?}, pane-base-index {base:?}"
-            )));
+            ));
         };
-        let mut layout = laid_out.insert(wid.clone()).then_some(layout);
+        Ok(WindowRow {
+            session_id: sid,
+            session_name: sname,
+            session_attached: flag(&attached),
+            window_id: wid,
+            window_index: widx,
+            window_name: wname,
+            window_active: flag(&wactive),
+            window_layout: layout,
+            panes,
+            active_pane: active,
+            pane_base_index,
+        })
+    }
+
+    /// The `k`th pane row after this window's ([`LISTING_PANE_FIELDS`], then
+    /// `pane_current_command` when `remote`), with `layout` when it is the window's first.
+    fn pane(&self, k: usize, f: Vec<String>, layout: Option<String>, remote: bool) -> PaneInfo {
+        let flag = |s: &str| s != "0" && !s.is_empty();
+        let cmd = if remote { f.last().cloned() } else { None };
+        let mut it = f.into_iter();
+        let mut next = || it.next().unwrap_or_default();
+        let pane_id = next();
+        let pane_active = pane_id == self.active_pane;
+        let (pane_pid, width, height, dead, mode) = (next(), next(), next(), next(), next());
+        PaneInfo {
+            session_id: self.session_id.clone(),
+            session_name: self.session_name.clone(),
+            session_attached: self.session_attached,
+            window_id: self.window_id.clone(),
+            window_index: self.window_index.clone(),
+            window_name: self.window_name.clone(),
+            window_active: self.window_active,
+            window_layout: layout.unwrap_or_default(),
+            pane_id,
+            pane_index: (self.pane_base_index + k as u64).to_string(),
+            pane_active,
+            pane_tty: String::new(),
+            pane_pid,
+            width,
+            height,
+            current_command: cmd.unwrap_or_default(),
+            dead: flag(&dead),
+            in_mode: !mode.is_empty(),
+            mode,
+            created_by_us: next(),
+            job: next(),
+            agent: next(),
+        }
+    }
+}
+
+/// [`listing`]'s rows from its window and pane records: each window's pane rows follow
+/// it in order, as many as it says, its active pane among them, and no pane row is left
+/// over; else the answer is not what the two commands give and is refused. A window
+/// linked into several sessions carries its layout on its first row only.
+fn assemble(
+    windows: impl Iterator<Item = Vec<String>>,
+    mut panes: impl ExactSizeIterator<Item = Vec<String>>,
+    remote: bool,
+) -> Result<Vec<PaneInfo>, String> {
+    let mut rows = Vec::with_capacity(panes.len());
+    let mut laid_out = std::collections::HashSet::new();
+    for w in windows {
+        let w = WindowRow::parse(w)?;
+        let mut layout = laid_out
+            .insert(w.window_id.clone())
+            .then(|| w.window_layout.clone());
         let mut seen_active = false;
-        for k in 0..n {
-            let f = panes
-                .next()
-                .ok_or_else(|| bad(format!("window {wid}: {n} panes, only {k} listed")))?;
-            let cmd = if remote { f.last().cloned() } else { None };
-            let mut it = f.into_iter();
-            let mut next = || it.next().unwrap_or_default();
-            let pane_id = next();
-            let pane_active = pane_id == active;
-            seen_active |= pane_active;
-            let (pane_pid, width, height, dead, mode) = (next(), next(), next(), next(), next());
-            rows.push(PaneInfo {
-                session_id: sid.clone(),
-                session_name: sname.clone(),
-                session_attached: flag(&attached),
-                window_id: wid.clone(),
-                window_index: widx.clone(),
-                window_name: wname.clone(),
-                window_active: flag(&wactive),
-                window_layout: layout.take().unwrap_or_default(),
-                pane_id,
-                pane_index: (base + k as u64).to_string(),
-                pane_active,
-                pane_tty: String::new(),
-                pane_pid,
-                width,
-                height,
-                current_command: cmd.unwrap_or_default(),
-                dead: flag(&dead),
-                in_mode: !mode.is_empty(),
-                mode,
-                created_by_us: next(),
-                job: next(),
-                agent: next(),
-            });
+        for k in 0..w.panes {
+            let f = panes.next().ok_or_else(|| {
+                format!("window {}: {} panes, only {k} listed", w.window_id, w.panes)
+            })?;
+            let row = w.pane(k, f, layout.take(), remote);
+            seen_active |= row.pane_active;
+            rows.push(row);
         }
         if !seen_active {
-            return Err(bad(format!(
-                "window {wid}: its active pane {active} is not among its pane rows"
-            )));
+            return Err(format!(
+                "window {}: its active pane {} is not among its pane rows",
+                w.window_id, w.active_pane
+            ));
         }
     }
     if panes.next().is_some() {
-        return Err(bad("pane rows beyond the windows' pane counts".into()));
+        return Err("pane rows beyond the windows' pane counts".into());
     }
-    Ok((rows, r))
+    Ok(rows)
 }
 
 /// Every pane on the server, in one invocation.
@@ -291,4 +350,101 @@ pub fn query(tmux: &Tmux, base: &[Arg]) -> Result<Vec<PaneInfo>, TmuxError> {
             p
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn window(wid: &str, session: &str, panes: &str, active: &str) -> Vec<String> {
+        words(&[
+            "$1", session, "1", wid, "0", "w", "1", "LAYOUT", panes, active, "1",
+        ])
+    }
+
+    fn pane(id: &str) -> Vec<String> {
+        words(&[id, "100", "80", "24", "0", "", "", "", ""])
+    }
+
+    #[test]
+    fn pane_rows_take_their_window_index_and_layout_from_its_row() {
+        let windows = vec![window("@1", "a", "2", "%2"), window("@1", "b", "1", "%1")];
+        let panes = vec![pane("%1"), pane("%2"), pane("%1")];
+        let rows = assemble(windows.into_iter(), panes.into_iter(), false).unwrap();
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.session_name.as_str(),
+                    r.pane_id.as_str(),
+                    r.pane_index.as_str(),
+                    r.pane_active,
+                    r.window_layout.as_str(),
+                )
+            })
+            .collect();
+        // Indexes count from pane-base-index; the layout is on the window's first row only,
+        // and on one link of a window linked twice.
+        assert_eq!(
+            got,
+            [
+                ("a", "%1", "1", false, "LAYOUT"),
+                ("a", "%2", "2", true, ""),
+                ("b", "%1", "1", true, ""),
+            ]
+        );
+        assert!(
+            rows.iter()
+                .all(|r| r.session_attached && r.pane_tty.is_empty())
+        );
+    }
+
+    #[test]
+    fn a_remote_listing_carries_the_current_command_last() {
+        let mut p = pane("%1");
+        p.push("vim".into());
+        let rows = assemble(
+            vec![window("@1", "a", "1", "%1")].into_iter(),
+            vec![p].into_iter(),
+            true,
+        )
+        .unwrap();
+        assert_eq!(rows[0].current_command, "vim");
+        assert_eq!(rows[0].agent, "");
+    }
+
+    #[test]
+    fn an_answer_whose_counts_do_not_add_up_is_refused() {
+        let short = assemble(
+            vec![window("@1", "a", "2", "%1")].into_iter(),
+            vec![pane("%1")].into_iter(),
+            false,
+        );
+        assert_eq!(short.unwrap_err(), "window @1: 2 panes, only 1 listed");
+        let extra = assemble(
+            vec![window("@1", "a", "1", "%1")].into_iter(),
+            vec![pane("%1"), pane("%2")].into_iter(),
+            false,
+        );
+        assert_eq!(
+            extra.unwrap_err(),
+            "pane rows beyond the windows' pane counts"
+        );
+        let elsewhere = assemble(
+            vec![window("@1", "a", "1", "%9")].into_iter(),
+            vec![pane("%1")].into_iter(),
+            false,
+        );
+        assert!(elsewhere.unwrap_err().contains("active pane %9"));
+        let unreadable = assemble(
+            vec![window("@1", "a", "x", "%1")].into_iter(),
+            Vec::new().into_iter(),
+            false,
+        );
+        assert!(unreadable.unwrap_err().contains("pane count \"x\""));
+    }
 }

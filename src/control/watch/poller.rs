@@ -290,18 +290,107 @@ fn write_heartbeat(socket: &str, id: &str) {
     let _ = state::write_atomic(&heartbeat_path(socket), v.to_string().as_bytes());
 }
 
-/// The poller's main loop (`tmuxmate watch poll`).
-pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
-    let lp = lock_path(socket);
+/// An outcome that is only its status (what the loop itself observes).
+fn ended(status: JobStatus) -> Outcome {
+    Outcome {
+        status,
+        exit_status: None,
+        detail: None,
+        tail: None,
+    }
+}
+
+/// How a watched job ended at this look, if it did: its deadline first (a job whose
+/// option is unreadable has only that), then `--done-regex`, then, for a command typed
+/// into a shell, the shell back at its prompt.
+fn verdict(w: &mut Watched, now: u64, shells: &[String]) -> Option<JobStatus> {
+    if now >= w.job.deadline {
+        Some(JobStatus::TimedOut)
+    } else if w.unreadable {
+        None
+    } else if check_regex(w) {
+        Some(JobStatus::Matched)
+    } else if !w.job.launched && typed_done(w, shells) {
+        Some(JobStatus::Finished)
+    } else {
+        None
+    }
+}
+
+/// Complete every watched job that ended at this look; true if any did.
+fn settle(watched: &mut Vec<Watched>, now: u64, shells: &[String]) -> bool {
+    let mut any = false;
+    let mut i = 0;
+    while i < watched.len() {
+        match verdict(&mut watched[i], now, shells) {
+            Some(status) => {
+                let w = watched.remove(i);
+                // The counts come from durable state at the next rescan.
+                let _ = job::complete(&w.job, ended(status));
+                any = true;
+            }
+            None => i += 1,
+        }
+    }
+    any
+}
+
+/// When the loop's periodic steps last ran (None: due now), and since when it has had
+/// nothing to watch.
+#[derive(Default)]
+struct Schedule {
+    scan: Option<Instant>,
+    beat: Option<Instant>,
+    sweep: Option<Instant>,
+    idle_since: Option<Instant>,
+}
+
+/// True (and `last` becomes `now`) when `every` has passed since `last`.
+fn due(last: &mut Option<Instant>, every: Duration, now: Instant) -> bool {
+    let due = last.is_none_or(|t| now.saturating_duration_since(t) >= every);
+    if due {
+        *last = Some(now);
+    }
+    due
+}
+
+impl Schedule {
+    fn scan_due(&mut self, now: Instant) -> bool {
+        due(&mut self.scan, RESCAN, now)
+    }
+    fn beat_due(&mut self, now: Instant) -> bool {
+        due(&mut self.beat, HEARTBEAT, now)
+    }
+    fn sweep_due(&mut self, now: Instant) -> bool {
+        due(&mut self.sweep, SWEEP, now)
+    }
+    /// Rescan at the next pass (a new job file, or a completion whose counts changed).
+    fn scan_soon(&mut self) {
+        self.scan = None;
+    }
+    /// With nothing to watch for [`IDLE_EXIT`], the poller exits.
+    fn idle_over(&mut self, nothing_watched: bool, now: Instant) -> bool {
+        if !nothing_watched {
+            self.idle_since = None;
+            return false;
+        }
+        let since = *self.idle_since.get_or_insert(now);
+        now.saturating_duration_since(since) >= IDLE_EXIT
+    }
+}
+
+/// The lock that makes this the server's one poller; None when another holds it.
+fn take_lock(socket: &str) -> Result<Option<nix::fcntl::Flock<std::fs::File>>, String> {
     let f = state::open_private(
-        &lp,
+        &lock_path(socket),
         OpenOptions::new().create(true).truncate(false).write(true),
     )
     .map_err(|e| e.to_string())?;
-    let _lock = match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
-        Ok(l) => l,
-        Err(_) => return Ok(()), // another poller serves this server
-    };
+    Ok(nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock).ok())
+}
+
+/// A flag SIGTERM, SIGINT and SIGHUP set: the loop ends between steps.
+fn stop_on_signals() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [
         signal_hook::consts::SIGTERM,
@@ -310,115 +399,125 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
     ] {
         let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
     }
-    let id = format!("p{}-{}", std::process::id(), state::now_ms());
-    state::log(&format!("watch poller {id} started for {socket}"));
-    let shells = shells(tmux);
-    let mut watched: Vec<Watched> = Vec::new();
-    let mut last_scan = Instant::now() - RESCAN;
-    let mut last_beat = Instant::now() - HEARTBEAT;
-    let mut last_sweep = Instant::now() - SWEEP;
-    let mut idle_since: Option<Instant> = None;
-    let mut last_status: Option<String> = None;
-    let mut counter = super::status::Counter::default();
-    let active_dir = super::jobs_dir().join("active");
-    let mut dir_mtime = None;
-    while !stop.load(Ordering::Relaxed) {
+    stop
+}
+
+/// How a pass of the loop ended.
+enum Pass {
+    /// Sleep a tick, then the next pass.
+    Again,
+    /// Nothing watched for [`IDLE_EXIT`].
+    Idle,
+    /// The server is gone.
+    ServerGone,
+}
+
+/// The loop's state between passes.
+struct Poller<'a> {
+    tmux: &'a Tmux,
+    socket: &'a str,
+    id: String,
+    shells: Vec<String>,
+    watched: Vec<Watched>,
+    schedule: Schedule,
+    counter: super::status::Counter,
+    last_status: Option<String>,
+    active_dir: PathBuf,
+    dir_mtime: Option<std::time::SystemTime>,
+}
+
+impl Poller<'_> {
+    /// One pass: adopt new job files, beat, sweep, rescan and publish the counts when due,
+    /// then look at every watched job.
+    fn pass(&mut self) -> Pass {
         // A new job file changes the directory's mtime: adopt it now, not at the next rescan.
-        let m = std::fs::metadata(&active_dir)
+        let m = std::fs::metadata(&self.active_dir)
             .and_then(|m| m.modified())
             .ok();
-        if m != dir_mtime {
-            dir_mtime = m;
-            last_scan = Instant::now() - RESCAN;
+        if m != self.dir_mtime {
+            self.dir_mtime = m;
+            self.schedule.scan_soon();
         }
-        if last_beat.elapsed() >= HEARTBEAT {
-            write_heartbeat(socket, &id);
-            last_beat = Instant::now();
+        let now = Instant::now();
+        if self.schedule.beat_due(now) {
+            write_heartbeat(self.socket, &self.id);
         }
-        if last_sweep.elapsed() >= SWEEP {
+        if self.schedule.sweep_due(now) {
             job::sweep();
-            super::tidy::tidy(tmux);
-            last_sweep = Instant::now();
+            super::tidy::tidy(self.tmux);
         }
-        if last_scan.elapsed() >= RESCAN {
-            last_scan = Instant::now();
-            match rescan(tmux, socket, &id, &mut watched) {
+        if self.schedule.scan_due(Instant::now()) {
+            match rescan(self.tmux, self.socket, &self.id, &mut self.watched) {
                 Ok(_) => {}
-                Err(e) if e.is_no_server() => {
-                    state::log(&format!("watch poller {id}: server gone, exiting"));
-                    drop(watched);
-                    drop(_lock);
-                    reattach_all(true);
-                    return Ok(());
-                }
-                Err(e) => state::log(&format!("watch poller {id}: rescan: {e}")),
+                Err(e) if e.is_no_server() => return Pass::ServerGone,
+                Err(e) => state::log(&format!("watch poller {}: rescan: {e}", self.id)),
             }
-            // From durable state: jobs ended elsewhere (stop, the wrapper) and results
-            // delivered at a turn count too.
-            let st = super::status::line(&mut counter, socket);
-            if last_status.as_ref() != Some(&st) {
-                let _ = tmux.run(&targs![
-                    "set-option",
-                    "-g",
-                    crate::tmux::options::WATCH_STATUS.name,
-                    Arg::literal(&st)
-                ]);
-                last_status = Some(st);
+            self.publish_status();
+        }
+        if settle(&mut self.watched, state::now_ms(), &self.shells) {
+            self.schedule.scan_soon(); // refresh counts soon
+        }
+        if self
+            .schedule
+            .idle_over(self.watched.is_empty(), Instant::now())
+        {
+            return Pass::Idle;
+        }
+        Pass::Again
+    }
+
+    /// The status-line counts, from durable state: jobs ended elsewhere (stop, the
+    /// wrapper) and results delivered at a turn count too. Set only when they changed.
+    fn publish_status(&mut self) {
+        let st = super::status::line(&mut self.counter, self.socket);
+        if self.last_status.as_ref() != Some(&st) {
+            let _ = self.tmux.run(&targs![
+                "set-option",
+                "-g",
+                crate::tmux::options::WATCH_STATUS.name,
+                Arg::literal(&st)
+            ]);
+            self.last_status = Some(st);
+        }
+    }
+}
+
+/// The poller's main loop (`tmuxmate watch poll`).
+pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
+    let Some(lock) = take_lock(socket)? else {
+        return Ok(()); // another poller serves this server
+    };
+    let stop = stop_on_signals();
+    let id = format!("p{}-{}", std::process::id(), state::now_ms());
+    state::log(&format!("watch poller {id} started for {socket}"));
+    let mut p = Poller {
+        tmux,
+        socket,
+        id,
+        shells: shells(tmux),
+        watched: Vec::new(),
+        schedule: Schedule::default(),
+        counter: super::status::Counter::default(),
+        last_status: None,
+        active_dir: super::jobs_dir().join("active"),
+        dir_mtime: None,
+    };
+    while !stop.load(Ordering::Relaxed) {
+        match p.pass() {
+            Pass::Again => std::thread::sleep(TICK),
+            Pass::Idle => break,
+            Pass::ServerGone => {
+                state::log(&format!("watch poller {}: server gone, exiting", p.id));
+                drop(p);
+                drop(lock);
+                reattach_all(true);
+                return Ok(());
             }
         }
-        let now = state::now_ms();
-        let mut i = 0;
-        while i < watched.len() {
-            let w = &mut watched[i];
-            let outcome = if now >= w.job.deadline {
-                Some(Outcome {
-                    status: JobStatus::TimedOut,
-                    exit_status: None,
-                    detail: None,
-                    tail: None,
-                })
-            } else if w.unreadable {
-                None
-            } else if check_regex(w) {
-                Some(Outcome {
-                    status: JobStatus::Matched,
-                    exit_status: None,
-                    detail: None,
-                    tail: None,
-                })
-            } else if !w.job.launched && typed_done(w, &shells) {
-                Some(Outcome {
-                    status: JobStatus::Finished,
-                    exit_status: None,
-                    detail: None,
-                    tail: None,
-                })
-            } else {
-                None
-            };
-            if let Some(o) = outcome {
-                let j = w.job.clone();
-                watched.remove(i);
-                // The counts come from durable state at the next rescan.
-                let _ = job::complete(&j, o);
-                last_scan = Instant::now() - RESCAN; // refresh counts soon
-                continue;
-            }
-            i += 1;
-        }
-        if watched.is_empty() {
-            let since = *idle_since.get_or_insert_with(Instant::now);
-            if since.elapsed() >= IDLE_EXIT {
-                break;
-            }
-        } else {
-            idle_since = None;
-        }
-        std::thread::sleep(TICK);
     }
     let _ = std::fs::remove_file(heartbeat_path(socket));
-    state::log(&format!("watch poller {id} exiting"));
-    drop(_lock);
+    state::log(&format!("watch poller {} exiting", p.id));
+    drop(lock);
     // Killed along with its server (tmux SIGTERMs run-shell children on exit): report
     // the jobs lost now rather than at the next call.
     if tmux
@@ -428,6 +527,178 @@ pub fn run(tmux: &Tmux, socket: &str) -> Result<(), String> {
         reattach_all(true);
     }
     Ok(())
+}
+
+/// What a rescan does about one job (see [`plan_rescan`]).
+#[derive(Debug, PartialEq)]
+enum Reconcile {
+    /// Someone else ended it (`watch stop`, the launched command's own wrapper), or its
+    /// option says it ended: no longer ours to watch.
+    Forget(String),
+    /// Its pane is gone: it failed.
+    PaneGone(Job),
+    /// Another job's state now sits on its pane: ours can no longer be watched there.
+    Replaced { job: Job, by: String },
+    /// Watch it, as its pane option has it; `readable_again` when it was watched for
+    /// its deadline only.
+    Adopt { job: Job, readable_again: bool },
+    /// Its pane option does not parse (`raw`): keep only the mirror's deadline.
+    Unreadable { job: Job, raw: String },
+}
+
+/// Reconcile the mirror's jobs with the panes' `@tmuxmate-job` options (`rows`: pane id,
+/// option) and what is watched: the pane option is the truth while the pane lives.
+fn plan_rescan(mirror: Vec<Job>, rows: &[Vec<String>], watched: &[Watched]) -> Vec<Reconcile> {
+    let running = |id: &str| {
+        mirror
+            .iter()
+            .any(|m| m.id == id && m.status == JobStatus::Running)
+    };
+    let mut plan: Vec<Reconcile> = watched
+        .iter()
+        .filter(|w| !running(&w.job.id))
+        .map(|w| Reconcile::Forget(w.job.id.clone()))
+        .collect();
+    for m in mirror {
+        if m.status != JobStatus::Running {
+            continue;
+        }
+        let Some(row) = rows.iter().find(|r| r[0] == m.pane_id) else {
+            plan.push(Reconcile::PaneGone(m));
+            continue;
+        };
+        let seen = watched.iter().find(|w| w.job.id == m.id);
+        plan.extend(match serde_json::from_str::<Job>(&row[1]).ok() {
+            Some(o) if o.id == m.id && o.status != JobStatus::Running => {
+                Some(Reconcile::Forget(m.id))
+            }
+            Some(o) if o.id == m.id => match seen {
+                Some(w) if !w.unreadable => None,
+                _ => Some(Reconcile::Adopt {
+                    job: o,
+                    readable_again: seen.is_some(),
+                }),
+            },
+            Some(o) => Some(Reconcile::Replaced { job: m, by: o.id }),
+            None => Some(Reconcile::Unreadable {
+                job: m,
+                raw: row[1].clone(),
+            }),
+        });
+    }
+    plan
+}
+
+impl Watched {
+    /// A job adopted from its pane option, watched fully.
+    fn adopted(job: Job) -> Watched {
+        let regex = job.regex.as_deref().and_then(|r| job::done_regex(r).ok());
+        let skip_echo = !job.launched;
+        Watched {
+            job,
+            regex,
+            offset: 0,
+            window: String::new(),
+            saw_foreground: false,
+            settled: None,
+            skip_echo,
+            unreadable: false,
+        }
+    }
+
+    /// A job whose pane option is unreadable: only its deadline applies.
+    fn deadline_only(job: Job) -> Watched {
+        Watched {
+            job,
+            regex: None,
+            offset: 0,
+            window: String::new(),
+            saw_foreground: false,
+            settled: None,
+            skip_echo: false,
+            unreadable: true,
+        }
+    }
+}
+
+/// Carry out one step of the plan; true if it completed the job here.
+fn reconcile(step: Reconcile, poller: &str, watched: &mut Vec<Watched>) -> bool {
+    let fail = |job: &Job, detail: String, tail: Option<String>| {
+        let o = Outcome {
+            detail: Some(detail),
+            tail,
+            ..ended(JobStatus::Failed)
+        };
+        job::complete(job, o)
+    };
+    match step {
+        Reconcile::Forget(id) => {
+            watched.retain(|w| w.job.id != id);
+            false
+        }
+        Reconcile::PaneGone(m) => {
+            watched.retain(|w| w.job.id != m.id);
+            fail(&m, "pane-gone".into(), pipe_tail(&m))
+        }
+        Reconcile::Replaced { job, by } => {
+            // End it rather than leave it "running" for ever.
+            watched.retain(|w| w.job.id != job.id);
+            fail(&job, format!("job-option-replaced (by watch {by})"), None)
+        }
+        Reconcile::Adopt {
+            mut job,
+            readable_again,
+        } => {
+            if readable_again {
+                watched.retain(|w| w.job.id != job.id);
+                let _ = std::fs::remove_file(job::unreadable_path(&job.id));
+                state::log(&format!(
+                    "watch {}: @tmuxmate-job on pane {} is readable again",
+                    job.id, job.pane_id
+                ));
+            }
+            // Adopted in memory only: writing the option back here could undo a
+            // completion (or a replacement) written since `list-panes` read it.
+            job.poller = Some(poller.to_string());
+            job.heartbeat = Some(state::now_ms());
+            watched.push(Watched::adopted(job));
+            false
+        }
+        Reconcile::Unreadable { job, raw } => {
+            mark_unreadable(&job, &raw);
+            match watched.iter_mut().find(|w| w.job.id == job.id) {
+                Some(w) => w.unreadable = true,
+                None => watched.push(Watched::deadline_only(job)),
+            }
+            false
+        }
+    }
+}
+
+/// Hand-edited: report it once (a flag beside the job), keep serving the others, and keep
+/// only the mirror's deadline for this one (so it still ends, and the poller stays). Every
+/// rescan looks again: a valid option ends the verdict.
+fn mark_unreadable(m: &Job, raw: &str) {
+    let flag = job::unreadable_path(&m.id);
+    if !flag.exists() {
+        let _ = state::write_private(&flag, raw.as_bytes());
+        state::log(&format!(
+            "watch {}: @tmuxmate-job on pane {} is unreadable; only its deadline is kept",
+            m.id, m.pane_id
+        ));
+    }
+}
+
+/// Every pane's id and `@tmuxmate-job`, in one `list-panes -a`.
+fn pane_jobs(tmux: &Tmux) -> Result<Vec<Vec<String>>, crate::tmux::TmuxError> {
+    let fmt = record_format(&["pane_id", crate::tmux::options::JOB.name]);
+    let args = targs!["list-panes", "-a", "-F", Arg::ours(&fmt)];
+    let out = tmux.run_bytes(&args, None)?;
+    // Unreadable output must not read as "no panes": that would fail every job as gone.
+    parse_records(&out, 2).map_err(|detail| crate::tmux::TmuxError::BadOutput {
+        argv: tmux.argv(&args),
+        detail,
+    })
 }
 
 /// Reconcile with tmux: adopt new jobs, report vanished panes and unreadable options.
@@ -447,122 +718,11 @@ fn rescan(
         .into_iter()
         .filter(|j| j.socket == socket)
         .collect();
-    let fmt = record_format(&["pane_id", crate::tmux::options::JOB.name]);
-    let args = targs!["list-panes", "-a", "-F", Arg::ours(&fmt)];
-    let out = tmux.run_bytes(&args, None)?;
-    // Unreadable output must not read as "no panes": that would fail every job as gone.
-    let rows = parse_records(&out, 2).map_err(|detail| crate::tmux::TmuxError::BadOutput {
-        argv: tmux.argv(&args),
-        detail,
-    })?;
+    let rows = pane_jobs(tmux)?;
     let mut completed = 0;
-    // A job someone else ended (`watch stop`, the launched command's own wrapper) is no
-    // longer ours to watch: its mirror left `running` or moved to `done`.
-    watched.retain(|w| {
-        mirror
-            .iter()
-            .any(|m| m.id == w.job.id && m.status == JobStatus::Running)
-    });
-    for m in mirror {
-        if m.status != JobStatus::Running {
-            continue;
-        }
-        let row = rows.iter().find(|r| r[0] == m.pane_id);
-        let Some(row) = row else {
-            watched.retain(|w| w.job.id != m.id);
-            if job::complete(
-                &m,
-                Outcome {
-                    status: JobStatus::Failed,
-                    exit_status: None,
-                    detail: Some("pane-gone".into()),
-                    tail: pipe_tail(&m),
-                },
-            ) {
-                completed += 1;
-            }
-            continue;
-        };
-        // The pane option is the truth while the pane lives.
-        let opt: Option<Job> = serde_json::from_str(&row[1]).ok();
-        match opt {
-            Some(o) if o.id == m.id => {
-                if o.status != JobStatus::Running {
-                    watched.retain(|w| w.job.id != m.id);
-                    continue;
-                }
-                // Unreadable before, valid again: watch it fully from now on.
-                if watched.iter().any(|w| w.job.id == o.id && w.unreadable) {
-                    watched.retain(|w| w.job.id != o.id);
-                    let _ = std::fs::remove_file(job::unreadable_path(&o.id));
-                    state::log(&format!(
-                        "watch {}: @tmuxmate-job on pane {} is readable again",
-                        o.id, o.pane_id
-                    ));
-                }
-                if !watched.iter().any(|w| w.job.id == o.id) {
-                    // Adopted in memory only: writing the option back here could undo a
-                    // completion (or a replacement) written since `list-panes` read it.
-                    let mut o = o;
-                    o.poller = Some(poller.to_string());
-                    o.heartbeat = Some(state::now_ms());
-                    let regex = o.regex.as_deref().and_then(|r| job::done_regex(r).ok());
-                    let skip_echo = !o.launched;
-                    watched.push(Watched {
-                        job: o,
-                        regex,
-                        offset: 0,
-                        window: String::new(),
-                        saw_foreground: false,
-                        settled: None,
-                        skip_echo,
-                        unreadable: false,
-                    });
-                }
-            }
-            Some(o) => {
-                // Another job's state now sits on this pane: ours can no longer be
-                // watched there. End it rather than leave it "running" for ever.
-                watched.retain(|w| w.job.id != m.id);
-                if job::complete(
-                    &m,
-                    Outcome {
-                        status: JobStatus::Failed,
-                        exit_status: None,
-                        detail: Some(format!("job-option-replaced (by watch {})", o.id)),
-                        tail: None,
-                    },
-                ) {
-                    completed += 1;
-                }
-            }
-            None => {
-                // Hand-edited: report it, keep serving the others, and keep only the
-                // mirror's deadline for this one (so it still ends, and the poller stays).
-                // Every rescan looks again: a valid option ends the verdict.
-                let flag = job::unreadable_path(&m.id);
-                if !flag.exists() {
-                    let _ = state::write_private(&flag, row[1].as_bytes());
-                    state::log(&format!(
-                        "watch {}: @tmuxmate-job on pane {} is unreadable; only its deadline is kept",
-                        m.id, m.pane_id
-                    ));
-                }
-                if !watched.iter().any(|w| w.job.id == m.id) {
-                    watched.push(Watched {
-                        job: m.clone(),
-                        regex: None,
-                        offset: 0,
-                        window: String::new(),
-                        saw_foreground: false,
-                        settled: None,
-                        skip_echo: false,
-                        unreadable: true,
-                    });
-                } else if let Some(w) = watched.iter_mut().find(|w| w.job.id == m.id) {
-                    w.unreadable = true;
-                }
-            }
+    for step in plan_rescan(mirror, &rows, watched) {
+        if reconcile(step, poller, watched) {
+            completed += 1;
         }
     }
     Ok(completed)
@@ -571,6 +731,108 @@ fn rescan(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn job(id: &str, pane: &str, status: &str) -> Job {
+        serde_json::from_value(serde_json::json!({
+            "v": 1, "id": id, "command": "make", "deadline": 1000, "notify": [],
+            "start": 0, "status": status, "paneId": pane, "socket": "/s", "launched": true,
+        }))
+        .unwrap()
+    }
+
+    fn row(pane: &str, option: &str) -> Vec<String> {
+        vec![pane.to_string(), option.to_string()]
+    }
+
+    fn option(j: &Job) -> String {
+        serde_json::to_string(j).unwrap()
+    }
+
+    #[test]
+    fn a_rescan_adopts_new_jobs_and_ends_those_it_cannot_watch() {
+        let (a, b, c, d) = (
+            job("a", "%1", "running"),
+            job("b", "%2", "running"),
+            job("c", "%3", "running"),
+            job("d", "%4", "running"),
+        );
+        let rows = [
+            row("%1", &option(&a)),
+            row("%3", &option(&job("x", "%3", "running"))),
+            row("%4", "{hand-edited"),
+        ];
+        let mirror = vec![a.clone(), b.clone(), c.clone(), d.clone()];
+        let plan = plan_rescan(mirror, &rows, &[]);
+        assert_eq!(
+            plan,
+            [
+                Reconcile::Adopt {
+                    job: a.clone(),
+                    readable_again: false
+                },
+                Reconcile::PaneGone(b),
+                Reconcile::Replaced {
+                    job: c,
+                    by: "x".into()
+                },
+                Reconcile::Unreadable {
+                    job: d,
+                    raw: "{hand-edited".into()
+                },
+            ]
+        );
+        // Watched already: nothing to do; watched for its deadline only: fully again.
+        let watched = [Watched::adopted(a.clone())];
+        assert_eq!(plan_rescan(vec![a.clone()], &rows[..1], &watched), []);
+        let watched = [Watched::deadline_only(a.clone())];
+        assert_eq!(
+            plan_rescan(vec![a.clone()], &rows[..1], &watched),
+            [Reconcile::Adopt {
+                job: a,
+                readable_again: true
+            }]
+        );
+    }
+
+    #[test]
+    fn a_rescan_forgets_jobs_ended_elsewhere() {
+        let a = job("a", "%1", "running");
+        let done = job("a", "%1", "finished");
+        let watched = [Watched::adopted(a.clone())];
+        // Its mirror moved on (`watch stop`, the wrapper), or its option says it ended.
+        let gone = plan_rescan(vec![done.clone()], &[row("%1", &option(&done))], &watched);
+        assert_eq!(gone, [Reconcile::Forget("a".into())]);
+        let ended = plan_rescan(vec![a], &[row("%1", &option(&done))], &[]);
+        assert_eq!(ended, [Reconcile::Forget("a".into())]);
+    }
+
+    #[test]
+    fn the_deadline_ends_a_job_before_anything_else_is_looked_at() {
+        let mut w = Watched::deadline_only(job("a", "%1", "running"));
+        assert_eq!(verdict(&mut w, 999, &[]), None);
+        assert_eq!(verdict(&mut w, 1000, &[]), Some(JobStatus::TimedOut));
+        // A launched job with no pattern ends only by its wrapper (or its deadline).
+        let mut w = Watched::adopted(job("a", "%1", "running"));
+        assert_eq!(verdict(&mut w, 999, &[]), None);
+    }
+
+    #[test]
+    fn periodic_steps_come_due_once_per_period() {
+        let t = Instant::now();
+        let mut s = Schedule::default();
+        assert!(s.scan_due(t) && s.beat_due(t) && s.sweep_due(t));
+        assert!(!s.scan_due(t + RESCAN / 2));
+        assert!(s.scan_due(t + RESCAN));
+        s.scan_soon();
+        assert!(s.scan_due(t + RESCAN));
+        assert!(!s.beat_due(t + RESCAN) && s.beat_due(t + HEARTBEAT));
+        assert!(!s.sweep_due(t + HEARTBEAT));
+        // Idle: counted from the first empty look; a job resets it.
+        assert!(!s.idle_over(true, t));
+        assert!(!s.idle_over(false, t + IDLE_EXIT));
+        assert!(!s.idle_over(true, t + IDLE_EXIT));
+        assert!(s.idle_over(true, t + IDLE_EXIT * 2));
+    }
 
     #[test]
     fn strips_ansi() {

@@ -17,6 +17,7 @@ use crate::control::watch::{gate, poller, prompt};
 use crate::error::Error;
 use crate::sys::state;
 use crate::targs;
+use crate::tmux::panes::PaneInfo;
 use crate::tmux::{Arg, Text, Tmux};
 
 const DEFAULT_TIMEOUT_MIN: u64 = crate::tmux::options::WATCH_TIMEOUT_MIN.default_number();
@@ -89,23 +90,68 @@ pub struct Request<'a> {
 
 pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, Error> {
     // Everything that can be wrong with the request is checked before anything starts.
+    let line = check(a)?;
+    let timeout_ms = timeout_min(tmux, a.timeout_min)?;
+    let caller = policy::caller(tmux);
+    let (notify, forward) = recipients(tmux, a, &caller)?;
+    let id = job::new_id();
+    let now = state::now_ms();
+    let pipe = a.done_regex.map(|_| pipe_path(&id));
+    if let Some(p) = &pipe {
+        make_pipe(std::path::Path::new(p))?;
+    }
+    // The job's state must be writable before a window waits on its gate: a window that
+    // was created and then never released would block forever.
+    probe_writable(&job::active_path(&id))?;
+    let placed = match a.target {
+        None => launch(tmux, &caller, &id, &line)?,
+        Some(t) => take_pane(tmux, t, &caller, a.cancel_mode)?,
+    };
+    // From here a failure must leave nothing behind: the new window goes, the typed
+    // pane's option is cleared, the mirror and the pipe are removed.
+    let undo = || undo(tmux, &placed, &id, pipe.as_deref());
+    let draft = Draft {
+        id: &id,
+        line: &line,
+        regex: a.done_regex,
+        placed: &placed,
+        now,
+        timeout_ms,
+        notify,
+        forward,
+        pipe: pipe.as_deref(),
+    };
+    let j = record(tmux, draft).inspect_err(|_| undo())?;
+    go(tmux, &placed, &id, &line).inspect_err(|_| undo())?;
+    if let Err(e) = poller::ensure(&j.socket) {
+        state::log(&format!("watch {id}: could not start the poller: {e}"));
+    }
+    Ok(Started {
+        job_id: id,
+        pane_id: placed.pane_id,
+    })
+}
+
+/// The request's own checks (no tmux asked): a command, a pattern that compiles, addresses
+/// that can be written, and, for a typed job, one line. Returns the command line.
+fn check(a: &Request) -> Result<String, Error> {
     if a.cmd.is_empty() || a.cmd.iter().all(|w| w.trim().is_empty()) {
         return Err(Error::usage(
             "refused: no command given; usage: tmuxmate watch start [-t PANE] -- CMD...",
         ));
     }
-    let regex = match a.done_regex {
+    match a.done_regex {
         Some("") => {
             return Err(Error::usage(
                 "--done-regex is empty; give a pattern or leave it out",
             ));
         }
-        Some(r) => Some(
+        Some(r) => {
             job::done_regex(r)
-                .map_err(|e| Error::usage(format!("--done-regex does not compile: {e}")))?,
-        ),
-        None => None,
-    };
+                .map_err(|e| Error::usage(format!("--done-regex does not compile: {e}")))?;
+        }
+        None => {}
+    }
     for n in a
         .notify
         .into_iter()
@@ -122,9 +168,17 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, Error> {
             ))
         })?;
     }
-    let timeout_ms = timeout_min(tmux, a.timeout_min)?;
-    let caller = policy::caller(tmux);
-    // Only addresses someone reads (see address.rs); by default the agent of this pane.
+    Ok(line)
+}
+
+/// Who hears of the job: `--notify`, else the caller's agent, and the `--forward`s.
+/// Only addresses someone reads (see address.rs).
+fn recipients(
+    tmux: &Tmux,
+    a: &Request,
+    caller: &policy::Caller,
+) -> Result<(Vec<String>, Vec<String>), Error> {
+    // By default the agent of this pane.
     let notify = vec![match a.notify {
         Some(n) => crate::address::resolve(tmux, "--notify", n)?,
         None => {
@@ -139,159 +193,182 @@ pub fn start(tmux: &Tmux, a: &Request) -> Result<Started, Error> {
         .iter()
         .map(|f| crate::address::resolve(tmux, "--forward", f))
         .collect::<Result<Vec<_>, _>>()?;
-    let id = job::new_id();
-    let now = state::now_ms();
-    let pipe = regex.as_ref().map(|_| {
-        super::jobs_dir()
-            .join("pipes")
-            .join(format!("{id}.out"))
-            .to_string_lossy()
-            .into_owned()
-    });
-    if let Some(p) = &pipe
-        && let Some(d) = std::path::Path::new(p).parent()
-    {
+    Ok((notify, forward))
+}
+
+/// Where `--done-regex` reads the pane's output.
+fn pipe_path(id: &str) -> String {
+    super::jobs_dir()
+        .join("pipes")
+        .join(format!("{id}.out"))
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The pipe file, empty and private, before pipe-pane appends to it.
+fn make_pipe(p: &std::path::Path) -> Result<(), Error> {
+    if let Some(d) = p.parent() {
         state::private_dir(d).map_err(|e| crate::error::state_io("create the directory", d, e))?;
         // pipe-pane's `cat >>` runs with the server's umask: the file exists first, 0600.
-        state::write_private(std::path::Path::new(p), b"")
-            .map_err(|e| crate::error::state_io("write", std::path::Path::new(p), e))?;
+        state::write_private(p, b"").map_err(|e| crate::error::state_io("write", p, e))?;
     }
-    // The job's state must be writable before a window waits on its gate: a window that
-    // was created and then never released would block forever.
-    probe_writable(&job::active_path(&id))?;
-    // For a typed job, `shell` is the pid of the shell in the foreground at the start.
-    let (pane_id, launched, shell, in_mode) = match a.target {
-        None => {
-            // A new window of ours: close old finished ones first (they would pile up).
-            super::tidy::tidy(tmux);
-            let bin = std::env::current_exe()?.to_string_lossy().into_owned();
-            let q = create::sh_quote;
-            let state_dir = q(&state::state_dir().to_string_lossy());
-            // The gate holds the command until this process said go, and closes the
-            // window if this process dies first (killed at any moment).
-            let (me, started) = gate::me();
-            let wrapper = format!(
-                "TMUXMATE_STATE_DIR={state_dir} {bin} watch gate {id} {me} {started} || exit 1\n/bin/sh -c {}\ntmuxmate_status=$?\nTMUXMATE_STATE_DIR={state_dir} {bin} watch record-exit {id} \"$tmuxmate_status\" >/dev/null 2>&1\nexec \"${{SHELL:-/bin/sh}}\"\n",
-                q(&line),
-                bin = q(&bin),
-            );
-            let c = create::new_work_window(
-                tmux,
-                &caller,
-                Some(&Text::lossy(&format!("watch {id}"))),
-                None,
-                &["sh".into(), "-c".into(), wrapper],
-            )?;
-            (c.pane_id, true, 0, false)
-        }
-        Some(t) => {
-            let p = policy::resolve(tmux, Some(t), &caller.agent)?;
-            if p.dead {
-                return Err(Error::refused(format!(
-                    "refused: pane {} is dead; watch -t types into a live shell",
-                    p.pane_id
-                )));
-            }
-            if let Ok(j) = serde_json::from_str::<Job>(&p.job)
-                && j.status == JobStatus::Running
-            {
-                if !is_ghost(&j, state::now_ms()) {
-                    return Err(Error::refused(format!(
-                        "refused: pane {} is already watched by a running job ({}); wait for it, or `tmuxmate watch stop {}` it first",
-                        p.pane_id, j.id, j.id
-                    )));
-                }
-                state::log(&format!(
-                    "watch: pane {} named job {} as running, which has no record (a start killed half-way); taking the pane",
-                    p.pane_id, j.id
-                ));
-            }
-            if p.in_mode && !a.cancel_mode {
-                return Err(Error::refused(format!(
-                    "refused: pane {} is in {} (the typed command would be eaten by the mode); \
-                     pass --cancel-mode to leave the mode first",
-                    p.pane_id,
-                    if p.mode.is_empty() { "a mode" } else { &p.mode }
-                )));
-            }
-            let pid: i32 = p.pane_pid.parse().unwrap_or(0);
-            let shells = poller::shells(tmux);
-            match crate::sys::foreground::shell_at(pid, &shells) {
-                Some((fg, true)) => (p.pane_id.clone(), false, fg, p.in_mode),
-                _ => {
-                    return Err(Error::refused(format!(
-                        "refused: pane {} is not at a shell prompt (its foreground program is {}); \
-                         watch -t types the command into an idle shell. Use `watch start` without -t for a new window",
-                        p.pane_id,
-                        crate::sys::foreground::exe(pid).unwrap_or_else(|| "unknown".into())
-                    )));
-                }
-            }
-        }
-    };
-    // From here a failure must leave nothing behind: the new window goes, the typed
-    // pane's option is cleared, the mirror and the pipe are removed.
-    let undo = |pane_id: &str| {
-        if launched {
-            let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(pane_id)]);
-        } else {
-            let _ = tmux.run(&targs![
-                "set-option",
-                "-pu",
-                "-t",
-                Arg::id(pane_id),
-                crate::tmux::options::JOB.name
-            ]);
-            let _ = tmux.run(&targs!["pipe-pane", "-t", Arg::id(pane_id)]);
-        }
-        let _ = std::fs::remove_file(job::active_path(&id));
-        if let Some(p) = &pipe {
-            let _ = std::fs::remove_file(p);
-        }
-        gate::remove(&id);
-    };
-    let recorded = record(
+    Ok(())
+}
+
+/// Where the job runs.
+struct Placed {
+    pane_id: String,
+    /// A new window of ours (else a command typed into a shell pane).
+    launched: bool,
+    /// For a typed job, the pid of the shell in the foreground at the start.
+    shell: i32,
+    /// The typed pane is in a mode, to be left first (`--cancel-mode`).
+    in_mode: bool,
+}
+
+/// The shell line of a new window: the gate holds the command until this process
+/// (`me`, started at `started`) said go, then the command runs and its status is recorded,
+/// and a shell stays.
+fn window_script(id: &str, line: &str, bin: &str, state_dir: &str, me: (i32, u64)) -> String {
+    let q = create::sh_quote;
+    let (me, started) = me;
+    let state_dir = q(state_dir);
+    format!(
+        "TMUXMATE_STATE_DIR={state_dir} {bin} watch gate {id} {me} {started} || exit 1\n/bin/sh -c {}\ntmuxmate_status=$?\nTMUXMATE_STATE_DIR={state_dir} {bin} watch record-exit {id} \"$tmuxmate_status\" >/dev/null 2>&1\nexec \"${{SHELL:-/bin/sh}}\"\n",
+        q(line),
+        bin = q(bin),
+    )
+}
+
+/// A new window of ours, its command held at the gate.
+fn launch(tmux: &Tmux, caller: &policy::Caller, id: &str, line: &str) -> Result<Placed, Error> {
+    // A new window of ours: close old finished ones first (they would pile up).
+    super::tidy::tidy(tmux);
+    let bin = std::env::current_exe()?.to_string_lossy().into_owned();
+    let state_dir = state::state_dir().to_string_lossy().into_owned();
+    // The gate holds the command until this process said go, and closes the window if
+    // this process dies first (killed at any moment).
+    let wrapper = window_script(id, line, &bin, &state_dir, gate::me());
+    let c = create::new_work_window(
         tmux,
-        a,
-        &id,
-        &line,
-        &pane_id,
-        launched,
-        shell,
-        in_mode,
-        now,
-        timeout_ms,
-        (notify, forward),
-        pipe.as_deref(),
-    );
-    let j = match recorded {
-        Ok(j) => j,
-        Err(e) => {
-            undo(&pane_id);
-            return Err(e);
-        }
-    };
-    let go = if launched {
-        gate::open(&id).map_err(Error::from)
-    } else {
-        // The line and its Enter (CR, as the Enter key sends) in one write: the shell
-        // never sits at its prompt holding the typed line while the Enter is still on its
-        // way, which would look like "the command ran and the prompt is back".
-        let mut typed = line.as_bytes().to_vec();
-        typed.push(b'\r');
-        pane_input::paste_bytes(tmux, &pane_id, &typed, false)
-    };
-    if let Err(e) = go {
-        undo(&pane_id);
-        return Err(e);
-    }
-    if let Err(e) = poller::ensure(&j.socket) {
-        state::log(&format!("watch {id}: could not start the poller: {e}"));
-    }
-    Ok(Started {
-        job_id: id,
-        pane_id,
+        caller,
+        Some(&Text::lossy(&format!("watch {id}"))),
+        None,
+        &["sh".into(), "-c".into(), wrapper],
+    )?;
+    Ok(Placed {
+        pane_id: c.pane_id,
+        launched: true,
+        shell: 0,
+        in_mode: false,
     })
+}
+
+/// Why a command cannot be typed into pane `p`, if it cannot: dead, watched by a running
+/// job (unless `ghost` says that job is a killed start's leftover), or in a mode without
+/// `cancel_mode`.
+fn refuse_pane(
+    p: &PaneInfo,
+    cancel_mode: bool,
+    ghost: impl FnOnce(&Job) -> bool,
+) -> Result<(), Error> {
+    if p.dead {
+        return Err(Error::refused(format!(
+            "refused: pane {} is dead; watch -t types into a live shell",
+            p.pane_id
+        )));
+    }
+    if let Ok(j) = serde_json::from_str::<Job>(&p.job)
+        && j.status == JobStatus::Running
+        && !ghost(&j)
+    {
+        return Err(Error::refused(format!(
+            "refused: pane {} is already watched by a running job ({}); wait for it, or `tmuxmate watch stop {}` it first",
+            p.pane_id, j.id, j.id
+        )));
+    }
+    if p.in_mode && !cancel_mode {
+        return Err(Error::refused(format!(
+            "refused: pane {} is in {} (the typed command would be eaten by the mode); \
+             pass --cancel-mode to leave the mode first",
+            p.pane_id,
+            if p.mode.is_empty() { "a mode" } else { &p.mode }
+        )));
+    }
+    Ok(())
+}
+
+/// The pane `t` names, for a typed job: one [`refuse_pane`] allows, with an idle shell
+/// in its foreground.
+fn take_pane(
+    tmux: &Tmux,
+    t: &str,
+    caller: &policy::Caller,
+    cancel_mode: bool,
+) -> Result<Placed, Error> {
+    let p = policy::resolve(tmux, Some(t), &caller.agent)?;
+    refuse_pane(&p, cancel_mode, |j| {
+        let ghost = is_ghost(j, state::now_ms());
+        if ghost {
+            state::log(&format!(
+                "watch: pane {} named job {} as running, which has no record (a start killed half-way); taking the pane",
+                p.pane_id, j.id
+            ));
+        }
+        ghost
+    })?;
+    let pid: i32 = p.pane_pid.parse().unwrap_or(0);
+    let shells = poller::shells(tmux);
+    match crate::sys::foreground::shell_at(pid, &shells) {
+        Some((fg, true)) => Ok(Placed {
+            pane_id: p.pane_id.clone(),
+            launched: false,
+            shell: fg,
+            in_mode: p.in_mode,
+        }),
+        _ => Err(Error::refused(format!(
+            "refused: pane {} is not at a shell prompt (its foreground program is {}); \
+             watch -t types the command into an idle shell. Use `watch start` without -t for a new window",
+            p.pane_id,
+            crate::sys::foreground::exe(pid).unwrap_or_else(|| "unknown".into())
+        ))),
+    }
+}
+
+/// Take back what a failed start made: the new window, or the typed pane's option and
+/// pipe; the mirror, the pipe file and the gate.
+fn undo(tmux: &Tmux, placed: &Placed, id: &str, pipe: Option<&str>) {
+    let pane_id = placed.pane_id.as_str();
+    if placed.launched {
+        let _ = tmux.run(&targs!["kill-pane", "-t", Arg::id(pane_id)]);
+    } else {
+        let _ = tmux.run(&targs![
+            "set-option",
+            "-pu",
+            "-t",
+            Arg::id(pane_id),
+            crate::tmux::options::JOB.name
+        ]);
+        let _ = tmux.run(&targs!["pipe-pane", "-t", Arg::id(pane_id)]);
+    }
+    let _ = std::fs::remove_file(job::active_path(id));
+    if let Some(p) = pipe {
+        let _ = std::fs::remove_file(p);
+    }
+    gate::remove(id);
+}
+
+/// Let the command run: open the gate of a new window, or type the line into the shell.
+fn go(tmux: &Tmux, placed: &Placed, id: &str, line: &str) -> Result<(), Error> {
+    if placed.launched {
+        return gate::open(id).map_err(Error::from);
+    }
+    // The line and its Enter (CR, as the Enter key sends) in one write: the shell never
+    // sits at its prompt holding the typed line while the Enter is still on its way,
+    // which would look like "the command ran and the prompt is back".
+    let mut typed = line.as_bytes().to_vec();
+    typed.push(b'\r');
+    pane_input::paste_bytes(tmux, &placed.pane_id, &typed, false)
 }
 
 /// How long a start may take between writing the pane's option and the job's record.
@@ -326,24 +403,74 @@ fn probe_writable(path: &std::path::Path) -> Result<(), Error> {
     }
 }
 
+/// A job about to be recorded: what `start` decided.
+struct Draft<'a> {
+    id: &'a str,
+    line: &'a str,
+    regex: Option<&'a str>,
+    placed: &'a Placed,
+    now: u64,
+    timeout_ms: u64,
+    notify: Vec<String>,
+    forward: Vec<String>,
+    pipe: Option<&'a str>,
+}
+
+/// What is read of the pane and its shell just before the job is recorded.
+struct Seen<'a> {
+    socket: &'a str,
+    pane_pid: &'a str,
+    tty: &'a str,
+    /// A typed job's prompt: the line mode of its idle prompt and the `rchar` it reaches
+    /// once it read the typed line (see `prompt`).
+    prompt: Option<(u32, u64)>,
+    /// A typed job's shell's reaped-children fault count before Enter.
+    baseline: u64,
+}
+
+impl Draft<'_> {
+    /// The job's record, running from now.
+    fn job(self, seen: &Seen) -> Job {
+        let launched = self.placed.launched;
+        Job {
+            v: job::VERSION,
+            id: self.id.to_string(),
+            command: self.line.to_string(),
+            regex: self.regex.map(str::to_string),
+            deadline: self.now + self.timeout_ms,
+            notify: self.notify,
+            forward: self.forward,
+            start: self.now,
+            status: JobStatus::Running,
+            exit_status: None,
+            end: None,
+            detail: None,
+            pane_id: self.placed.pane_id.clone(),
+            socket: seen.socket.to_string(),
+            launched,
+            pane_pid: if launched {
+                seen.pane_pid.parse().unwrap_or(0)
+            } else {
+                self.placed.shell
+            },
+            baseline: if launched { 0 } else { seen.baseline },
+            pipe: self.pipe.map(str::to_string),
+            poller: None,
+            heartbeat: None,
+            queued: false,
+            tail: None,
+            tty: (!launched && !seen.tty.is_empty()).then(|| seen.tty.to_string()),
+            prompt_mode: seen.prompt.map(|p| p.0),
+            read_target: seen.prompt.map(|p| p.1),
+        }
+    }
+}
+
 /// Write the job's state: the pane option first, then the mirror (a poller finds jobs
 /// through the mirror, so it never meets one whose option is not there yet), then the
 /// pipe for `--done-regex`.
-#[allow(clippy::too_many_arguments)]
-fn record(
-    tmux: &Tmux,
-    a: &Request,
-    id: &str,
-    line: &str,
-    pane_id: &str,
-    launched: bool,
-    shell: i32,
-    in_mode: bool,
-    now: u64,
-    timeout_ms: u64,
-    (notify, forward): (Vec<String>, Vec<String>),
-    pipe: Option<&str>,
-) -> Result<Job, Error> {
+fn record(tmux: &Tmux, d: Draft) -> Result<Job, Error> {
+    let (pane_id, placed) = (d.placed.pane_id.as_str(), d.placed);
     let info = tmux.run(&targs![
         "display-message",
         "-p",
@@ -357,52 +484,28 @@ fn record(
         f.next().unwrap_or(""),
         f.next().unwrap_or(""),
     );
-    if in_mode {
+    if placed.in_mode {
         tmux.run(&targs!["send-keys", "-t", Arg::id(pane_id), "-X", "cancel"])?;
     }
     // Typed jobs: read before the job becomes visible to a poller; typing forks nothing
     // and the shell reads nothing until the line arrives, so both counts only grow once
     // the command is typed. The typed bytes are the line and its Enter.
-    let prompt = if launched {
-        None
+    let (prompt, baseline) = if placed.launched {
+        (None, 0)
     } else {
-        prompt::baseline(shell, tty, line.len() + 1)
+        let prompt = prompt::baseline(placed.shell, tty, d.line.len() + 1);
+        let faults = crate::sys::procfs::children_faults(placed.shell).unwrap_or(0);
+        (prompt, faults)
     };
-    let j = Job {
-        v: job::VERSION,
-        id: id.to_string(),
-        command: line.to_string(),
-        regex: a.done_regex.map(str::to_string),
-        deadline: now + timeout_ms,
-        notify,
-        forward,
-        start: now,
-        status: JobStatus::Running,
-        exit_status: None,
-        end: None,
-        detail: None,
-        pane_id: pane_id.to_string(),
-        socket: socket.to_string(),
-        launched,
-        pane_pid: if launched {
-            pane_pid.parse().unwrap_or(0)
-        } else {
-            shell
-        },
-        baseline: if launched {
-            0
-        } else {
-            crate::sys::procfs::children_faults(shell).unwrap_or(0)
-        },
-        pipe: pipe.map(str::to_string),
-        poller: None,
-        heartbeat: None,
-        queued: false,
-        tail: None,
-        tty: (!launched && !tty.is_empty()).then(|| tty.to_string()),
-        prompt_mode: prompt.map(|p| p.0),
-        read_target: prompt.map(|p| p.1),
+    let (id, pipe) = (d.id, d.pipe);
+    let seen = Seen {
+        socket,
+        pane_pid,
+        tty,
+        prompt,
+        baseline,
     };
+    let j = d.job(&seen);
     j.save_option()?;
     j.save_mirror()
         .map_err(|e| crate::error::state_io("write the job state", &job::active_path(id), e))?;
@@ -417,4 +520,168 @@ fn record(
         ])?;
     }
     Ok(j)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_bad_request_is_refused_before_anything_starts() {
+        let make = words(&["make", "test"]);
+        let ok = Request {
+            cmd: &make,
+            ..Request::default()
+        };
+        assert_eq!(check(&ok).unwrap(), "make test");
+        let blank = words(&["", " "]);
+        let forward = words(&["a\u{7}b"]);
+        let two_lines = words(&["a\nb"]);
+        let refused = [
+            Request {
+                cmd: &blank,
+                ..Request::default()
+            },
+            Request {
+                done_regex: Some(""),
+                ..ok
+            },
+            Request {
+                done_regex: Some("("),
+                ..ok
+            },
+            Request {
+                notify: Some(""),
+                ..ok
+            },
+            Request {
+                forward: &forward,
+                ..ok
+            },
+            Request {
+                target: Some("%1"),
+                cmd: &two_lines,
+                ..ok
+            },
+        ];
+        for r in refused {
+            let e = check(&r).unwrap_err();
+            assert_eq!(e.kind, crate::error::Kind::Usage, "{r:?}: {}", e.msg);
+        }
+        // A new window runs a shell line: more than one line is fine there.
+        let r = Request {
+            cmd: &two_lines,
+            ..ok
+        };
+        assert_eq!(check(&r).unwrap(), "a\nb");
+    }
+
+    fn pane(job: &str) -> PaneInfo {
+        PaneInfo {
+            pane_id: "%5".into(),
+            job: job.into(),
+            ..PaneInfo::default()
+        }
+    }
+
+    #[test]
+    fn a_typed_job_takes_only_a_free_live_pane_out_of_modes() {
+        assert!(refuse_pane(&pane(""), false, |_| false).is_ok());
+        let dead = PaneInfo {
+            dead: true,
+            ..pane("")
+        };
+        assert!(
+            refuse_pane(&dead, false, |_| false)
+                .unwrap_err()
+                .msg
+                .contains("is dead")
+        );
+        let moded = PaneInfo {
+            in_mode: true,
+            mode: "copy-mode".into(),
+            ..pane("")
+        };
+        let e = refuse_pane(&moded, false, |_| false).unwrap_err();
+        assert!(e.msg.contains("is in copy-mode"), "{}", e.msg);
+        assert!(refuse_pane(&moded, true, |_| false).is_ok());
+        // A running job's option: refused, unless that job is a killed start's ghost.
+        let running = r#"{"v":1,"id":"w1","command":"x","deadline":1,"notify":[],"start":0,
+            "status":"running","paneId":"%5","socket":"/s","launched":false}"#;
+        let e = refuse_pane(&pane(running), false, |_| false).unwrap_err();
+        assert!(
+            e.msg.contains("already watched by a running job (w1)"),
+            "{}",
+            e.msg
+        );
+        assert!(refuse_pane(&pane(running), false, |j| j.id == "w1").is_ok());
+        let finished = running.replace("running", "finished");
+        assert!(refuse_pane(&pane(&finished), false, |_| false).is_ok());
+    }
+
+    #[test]
+    fn the_window_waits_at_the_gate_then_records_the_status() {
+        let s = window_script("w1", "echo 'hi'", "/b in/tm", "/st", (42, 7));
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(
+            lines[0],
+            "TMUXMATE_STATE_DIR=/st '/b in/tm' watch gate w1 42 7 || exit 1"
+        );
+        assert_eq!(lines[1], r#"/bin/sh -c 'echo '\''hi'\'''"#);
+        assert!(lines[3].contains("watch record-exit w1 \"$tmuxmate_status\""));
+        assert_eq!(lines[4], "exec \"${SHELL:-/bin/sh}\"");
+    }
+
+    #[test]
+    fn a_job_records_its_pane_or_its_shell() {
+        let draft = |placed| Draft {
+            id: "w1",
+            line: "make",
+            regex: Some("ok"),
+            placed,
+            now: 1000,
+            timeout_ms: 500,
+            notify: words(&["agent"]),
+            forward: Vec::new(),
+            pipe: Some("/p/w1.out"),
+        };
+        let seen = Seen {
+            socket: "/s",
+            pane_pid: "77",
+            tty: "/dev/pts/3",
+            prompt: Some((5, 900)),
+            baseline: 12,
+        };
+        let launched = Placed {
+            pane_id: "%1".into(),
+            launched: true,
+            shell: 0,
+            in_mode: false,
+        };
+        let j = draft(&launched).job(&seen);
+        assert_eq!(
+            (j.deadline, j.start, j.status),
+            (1500, 1000, JobStatus::Running)
+        );
+        assert_eq!((j.pane_pid, j.baseline, j.tty.as_deref()), (77, 0, None));
+        assert_eq!(
+            (j.regex.as_deref(), j.pipe.as_deref()),
+            (Some("ok"), Some("/p/w1.out"))
+        );
+        let typed = Placed {
+            pane_id: "%2".into(),
+            launched: false,
+            shell: 33,
+            in_mode: true,
+        };
+        let j = draft(&typed).job(&seen);
+        assert_eq!((j.pane_pid, j.baseline), (33, 12));
+        assert_eq!(j.tty.as_deref(), Some("/dev/pts/3"));
+        assert_eq!((j.prompt_mode, j.read_target), (Some(5), Some(900)));
+        assert_eq!((j.pane_id.as_str(), j.socket.as_str()), ("%2", "/s"));
+    }
 }
