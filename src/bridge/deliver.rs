@@ -105,8 +105,13 @@ pub fn send_staged(
         delivery: Delivery::NotDelivered,
         error,
     };
-    let (c, mark, clean, a, pasted) =
-        type_prompt(tmux, name, message, caller_project, mode).map_err(not)?;
+    let Typed {
+        c,
+        mark,
+        clean,
+        a,
+        pasted,
+    } = type_prompt(tmux, name, message, caller_project, mode).map_err(not)?;
     tmux.run(&targs!["send-keys", "-t", Arg::id(&c.pane), "Enter"])
         .map_err(|e| not(e.into()))?;
     let verified_by = verify(tmux, &c, &a, &mark, &pasted).map_err(|error| Failed {
@@ -122,20 +127,132 @@ pub fn send_staged(
     })
 }
 
-/// Every check, then the paste and the recorded mark: all that comes before Enter (the
-/// last item is the screen with the paste drawn, which `verify` compares against).
+/// What is typed for a message, and how the send is found again: decided from the
+/// message alone, before any check reads the pane.
+#[derive(Debug, PartialEq)]
+struct Plan {
+    /// The sanitized text, pasted as one bracketed paste.
+    clean: String,
+    /// Its first 60 characters, whitespace collapsed (the mark's `head`).
+    head: String,
+    /// What the pane fallback looks for (`pane_key`).
+    pane_key: String,
+    /// How long the CLI may take to draw the paste: 5 s + 1 s per 32 KiB. Gemini CLI 0.61
+    /// on a loaded 2-core machine took ~25 s to take in 1 MiB.
+    draw_limit: Duration,
+}
+
+/// The plan for `message`, or the refusal of an empty one (nothing is typed).
+fn plan(message: &str) -> Result<Plan, Error> {
+    if message.trim().is_empty() {
+        return Err(Error::usage(
+            "refused: the message is empty; nothing was sent",
+        ));
+    }
+    let (clean, _) = crate::control::pane_input::sanitize_paste(message);
+    let head = clean
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(60)
+        .collect();
+    Ok(Plan {
+        head,
+        pane_key: pane_key(&clean),
+        draw_limit: Duration::from_secs(5 + (clean.len() as u64 >> 15)),
+        clean,
+    })
+}
+
+/// All that `type_prompt` did before Enter: the session, the recorded mark, the text,
+/// the adapter, and the screen with the paste drawn (which `verify` compares against).
+struct Typed {
+    c: Contract,
+    mark: SendMark,
+    clean: String,
+    a: Adapter,
+    pasted: String,
+}
+
+/// A paste on its way into the composer: what it is compared against while it is drawn.
+struct Paste<'a> {
+    name: &'a str,
+    pane: &'a str,
+    /// The screen before the paste.
+    before: String,
+    /// The cursor before the paste (adapters with an Enter probe only).
+    cursor_before: Option<(u32, u32)>,
+    at: Instant,
+    /// The paste must be drawn by then (`Plan::draw_limit` after it was sent).
+    drawn_by: Instant,
+    draw_limit: Duration,
+}
+
+/// Every check, then the paste and the recorded mark: all that comes before Enter.
 fn type_prompt(
     tmux: &Tmux,
     name: &str,
     message: &str,
     caller_project: &str,
     mode: Option<&str>,
-) -> Result<(Contract, SendMark, String, Adapter, String), Error> {
-    if message.trim().is_empty() {
-        return Err(Error::usage(
-            "refused: the message is empty; nothing was sent",
-        ));
+) -> Result<Typed, Error> {
+    let plan = plan(message)?;
+    let (c, a, scr) = checked(tmux, name, caller_project, mode)?;
+    let mark = mark(tmux, &c, &a, &plan);
+    // Gemini may redraw before it shows a large paste (1 MiB, rig): its cursor leaving
+    // the empty composer's column is the sign the paste is in.
+    let cursor_before = if a.enter_probe {
+        super::enter_probe::cursor(tmux, &c.pane)
+    } else {
+        None
+    };
+    let at = Instant::now();
+    crate::control::pane_input::paste_bytes(tmux, &c.pane, plan.clean.as_bytes(), true)?;
+    let paste = Paste {
+        name,
+        pane: &c.pane,
+        before: scr,
+        cursor_before,
+        at,
+        drawn_by: Instant::now() + plan.draw_limit,
+        draw_limit: plan.draw_limit,
+    };
+    let (mut pasted, mut drawn_at) = wait_drawn(tmux, &paste)?;
+    // A CLI may draw while it is still taking a long paste in (the stand-in Gemini, slow
+    // to redraw a long conversation, took a 100 KB paste in over several draws, and the
+    // Enter after the first one landed in its newline window): for a CLI whose settle
+    // follows its lag, the paste counts as drawn once the screen holds still.
+    if a.settle_lag_factor > 0 {
+        (pasted, drawn_at) = hold_still(tmux, &paste, pasted, drawn_at);
     }
+    enter_gate(tmux, &a, &paste, drawn_at, plan.clean.len() as u64)?;
+    no_dialog(tmux, &a, &c.pane, name)?;
+    // Record where the reply starts before the turn can begin.
+    contract::set(
+        tmux,
+        &c.session_id,
+        crate::tmux::options::LAST_SEND.name,
+        &serde_json::to_string(&mark).unwrap_or_default(),
+    )?;
+    Ok(Typed {
+        c,
+        mark,
+        clean: plan.clean,
+        a,
+        pasted,
+    })
+}
+
+/// The checks before anything is typed, in order: the session and its contract, its
+/// pane, the record pinned, not mid-turn, then the screen (no dialog, not busy, at its
+/// prompt). The session, its adapter and the screen they passed on.
+fn checked(
+    tmux: &Tmux,
+    name: &str,
+    caller_project: &str,
+    mode: Option<&str>,
+) -> Result<(Contract, Adapter, String), Error> {
     let (mut c, a) = resolve(tmux, name)?;
     super::session::check_contract(tmux, &c, &a, caller_project, mode)?;
     check_pane(tmux, &c, &a)?;
@@ -148,33 +265,50 @@ fn type_prompt(
             tm_hint(tmux, &["agent", "wait", name])
         )));
     }
-    if let Some(d) = super::any(&a.dialogs, &scr) {
-        return Err(Error::refused(format!(
+    match blocked(&a, &scr) {
+        Some(Blocked::Dialog(d)) => Err(Error::refused(format!(
             "refused: {name} shows a dialog ({d:?}); tmuxmate never types into dialogs. Answer it yourself: {}",
             attach_line(tmux, name)
-        )));
-    }
-    if let Some(b) = super::any(&a.busy, &scr) {
-        return Err(Error::refused(format!(
+        ))),
+        Some(Blocked::Busy(b)) => Err(Error::refused(format!(
             "refused: {name} is busy ({b:?}); wait with `{}`",
             tm_hint(tmux, &["agent", "wait", name])
-        )));
-    }
-    if !a.ready.is_empty() && !super::ready(&a, &scr) {
-        return Err(Error::refused(format!(
+        ))),
+        Some(Blocked::NotReady) => Err(Error::refused(format!(
             "refused: {name} is not at its prompt; inspect: {}",
             attach_line(tmux, name)
-        )));
+        ))),
+        None => Ok((c, a, scr)),
     }
-    let (clean, _) = crate::control::pane_input::sanitize_paste(message);
-    let head: String = clean
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .take(60)
-        .collect();
-    let file = reply_file(&c, &a);
+}
+
+/// Why a screen takes no prompt.
+#[derive(Debug, PartialEq)]
+enum Blocked {
+    /// A dialog is up (its line).
+    Dialog(String),
+    /// The CLI is busy (its line).
+    Busy(String),
+    /// The CLI's prompt is not on screen.
+    NotReady,
+}
+
+/// The first reason, in this order, that `scr` takes no prompt: a dialog, busy, or (for
+/// an adapter that knows its prompt) not at it.
+fn blocked(a: &Adapter, scr: &str) -> Option<Blocked> {
+    if let Some(d) = super::any(&a.dialogs, scr) {
+        return Some(Blocked::Dialog(d));
+    }
+    if let Some(b) = super::any(&a.busy, scr) {
+        return Some(Blocked::Busy(b));
+    }
+    (!a.ready.is_empty() && !super::ready(a, scr)).then_some(Blocked::NotReady)
+}
+
+/// Where the reply will start: the record file's size and inode, the pane's history, and
+/// (the pane fallback only) how often the message's key is already on it.
+fn mark(tmux: &Tmux, c: &Contract, a: &Adapter, plan: &Plan) -> SendMark {
+    let file = reply_file(c, a);
     let history = tmux
         .run(&targs![
             "display-message",
@@ -189,125 +323,128 @@ fn type_prompt(
     // The pane fallback only: it reads the whole history (a chat file makes it needless).
     let prior_matches =
         if a.reply == ReplySource::Pane || (a.reply == ReplySource::GeminiChat && file.is_none()) {
-            super::turns::pane_matches(tmux, &c.pane, history, &pane_key(&clean))
+            super::turns::pane_matches(tmux, &c.pane, history, &plan.pane_key)
         } else {
             0
         };
-    let mark = SendMark {
-        bytes: clean.len() as u64,
+    SendMark {
+        bytes: plan.clean.len() as u64,
         at: crate::sys::state::now_ms(),
         offset: file.as_deref().map(transcript::size).unwrap_or(0),
         ino: file.as_deref().map(super::gemini_chat::inode).unwrap_or(0),
-        head,
-        pane_key: pane_key(&clean),
+        head: plan.head.clone(),
+        pane_key: plan.pane_key.clone(),
         history,
         prior_matches,
-    };
-    // Gemini may redraw before it shows a large paste (1 MiB, rig): its cursor leaving
-    // the empty composer's column is the sign the paste is in.
-    let cursor_before = if a.enter_probe {
-        super::enter_probe::cursor(tmux, &c.pane)
-    } else {
-        None
-    };
-    let pasted_at = Instant::now();
-    crate::control::pane_input::paste_bytes(tmux, &c.pane, clean.as_bytes(), true)?;
-    // Enter only once the CLI drew the paste: Gemini CLI 0.61 right after start-up took
-    // the text but lost an Enter that came 150 ms after it (the text stayed in its input).
-    // Gemini CLI 0.61 on a loaded 2-core machine took ~25 s to take in 1 MiB.
-    let draw_limit = Duration::from_secs(5 + (clean.len() as u64 >> 15));
-    let drawn_by = Instant::now() + draw_limit;
+    }
+}
+
+/// Wait until the CLI drew the paste (the screen with it, and when): Enter only once it
+/// did. Gemini CLI 0.61 right after start-up took the text but lost an Enter that came
+/// 150 ms after it (the text stayed in its input).
+fn wait_drawn(tmux: &Tmux, p: &Paste) -> Result<(String, Instant), Error> {
     let mut changed_at: Option<Instant> = None;
-    let (mut pasted, mut drawn_at) = loop {
-        let now = super::screen(tmux, &c.pane);
-        if now != scr {
+    loop {
+        let now = super::screen(tmux, p.pane);
+        if now != p.before {
             // Its column: Gemini moved the empty composer down a row first, once (1 MiB).
-            let moved = cursor_before.is_some_and(|b| {
-                super::enter_probe::cursor(tmux, &c.pane).is_some_and(|n| n.0 != b.0)
+            let moved = p.cursor_before.is_some_and(|b| {
+                super::enter_probe::cursor(tmux, p.pane).is_some_and(|n| n.0 != b.0)
             });
             // A cursor that never moves only costs the probe (the settle pause follows).
             let changed = *changed_at.get_or_insert_with(Instant::now);
-            if moved || cursor_before.is_none() || changed.elapsed() >= Duration::from_secs(2) {
-                break (now, Instant::now());
+            if moved || p.cursor_before.is_none() || changed.elapsed() >= Duration::from_secs(2) {
+                return Ok((now, Instant::now()));
             }
         }
-        if changed_at.is_none() && Instant::now() >= drawn_by {
+        if changed_at.is_none() && Instant::now() >= p.drawn_by {
             return Err(Error::new(format!(
-                "the message was pasted into {name}, but its screen did not change within {} s; Enter was NOT pressed, so nothing was submitted (the text may sit in its input). Look: {}",
-                draw_limit.as_secs(),
-                attach_line(tmux, name)
+                "the message was pasted into {}, but its screen did not change within {} s; Enter was NOT pressed, so nothing was submitted (the text may sit in its input). Look: {}",
+                p.name,
+                p.draw_limit.as_secs(),
+                attach_line(tmux, p.name)
             )));
         }
         // Closely at first: most CLIs draw a paste within a few milliseconds.
-        let early = pasted_at.elapsed() < Duration::from_millis(500);
+        let early = p.at.elapsed() < Duration::from_millis(500);
         std::thread::sleep(Duration::from_millis(if early { 5 } else { 15 }));
-    };
-    // A CLI may draw while it is still taking a long paste in (the stand-in Gemini, slow
-    // to redraw a long conversation, took a 100 KB paste in over several draws, and the
-    // Enter after the first one landed in its newline window): for a CLI whose settle
-    // follows its lag, the paste counts as drawn once the screen holds still.
-    if a.settle_lag_factor > 0 {
-        loop {
-            std::thread::sleep(Duration::from_millis(15));
-            let now = super::screen(tmux, &c.pane);
-            if now == pasted || Instant::now() >= drawn_by {
-                break;
-            }
-            pasted = now;
-            drawn_at = Instant::now();
+    }
+}
+
+/// Follow the screen until it holds still (or the draw deadline): the last screen drawn
+/// and when.
+fn hold_still(
+    tmux: &Tmux,
+    p: &Paste,
+    mut pasted: String,
+    mut drawn_at: Instant,
+) -> (String, Instant) {
+    loop {
+        std::thread::sleep(Duration::from_millis(15));
+        let now = super::screen(tmux, p.pane);
+        if now == pasted || Instant::now() >= p.drawn_by {
+            return (pasted, drawn_at);
         }
+        pasted = now;
+        drawn_at = Instant::now();
     }
-    // No key at all goes to a dialog, the probe's cursor keys included.
-    if a.enter_probe {
-        no_dialog(tmux, &a, &c.pane, name)?;
-    }
-    // A CLI with a paste guard on its event loop: Enter once two later keys were drawn;
-    // if its cursor cannot be seen, the settle pause as before; if it stopped taking
-    // keys, no Enter.
+}
+
+/// May Enter follow? A CLI with a paste guard on its event loop: once two later keys were
+/// drawn; if its cursor cannot be seen, after the settle pause as before; if it stopped
+/// taking keys, never. Any other CLI: after the settle pause.
+fn enter_gate(
+    tmux: &Tmux,
+    a: &Adapter,
+    p: &Paste,
+    drawn_at: Instant,
+    bytes: u64,
+) -> Result<(), Error> {
     let probe = if a.enter_probe {
-        // As long as the CLI may take to record the prompt: a stalled Gemini drew a key
-        // 15 s late after a 100 KB paste.
-        // TMUXMATE_PROBE_TIMEOUT_MS replaces it (tests).
-        let wait = std::env::var("TMUXMATE_PROBE_TIMEOUT_MS")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_millis)
-            .unwrap_or_else(|| record_limit(clean.len() as u64).max(Duration::from_secs(10)));
-        let until = Instant::now() + wait;
-        let short = drawn_by
-            .max(Instant::now() + Duration::from_secs(2))
-            .min(until);
-        super::enter_probe::guard_passed(tmux, &c.pane, drawn_at, short, until)
+        // No key at all goes to a dialog, the probe's cursor keys included.
+        no_dialog(tmux, a, p.pane, p.name)?;
+        let (short, until) = probe_deadlines(Instant::now(), p.drawn_by, probe_wait(bytes));
+        super::enter_probe::guard_passed(tmux, p.pane, drawn_at, short, until)
     } else {
         super::enter_probe::Probe::Unseen(String::new())
     };
     match probe {
-        super::enter_probe::Probe::Proven => {}
+        super::enter_probe::Probe::Proven => Ok(()),
         super::enter_probe::Probe::Unseen(why) => {
             if a.enter_probe {
                 crate::sys::state::log(&format!(
-                    "bridge: {name}'s paste guard was not shown over in {} ({why}); the settle pause instead",
-                    c.pane
+                    "bridge: {}'s paste guard was not shown over in {} ({why}); the settle pause instead",
+                    p.name, p.pane
                 ));
             }
-            std::thread::sleep(settle(&a, pasted_at.elapsed()));
+            std::thread::sleep(settle(a, p.at.elapsed()));
+            Ok(())
         }
-        super::enter_probe::Probe::Stuck(why) => {
-            return Err(Error::new(format!(
-                "the message was pasted into {name}, but it stopped taking keys ({why}); Enter was NOT pressed, so nothing was submitted (the text sits in its composer). Look: {}",
-                attach_line(tmux, name)
-            )));
-        }
+        super::enter_probe::Probe::Stuck(why) => Err(Error::new(format!(
+            "the message was pasted into {}, but it stopped taking keys ({why}); Enter was NOT pressed, so nothing was submitted (the text sits in its composer). Look: {}",
+            p.name,
+            attach_line(tmux, p.name)
+        ))),
     }
-    no_dialog(tmux, &a, &c.pane, name)?;
-    // Record where the reply starts before the turn can begin.
-    contract::set(
-        tmux,
-        &c.session_id,
-        crate::tmux::options::LAST_SEND.name,
-        &serde_json::to_string(&mark).unwrap_or_default(),
-    )?;
-    Ok((c, mark, clean, a, pasted))
+}
+
+/// How long the probe may wait for its keys: as long as the CLI may take to record the
+/// prompt (a stalled Gemini drew a key 15 s late after a 100 KB paste), at least 10 s.
+/// TMUXMATE_PROBE_TIMEOUT_MS replaces it (tests).
+fn probe_wait(bytes: u64) -> Duration {
+    std::env::var("TMUXMATE_PROBE_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .unwrap_or_else(|| record_limit(bytes).max(Duration::from_secs(10)))
+}
+
+/// The probe's (short, until) deadlines from `now`: `until` after `wait`; `short` at the
+/// paste's draw deadline, but at least 2 s away, and never after `until`.
+fn probe_deadlines(now: Instant, drawn_by: Instant, wait: Duration) -> (Instant, Instant) {
+    let until = now + wait;
+    let short = drawn_by.max(now + Duration::from_secs(2)).min(until);
+    (short, until)
 }
 
 /// How long a CLI may take to take in a message of `bytes`: 15 s + 1 s per 8 KiB.
@@ -418,5 +555,62 @@ mod tests {
         assert_eq!(ms(settle(&g, Duration::from_millis(0))), 400);
         assert_eq!(ms(settle(&g, Duration::from_millis(500))), 1400);
         assert_eq!(ms(settle(&g, Duration::from_secs(30))), 3400);
+    }
+
+    #[test]
+    fn the_plan_is_the_sanitized_text_its_marks_and_its_draw_limit() {
+        let e = plan(" \n\t").unwrap_err();
+        assert_eq!(e.kind, crate::error::Kind::Usage);
+        assert!(e.msg.contains("nothing was sent"), "{}", e.msg);
+        let p = plan("\n\n  fix   the\tlogin bug\nand the tests  ").unwrap();
+        assert_eq!(p.head, "fix the login bug and the tests");
+        assert_eq!(p.pane_key, "fix   the\tlogin bug");
+        assert_eq!(p.draw_limit, Duration::from_secs(5));
+        let long = plan(&"word ".repeat(20_000)).unwrap();
+        assert_eq!(long.head.chars().count(), 60);
+        assert_eq!(long.pane_key.chars().count(), 30);
+        // 100 000 bytes: 5 s + 3 s (one per 32 KiB).
+        assert_eq!(long.clean.len(), 100_000);
+        assert_eq!(long.draw_limit, Duration::from_secs(8));
+    }
+
+    #[test]
+    fn a_screen_is_blocked_by_a_dialog_first_then_busy_then_not_ready() {
+        let mut a = super::super::adapters::claude();
+        a.dialogs = vec!["Do you trust".into()];
+        a.busy = vec!["esc to interrupt".into()];
+        a.ready = vec!["(?m)^> ".into()];
+        assert_eq!(blocked(&a, "> \n"), None);
+        assert_eq!(
+            blocked(&a, "Do you trust this folder?\nesc to interrupt\n> "),
+            Some(Blocked::Dialog("Do you trust this folder?".into()))
+        );
+        assert_eq!(
+            blocked(&a, "working (esc to interrupt)\n> "),
+            Some(Blocked::Busy("working (esc to interrupt)".into()))
+        );
+        assert_eq!(blocked(&a, "loading"), Some(Blocked::NotReady));
+        // An adapter that does not know its prompt is never "not ready".
+        a.ready.clear();
+        assert_eq!(blocked(&a, "loading"), None);
+    }
+
+    #[test]
+    fn the_probe_waits_at_least_two_seconds_and_never_past_its_end() {
+        let now = Instant::now();
+        let s = Duration::from_secs;
+        // The draw deadline already passed: short is 2 s away.
+        assert_eq!(probe_deadlines(now, now, s(10)), (now + s(2), now + s(10)));
+        // A later draw deadline is kept.
+        assert_eq!(
+            probe_deadlines(now, now + s(5), s(10)),
+            (now + s(5), now + s(10))
+        );
+        // Never after the end.
+        assert_eq!(
+            probe_deadlines(now, now + s(30), s(10)),
+            (now + s(10), now + s(10))
+        );
+        assert_eq!(probe_deadlines(now, now, s(1)), (now + s(1), now + s(1)));
     }
 }

@@ -102,117 +102,30 @@ pub fn start(
     let root = root_text.as_str().to_string();
     let name = naming::name(adapter.prefix, &proj);
     let name_text = Text::new("the session name", &name).map_err(usage)?;
-    if let Some(m) = mode
-        && adapter.mode_args(m).is_none()
-    {
-        return Err(Error::usage(format!(
-            "unknown permission mode {m:?} for {}: use one of {}",
-            adapter.name,
-            adapter.mode_names()
-        )));
-    }
+    check_mode(adapter, mode)?;
     if let Some(sid) = contract::find(tmux, &name)? {
-        let c = contract::read(tmux, &sid)?;
-        check_contract(tmux, &c, adapter, &root, mode)?;
-        super::session::check_pane(tmux, &c, adapter)?;
-        return Ok(Started {
-            attach: attach_line(tmux, &name),
-            name,
-            session_id: sid,
-            pane_id: c.pane,
-            adapter: adapter.name.as_str().into(),
-            project: root,
-            permission_mode: c.mode,
-            reused: true,
-            cli_session: (!c.cli_session.is_empty()).then_some(c.cli_session),
-        });
+        return reuse(tmux, adapter, sid, name, root, mode);
     }
     let mode = mode.unwrap_or(adapter.default_mode()).to_string();
-    let cli = which(&adapter.cli).ok_or_else(|| {
-        Error::new(format!(
-            "the {} CLI ({}) is not on your PATH; install it or pass --cli",
-            adapter.name, adapter.cli
-        ))
+    let cli = which(&adapter.cli).ok_or_else(|| not_on_path(adapter))?;
+    let cli_session = adapter.session_id_flag.map(|_| uuid_v4()).transpose()?;
+    let env = std::env::vars().collect();
+    let spec = plan_spec(adapter, &cli, &mode, &root, env, cli_session.as_deref());
+    let spec_path = write_spec(&name, &spec)?;
+    let created = create(tmux, caller, adapter, &name_text, &root_text, &spec_path);
+    let (sid, pane) = created.inspect_err(|_| {
+        let _ = std::fs::remove_file(&spec_path);
     })?;
-    let mut argv = vec![cli.to_string_lossy().into_owned()];
-    argv.extend(adapter.base_args.iter().map(|s| s.to_string()));
-    let cli_session = match adapter.session_id_flag {
-        Some(flag) => {
-            let id = uuid_v4()?;
-            argv.push(flag.into());
-            argv.push(id.clone());
-            Some(id)
-        }
-        None => None,
+    let session = NewSession {
+        sid: &sid,
+        name: &name,
+        root: &root,
+        mode: &mode,
+        pane: &pane,
+        cli_session: cli_session.as_deref(),
+        cli: &spec.argv[0],
     };
-    argv.extend(
-        adapter
-            .mode_args(&mode)
-            .unwrap_or_default()
-            .iter()
-            .map(|s| s.to_string()),
-    );
-    let mut env: BTreeMap<String, String> =
-        std::env::vars().filter(|(k, _)| k != "NO_COLOR").collect();
-    for (k, v) in &adapter.env {
-        env.insert(k.to_string(), v.to_string());
-    }
-    let spec = Spec {
-        argv,
-        env,
-        cwd: root.clone(),
-    };
-    let spec_path = state::state_dir().join("launch").join(format!(
-        "{}-{}.json",
-        naming::encode(&name).replace('/', "_"),
-        crate::sys::unique::token()
-    ));
-    write_private(
-        &spec_path,
-        serde_json::to_string(&spec).unwrap_or_default().as_bytes(),
-    )?;
-    let bin = std::env::current_exe()?.to_string_lossy().into_owned();
-    // The session comes with a placeholder window; ours is created with history-limit in
-    // force, then the placeholder goes.
-    let (sid, placeholder) =
-        crate::control::create::new_session(tmux, &name_text, Some(&root_text))?;
-    let created = crate::control::create::new_window(
-        tmux,
-        caller,
-        &sid,
-        Some(&Text::lossy(adapter.name.as_str())),
-        Some(&root_text),
-        // `exec`: tmux runs the command through `sh -c`, and the pane's process must be
-        // the CLI itself (its pid, its process group, its title).
-        &[
-            "exec".into(),
-            bin,
-            "agent".into(),
-            "_exec".into(),
-            spec_path.to_string_lossy().into_owned(),
-        ],
-    );
-    let _ = tmux.run(&targs!["kill-window", "-t", Arg::id(&placeholder)]);
-    let created = match created {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = tmux.run(&targs!["kill-session", "-t", Arg::id(&sid)]);
-            let _ = std::fs::remove_file(&spec_path);
-            return Err(e);
-        }
-    };
-    let r = finish_start(
-        tmux,
-        adapter,
-        &sid,
-        &name,
-        &root,
-        &mode,
-        &created.pane_id,
-        cli_session.as_deref(),
-        &spec.argv[0],
-        timeout,
-    );
+    let r = finish_start(tmux, adapter, &session, timeout);
     let _ = std::fs::remove_file(&spec_path);
     if let Err(e) = r {
         // A failed start leaves no `[broken]` session behind. A dialog is the exception:
@@ -226,7 +139,7 @@ pub fn start(
         attach: attach_line(tmux, &name),
         name,
         session_id: sid,
-        pane_id: created.pane_id,
+        pane_id: pane,
         adapter: adapter.name.as_str().into(),
         project: root,
         permission_mode: mode,
@@ -235,44 +148,184 @@ pub fn start(
     })
 }
 
+fn not_on_path(adapter: &Adapter) -> Error {
+    Error::new(format!(
+        "the {} CLI ({}) is not on your PATH; install it or pass --cli",
+        adapter.name, adapter.cli
+    ))
+}
+
+/// The spec in a private file of its own under the state directory; its path.
+fn write_spec(name: &str, spec: &Spec) -> Result<std::path::PathBuf, Error> {
+    let path = state::state_dir().join("launch").join(format!(
+        "{}-{}.json",
+        naming::encode(name).replace('/', "_"),
+        crate::sys::unique::token()
+    ));
+    write_private(
+        &path,
+        serde_json::to_string(spec).unwrap_or_default().as_bytes(),
+    )?;
+    Ok(path)
+}
+
+/// A permission mode the adapter does not know is a usage error.
+fn check_mode(adapter: &Adapter, mode: Option<&str>) -> Result<(), Error> {
+    match mode {
+        Some(m) if adapter.mode_args(m).is_none() => Err(Error::usage(format!(
+            "unknown permission mode {m:?} for {}: use one of {}",
+            adapter.name,
+            adapter.mode_names()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The running session `sid` named `name`, when its whole contract matches and its pane
+/// is the agent.
+fn reuse(
+    tmux: &Tmux,
+    adapter: &Adapter,
+    sid: String,
+    name: String,
+    root: String,
+    mode: Option<&str>,
+) -> Result<Started, Error> {
+    let c = contract::read(tmux, &sid)?;
+    check_contract(tmux, &c, adapter, &root, mode)?;
+    super::session::check_pane(tmux, &c, adapter)?;
+    Ok(Started {
+        attach: attach_line(tmux, &name),
+        name,
+        session_id: sid,
+        pane_id: c.pane,
+        adapter: adapter.name.as_str().into(),
+        project: root,
+        permission_mode: c.mode,
+        reused: true,
+        cli_session: (!c.cli_session.is_empty()).then_some(c.cli_session),
+    })
+}
+
+/// What `agent _exec` becomes: the CLI with the adapter's arguments (its session id flag
+/// when it takes one, then the mode's), in the project root, with the caller's
+/// environment minus `NO_COLOR` and plus the adapter's.
+fn plan_spec(
+    adapter: &Adapter,
+    cli: &Path,
+    mode: &str,
+    root: &str,
+    env: BTreeMap<String, String>,
+    cli_session: Option<&str>,
+) -> Spec {
+    let mut argv = vec![cli.to_string_lossy().into_owned()];
+    argv.extend(adapter.base_args.iter().map(|s| s.to_string()));
+    if let (Some(flag), Some(id)) = (adapter.session_id_flag, cli_session) {
+        argv.push(flag.into());
+        argv.push(id.into());
+    }
+    argv.extend(
+        adapter
+            .mode_args(mode)
+            .unwrap_or_default()
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    let mut env: BTreeMap<String, String> =
+        env.into_iter().filter(|(k, _)| k != "NO_COLOR").collect();
+    for (k, v) in &adapter.env {
+        env.insert(k.to_string(), v.to_string());
+    }
+    Spec {
+        argv,
+        env,
+        cwd: root.to_string(),
+    }
+}
+
+/// The session and the agent's window, which runs `agent _exec SPEC`; (session, pane).
+/// Nothing is left behind when the window cannot be made.
+fn create(
+    tmux: &Tmux,
+    caller: &Caller,
+    adapter: &Adapter,
+    name: &Text,
+    root: &Text,
+    spec_path: &Path,
+) -> Result<(String, String), Error> {
+    let bin = std::env::current_exe()?.to_string_lossy().into_owned();
+    // The session comes with a placeholder window; ours is created with history-limit in
+    // force, then the placeholder goes.
+    let (sid, placeholder) = crate::control::create::new_session(tmux, name, Some(root))?;
+    let created = crate::control::create::new_window(
+        tmux,
+        caller,
+        &sid,
+        Some(&Text::lossy(adapter.name.as_str())),
+        Some(root),
+        // `exec`: tmux runs the command through `sh -c`, and the pane's process must be
+        // the CLI itself (its pid, its process group, its title).
+        &[
+            "exec".into(),
+            bin,
+            "agent".into(),
+            "_exec".into(),
+            spec_path.to_string_lossy().into_owned(),
+        ],
+    );
+    let _ = tmux.run(&targs!["kill-window", "-t", Arg::id(&placeholder)]);
+    match created {
+        Ok(c) => Ok((sid, c.pane_id)),
+        Err(e) => {
+            let _ = tmux.run(&targs!["kill-session", "-t", Arg::id(&sid)]);
+            Err(e)
+        }
+    }
+}
+
+/// A session just created for the agent: what its contract records.
+struct NewSession<'a> {
+    sid: &'a str,
+    name: &'a str,
+    root: &'a str,
+    mode: &'a str,
+    pane: &'a str,
+    cli_session: Option<&'a str>,
+    /// The CLI's absolute path.
+    cli: &'a str,
+}
+
 /// The contract options, then the wait for the ready screen.
-#[allow(clippy::too_many_arguments)]
 fn finish_start(
     tmux: &Tmux,
     adapter: &Adapter,
-    sid: &str,
-    name: &str,
-    root: &str,
-    mode: &str,
-    pane: &str,
-    cli_session: Option<&str>,
-    cli: &str,
+    s: &NewSession,
     timeout: Duration,
 ) -> Result<(), Error> {
     for (k, v) in [
         (crate::tmux::options::MANAGED.name, "1"),
         (crate::tmux::options::ADAPTER.name, adapter.name.as_str()),
-        (crate::tmux::options::PROJECT.name, root),
-        (crate::tmux::options::PERMISSION_MODE.name, mode),
-        (crate::tmux::options::PANE.name, pane),
+        (crate::tmux::options::PROJECT.name, s.root),
+        (crate::tmux::options::PERMISSION_MODE.name, s.mode),
+        (crate::tmux::options::PANE.name, s.pane),
         (
             crate::tmux::options::CLI_SESSION.name,
-            cli_session.unwrap_or(""),
+            s.cli_session.unwrap_or(""),
         ),
-        (crate::tmux::options::CLI.name, cli),
+        (crate::tmux::options::CLI.name, s.cli),
     ] {
-        contract::set(tmux, sid, k, v)?;
+        contract::set(tmux, s.sid, k, v)?;
     }
     // So that `remain-on-exit` keeps a CLI that died on screen long enough to say why.
     let _ = tmux.run(&targs![
         "set-option",
         "-p",
         "-t",
-        Arg::id(pane),
+        Arg::id(s.pane),
         "remain-on-exit",
         "on"
     ]);
-    wait_ready(tmux, adapter, pane, name, timeout)
+    wait_ready(tmux, adapter, s.pane, s.name, timeout)
 }
 
 fn write_private(p: &Path, data: &[u8]) -> Result<(), Error> {
@@ -426,4 +479,57 @@ pub fn exec(spec_path: &Path) -> Error {
         .current_dir(&spec.cwd);
     let err = crate::sys::process::exec(cmd);
     Error::new(format!("could not start {prog}: {err}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::adapters;
+    use super::*;
+
+    #[test]
+    fn an_unknown_permission_mode_is_a_usage_error() {
+        let a = adapters::claude();
+        assert!(check_mode(&a, None).is_ok());
+        assert!(check_mode(&a, Some(a.default_mode())).is_ok());
+        let e = check_mode(&a, Some("no-such-mode")).unwrap_err();
+        assert_eq!(e.kind, crate::error::Kind::Usage);
+        assert!(e.msg.contains("unknown permission mode"), "{}", e.msg);
+        assert!(e.msg.contains(&a.mode_names()), "{}", e.msg);
+    }
+
+    #[test]
+    fn the_spec_is_the_cli_its_session_id_and_mode_and_the_env_without_no_color() {
+        let mut a = adapters::claude();
+        a.env = vec![("ADAPTER_SET", "1"), ("HOME", "/adapter")];
+        let mode = a.default_mode();
+        let env: BTreeMap<String, String> = [("NO_COLOR", "1"), ("HOME", "/h"), ("A", "b")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let s = plan_spec(&a, Path::new("/bin/claude"), mode, "/p", env, Some("id-1"));
+        let mut want = vec!["/bin/claude".to_string()];
+        want.extend(a.base_args.iter().map(|s| s.to_string()));
+        want.extend(["--session-id".to_string(), "id-1".to_string()]);
+        want.extend(a.mode_args(mode).unwrap().iter().map(|s| s.to_string()));
+        assert_eq!(s.argv, want);
+        assert_eq!(s.cwd, "/p");
+        assert_eq!(
+            s.env.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["A", "ADAPTER_SET", "HOME"]
+        );
+        assert_eq!(s.env["HOME"], "/adapter");
+
+        // Without a session id flag, no id is passed.
+        let c = adapters::codex();
+        let s = plan_spec(
+            &c,
+            Path::new("/bin/codex"),
+            c.default_mode(),
+            "/p",
+            BTreeMap::new(),
+            None,
+        );
+        assert_eq!(s.argv[1..=c.base_args.len()], c.base_args[..]);
+        assert!(!s.argv.iter().any(|w| w == "--session-id"));
+    }
 }

@@ -50,45 +50,82 @@ fn list(tmux: &Tmux, json: bool) -> CliResult {
     Ok(())
 }
 
+fn start(tmux: &Tmux, a: &AgentStartArgs) -> CliResult {
+    let ad = adapter_for(a)?;
+    let caller = policy::caller(tmux);
+    let s = launch::start(
+        tmux,
+        &caller,
+        &ad,
+        &project_dir(&a.project)?,
+        a.permission_mode.as_deref(),
+        Duration::from_millis(crate::cli::timeout_or(a.timeout, a.timeout_s, 1000, 60_000)),
+    )?;
+    super::out_json_or_line(a.json, &s, launch::Started::line);
+    Ok(())
+}
+
+fn send(
+    tmux: &Tmux,
+    name: &str,
+    msg: &MessageArgs,
+    project: Option<&std::path::Path>,
+    permission_mode: Option<&str>,
+    json: bool,
+) -> CliResult {
+    let text = read_message(msg)?;
+    let sent = deliver::send(
+        tmux,
+        name,
+        &text,
+        &ask::caller_project(project)?,
+        permission_mode,
+    )?;
+    super::out_json_or_line(json, &sent, |s| {
+        format!("sent to {} ({} bytes), submitted", s.name, s.bytes)
+    });
+    Ok(())
+}
+
+fn ask(tmux: &Tmux, req: &ask::Request, json: bool) -> CliResult {
+    match ask::ask(tmux, req) {
+        Ok(r) => print_reply(&r, json),
+        // `--json`: how far the message got beside the error (`ask::Failed::to_json`;
+        // a forwarding caller reads it back). The line for people stays the error's.
+        Err(f) if json => {
+            super::out_line(&f.to_json().to_string());
+            Err(f.error.printed())
+        }
+        Err(f) => Err(f.error),
+    }
+}
+
+fn stop(tmux: &Tmux, name: &str, confirm: bool, json: bool) -> CliResult {
+    let st = crate::bridge::stop::stop_agent(tmux, name, confirm)?;
+    super::out_json_or_line(json, &st, |st| st.line(name));
+    Ok(())
+}
+
 pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
     if let AgentAction::Exec { spec } = &action {
         return Err(launch::exec(spec));
     }
     match action {
-        AgentAction::Start(a) => {
-            let ad = adapter_for(&a)?;
-            let caller = policy::caller(tmux);
-            let s = launch::start(
-                tmux,
-                &caller,
-                &ad,
-                &project_dir(&a.project)?,
-                a.permission_mode.as_deref(),
-                Duration::from_millis(crate::cli::timeout_or(a.timeout, a.timeout_s, 1000, 60_000)),
-            )?;
-            super::out_json_or_line(a.json, &s, launch::Started::line);
-            Ok(())
-        }
+        AgentAction::Start(a) => start(tmux, &a),
         AgentAction::Send {
             name,
             msg,
             project,
             permission_mode,
             json,
-        } => {
-            let text = read_message(&msg)?;
-            let sent = deliver::send(
-                tmux,
-                &name,
-                &text,
-                &ask::caller_project(project.as_deref())?,
-                permission_mode.as_deref(),
-            )?;
-            super::out_json_or_line(json, &sent, |s| {
-                format!("sent to {} ({} bytes), submitted", s.name, s.bytes)
-            });
-            Ok(())
-        }
+        } => send(
+            tmux,
+            &name,
+            &msg,
+            project.as_deref(),
+            permission_mode.as_deref(),
+            json,
+        ),
         AgentAction::Wait {
             name,
             timeout,
@@ -96,8 +133,10 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
             json,
         } => {
             let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, turns::DEFAULT_WAIT_MS);
-            let r = turns::wait(tmux, &name, Duration::from_millis(wait))?;
-            print_reply(&r, json)
+            print_reply(
+                &turns::wait(tmux, &name, Duration::from_millis(wait))?,
+                json,
+            )
         }
         AgentAction::Reply { name, json } => print_reply(&turns::reply(tmux, &name)?, json),
         AgentAction::Ask {
@@ -111,27 +150,15 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
         } => {
             let text = read_message(&msg)?;
             let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, turns::DEFAULT_WAIT_MS);
-            let r = ask::ask(
-                tmux,
-                &ask::Request {
-                    target: &target,
-                    message: &text,
-                    project: project.as_deref(),
-                    permission_mode: permission_mode.as_deref(),
-                    timeout: Duration::from_millis(wait),
-                    progress: None,
-                },
-            );
-            match r {
-                Ok(r) => print_reply(&r, json),
-                // `--json`: how far the message got beside the error (`ask::Failed::to_json`;
-                // a forwarding caller reads it back). The line for people stays the error's.
-                Err(f) if json => {
-                    super::out_line(&f.to_json().to_string());
-                    Err(f.error.printed())
-                }
-                Err(f) => Err(f.error),
-            }
+            let req = ask::Request {
+                target: &target,
+                message: &text,
+                project: project.as_deref(),
+                permission_mode: permission_mode.as_deref(),
+                timeout: Duration::from_millis(wait),
+                progress: None,
+            };
+            ask(tmux, &req, json)
         }
         AgentAction::List { json } => list(tmux, json),
         AgentAction::Attach { name } => crate::bridge::attach::attach(tmux, &name),
@@ -139,11 +166,7 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
             name,
             confirm,
             json,
-        } => {
-            let st = crate::bridge::stop::stop_agent(tmux, &name, confirm)?;
-            super::out_json_or_line(json, &st, |st| st.line(&name));
-            Ok(())
-        }
+        } => stop(tmux, &name, confirm, json),
         AgentAction::Name { adapter, project } => {
             let name = crate::bridge::attach::name_for(&adapter, &project_dir(&project)?)?;
             super::out_line(&name);

@@ -174,59 +174,92 @@ impl Demo {
 }
 
 pub fn run(keep: bool) -> Result<(), Error> {
-    let dir = std::env::temp_dir().join(format!("tmuxmate-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    // This process's own state (the tmux version cache, the log) goes with the demo's
-    // directory too, not into the user's state directory.
-    crate::sys::state::use_dir_for_this_process(dir.join("state"));
-    let sock = dir.join("tmux.sock");
-    let mut tmux = Tmux::new(Socket::Path(sock.clone()));
-    tmux.isolate_env = true;
-    let bin = std::env::current_exe()?;
-    std::fs::write(dir.join("agent.sh"), AGENT_LOOP)?;
-    let mut d = Demo {
-        tmux,
-        dir: dir.clone(),
-        bin,
-        n: 0,
-        keep,
-    };
-    let agent_cmd = format!(
-        "sh '{}' '{}'",
-        dir.join("agent.sh").display(),
-        dir.display()
-    );
-    d.t(&[
-        "-f",
-        "/dev/null",
-        "new-session",
-        "-d",
-        "-s",
-        "demo",
-        "-n",
-        "agent",
-        "-x",
-        "120",
-        "-y",
-        "32",
-        &agent_cmd,
-    ])?;
-    let agent = d
-        .t(&["list-panes", "-t", "demo", "-F", "#{pane_id}"])?
-        .trim()
-        .to_string();
-    println!("tmuxmate demo: private tmux server at {}", sock.display());
-    println!(
-        "stand-in agent in pane {agent}; each turn it runs `tmuxmate turn --agent demo-agent`\n"
-    );
+    let mut d = Demo::new(keep)?;
+    let agent = d.start_agent()?;
+    let build = layout_turns(&mut d, &agent)?;
+    control(&d, &build)?;
+    watch(&mut d)?;
+    bridge_and_side(&mut d, &agent)?;
+    if keep {
+        let sock = d.dir.join("tmux.sock");
+        println!(
+            "\nThe demo server is still running. Attach with:\n  tmux -S '{}' attach\nStop it with:\n  tmux -S '{}' kill-server",
+            sock.display(),
+            sock.display()
+        );
+    }
+    Ok(())
+}
 
+impl Demo {
+    /// The demo's directory (its state, socket and stand-in loop) and its private server's
+    /// client, not started yet.
+    fn new(keep: bool) -> Result<Demo, Error> {
+        let dir = std::env::temp_dir().join(format!("tmuxmate-demo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        // This process's own state (the tmux version cache, the log) goes with the demo's
+        // directory too, not into the user's state directory.
+        crate::sys::state::use_dir_for_this_process(dir.join("state"));
+        let mut tmux = Tmux::new(Socket::Path(dir.join("tmux.sock")));
+        tmux.isolate_env = true;
+        let bin = std::env::current_exe()?;
+        std::fs::write(dir.join("agent.sh"), AGENT_LOOP)?;
+        Ok(Demo {
+            tmux,
+            dir,
+            bin,
+            n: 0,
+            keep,
+        })
+    }
+
+    /// Start the private server with the stand-in agent in its first pane; that pane's id.
+    fn start_agent(&self) -> Result<String, Error> {
+        let agent_cmd = format!(
+            "sh '{}' '{}'",
+            self.dir.join("agent.sh").display(),
+            self.dir.display()
+        );
+        self.t(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "demo",
+            "-n",
+            "agent",
+            "-x",
+            "120",
+            "-y",
+            "32",
+            &agent_cmd,
+        ])?;
+        let agent = self
+            .t(&["list-panes", "-t", "demo", "-F", "#{pane_id}"])?
+            .trim()
+            .to_string();
+        println!(
+            "tmuxmate demo: private tmux server at {}",
+            self.dir.join("tmux.sock").display()
+        );
+        println!(
+            "stand-in agent in pane {agent}; each turn it runs `tmuxmate turn --agent demo-agent`\n"
+        );
+        Ok(agent)
+    }
+}
+
+/// Turns around renames, a split, a resize, a focus move and a break-pane; the build
+/// pane's id.
+fn layout_turns(d: &mut Demo, agent: &str) -> Result<String, Error> {
     d.turn("first turn: the agent learns where it is")?;
     d.turn("second turn, nothing changed")?;
     // A name is data: `#` and quotes arrive as typed.
     d.tmux.run(&targs![
         "rename-window",
         "-t",
-        Arg::id(&agent),
+        Arg::id(agent),
         Arg::expanded("agent \"main\" #1 🚀")
     ])?;
     d.turn("after renaming the window")?;
@@ -235,7 +268,7 @@ pub fn run(keep: bool) -> Result<(), Error> {
         "-h",
         "-d",
         "-t",
-        &agent,
+        agent,
         "-P",
         "-F",
         "#{pane_id}",
@@ -243,25 +276,29 @@ pub fn run(keep: bool) -> Result<(), Error> {
     ])?;
     let build = build.trim().to_string();
     d.turn(&format!("after splitting a build pane {build} beside it"))?;
-    d.t(&["resize-window", "-t", &agent, "-x", "100", "-y", "28"])?;
+    d.t(&["resize-window", "-t", agent, "-x", "100", "-y", "28"])?;
     d.turn("after resizing the window (sizes are not part of the state)")?;
     d.t(&["select-pane", "-t", &build])?;
     d.turn("after moving focus to the build pane")?;
-    d.t(&["break-pane", "-d", "-s", &agent])?;
+    d.t(&["break-pane", "-d", "-s", agent])?;
     d.turn("after breaking the agent pane out into its own window")?;
     d.turn("and once more with nothing changed")?;
+    Ok(build)
+}
 
+/// The agent types into the build pane and reads its screen back.
+fn control(d: &Demo, build: &str) -> Result<(), Error> {
     println!("\n== control: the agent drives the build pane {build} and reads it back");
     let out = d.me(&[
         "send",
         "-t",
-        &build,
+        build,
         "--enter",
         "echo 'hello from the agent; $(not run)'",
     ])?;
     print!("{out}");
     let screen = wait_for(|| {
-        let t = d.me(&["capture", "-t", &build, "--json"]).ok()?;
+        let t = d.me(&["capture", "-t", build, "--json"]).ok()?;
         let v: serde_json::Value = serde_json::from_str(&t).ok()?;
         let text = v["text"].as_str()?.to_string();
         text.contains("hello from the agent; $(not run)\n")
@@ -270,7 +307,11 @@ pub fn run(keep: bool) -> Result<(), Error> {
     for l in screen.lines().filter(|l| !l.trim().is_empty()) {
         println!("    | {l}");
     }
+    Ok(())
+}
 
+/// A background job whose result is delivered at the next turn after it ends, once.
+fn watch(d: &mut Demo) -> Result<(), Error> {
     println!("\n== watch: a background job whose result arrives at the agent's next turn");
     let started = d.me(&[
         "watch",
@@ -291,23 +332,18 @@ pub fn run(keep: bool) -> Result<(), Error> {
         "all 42 tests passed",
     )?;
     d.turn("and not again")?;
-
-    bridge_and_side(&mut d, &agent)?;
-
-    if keep {
-        println!(
-            "\nThe demo server is still running. Attach with:\n  tmux -S '{}' attach\nStop it with:\n  tmux -S '{}' kill-server",
-            sock.display(),
-            sock.display()
-        );
-    }
     Ok(())
 }
 
 /// The bridge (a stand-in peer agent asked through its own tmux session), the digest of a
 /// transcript and the side chat's tools, whose note reaches the agent at its next turn.
 fn bridge_and_side(d: &mut Demo, agent: &str) -> Result<(), Error> {
-    use self::standin;
+    let project = bridge(d)?;
+    digest_and_side(d, agent, &project)
+}
+
+/// A stand-in peer started for a project and asked once; the project's directory.
+fn bridge(d: &Demo) -> Result<String, Error> {
     println!("\n== bridge: ask another agent CLI, running in its own tmux session");
     let peer = d.dir.join(standin::NAME);
     if std::fs::hard_link(&d.bin, &peer).is_err() {
@@ -355,10 +391,15 @@ fn bridge_and_side(d: &mut Demo, agent: &str) -> Result<(), Error> {
     for l in reply.trim_end().lines() {
         println!("    | {l}");
     }
+    Ok(project_s)
+}
 
+/// A transcript attached to the agent's pane, its digest, and the side chat's read and
+/// report, whose note the next turn brings.
+fn digest_and_side(d: &mut Demo, agent: &str, project_s: &str) -> Result<(), Error> {
     println!("\n== digest and side chat: a person asks about the agent's session");
     let transcript = d.dir.join("transcript.jsonl");
-    std::fs::write(&transcript, standin::transcript(&project_s))?;
+    std::fs::write(&transcript, standin::transcript(project_s))?;
     let t = transcript.display().to_string();
     d.me(&[
         "digest",

@@ -343,100 +343,10 @@ pub fn fold_line(st: &mut State, d: &mut Digest, line: &[u8]) -> Result<(), serd
     let l: Line = serde_json::from_slice(line)?;
     let t = l.timestamp.as_deref().and_then(parse_rfc3339);
     match l.ty.as_deref().unwrap_or("") {
-        "user" => {
-            if l.is_sidechain.0 {
-                return Ok(());
-            }
-            if l.interrupted.0.is_some() {
-                d.mark_interrupted(t);
-            }
-            let Some(m) = l.message.0 else {
-                return Ok(());
-            };
-            let scaffolding = l.is_meta.0 || l.is_compact_summary.0;
-            match m.content {
-                Content::Text(s) if !scaffolding => user_text(st, d, &s, t),
-                Content::Blocks(blocks) => {
-                    let mut prompt = String::new();
-                    let mut results = false;
-                    for b in &blocks {
-                        match b.ty.as_deref() {
-                            Some("tool_result") => {
-                                results = true;
-                                tool_result(st, d, b, l.tool_use_result.0.as_ref(), t);
-                            }
-                            Some("text") => {
-                                if let Some(s) = b.text.as_deref() {
-                                    if !prompt.is_empty() {
-                                        prompt.push('\n');
-                                    }
-                                    prompt.push_str(s);
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                    if results {
-                        if prompt
-                            .trim_start()
-                            .starts_with("[Request interrupted by user")
-                        {
-                            d.mark_interrupted(t);
-                        }
-                    } else if !scaffolding {
-                        user_text(st, d, &prompt, t);
-                    }
-                }
-                _ => d.touch(t),
-            }
-        }
-        "assistant" => {
-            if l.is_sidechain.0 {
-                return Ok(());
-            }
-            let Some(m) = l.message.0 else {
-                return Ok(());
-            };
-            if !d.is_open() {
-                // A reply without a prompt line: a slash command's turn, or a turn that a
-                // Stop hook continued.
-                let p = st.pending_command.take();
-                d.begin_turn(p.as_deref(), t);
-            }
-            let id = m.id.as_deref();
-            if id.is_none() || id != st.last_message_id.as_deref() {
-                d.step(t);
-                st.last_message_id = id.map(str::to_string);
-            }
-            if let Some(model) = m.model.as_deref() {
-                d.set_model(model);
-            }
-            let mut tools = false;
-            if let Content::Blocks(blocks) = &m.content {
-                for b in blocks {
-                    match b.ty.as_deref() {
-                        Some("text") => {
-                            let text = b.text.as_deref().unwrap_or("");
-                            if l.is_api_error.0 {
-                                d.error(text, t);
-                            } else {
-                                d.assistant_text(text, t);
-                            }
-                        }
-                        Some("tool_use" | "server_tool_use") => {
-                            tools = true;
-                            tool_use(st, d, b, t);
-                        }
-                        _ => d.touch(t),
-                    }
-                }
-            }
-            if !tools
-                && m.stop_reason
-                    .as_deref()
-                    .is_some_and(|r| TERMINAL.contains(&r))
-            {
-                d.end_turn("completed", t);
+        "user" => user_line(st, d, l, t),
+        "assistant" if !l.is_sidechain.0 => {
+            if let Some(m) = l.message.0 {
+                assistant_message(st, d, &m, l.is_api_error.0, t);
             }
         }
         "system" => match l.subtype.as_deref().unwrap_or("") {
@@ -464,6 +374,104 @@ pub fn fold_line(st: &mut State, d: &mut Digest, line: &[u8]) -> Result<(), serd
         _ => {}
     }
     Ok(())
+}
+
+/// A `user` line: a prompt (text, or text blocks), or the results of tool calls.
+/// Sidechain lines are skipped; injected and compaction-summary lines are not prompts.
+fn user_line(st: &mut State, d: &mut Digest, l: Line, t: Option<u64>) {
+    if l.is_sidechain.0 {
+        return;
+    }
+    if l.interrupted.0.is_some() {
+        d.mark_interrupted(t);
+    }
+    let Some(m) = l.message.0 else {
+        return;
+    };
+    let scaffolding = l.is_meta.0 || l.is_compact_summary.0;
+    match m.content {
+        Content::Text(s) if !scaffolding => user_text(st, d, &s, t),
+        Content::Blocks(blocks) => {
+            let mut results = false;
+            for b in blocks.iter().filter(|b| b.ty.is("tool_result")) {
+                results = true;
+                tool_result(st, d, b, l.tool_use_result.0.as_ref(), t);
+            }
+            let prompt = block_text(&blocks);
+            if results {
+                if is_interrupt(&prompt) {
+                    d.mark_interrupted(t);
+                }
+            } else if !scaffolding {
+                user_text(st, d, &prompt, t);
+            }
+        }
+        _ => d.touch(t),
+    }
+}
+
+/// The text blocks of a message, one per line.
+fn block_text(blocks: &[Block]) -> String {
+    let text: Vec<&str> = blocks
+        .iter()
+        .filter(|b| b.ty.is("text"))
+        .filter_map(|b| b.text.as_deref())
+        .collect();
+    text.join("\n")
+}
+
+/// The notice Claude writes when the user interrupts a turn.
+fn is_interrupt(text: &str) -> bool {
+    text.trim_start()
+        .starts_with("[Request interrupted by user")
+}
+
+/// One `assistant` line (one content block of an API response): a step per distinct
+/// `message.id`, its text or tool use, and the end of the turn for a terminal
+/// `stop_reason` without tool use (versions without `turn_duration`).
+fn assistant_message(st: &mut State, d: &mut Digest, m: &Message, api_error: bool, t: Option<u64>) {
+    if !d.is_open() {
+        // A reply without a prompt line: a slash command's turn, or a turn that a
+        // Stop hook continued.
+        let p = st.pending_command.take();
+        d.begin_turn(p.as_deref(), t);
+    }
+    let id = m.id.as_deref();
+    if id.is_none() || id != st.last_message_id.as_deref() {
+        d.step(t);
+        st.last_message_id = id.map(str::to_string);
+    }
+    if let Some(model) = m.model.as_deref() {
+        d.set_model(model);
+    }
+    let mut tools = false;
+    if let Content::Blocks(blocks) = &m.content {
+        for b in blocks {
+            match b.ty.as_deref() {
+                Some("text") => {
+                    let text = b.text.as_deref().unwrap_or("");
+                    if api_error {
+                        d.error(text, t);
+                    } else {
+                        d.assistant_text(text, t);
+                    }
+                }
+                Some("tool_use" | "server_tool_use") => {
+                    tools = true;
+                    tool_use(st, d, b, t);
+                }
+                _ => d.touch(t),
+            }
+        }
+    }
+    if ends_turn(m.stop_reason.as_deref(), tools) {
+        d.end_turn("completed", t);
+    }
+}
+
+/// A terminal `stop_reason` on a line without tool use ends the turn.
+fn ends_turn(stop_reason: Option<&str>, tools: bool) -> bool {
+    !tools && stop_reason.is_some_and(|r| TERMINAL.contains(&r))
 }
 
 #[cfg(test)]
@@ -539,5 +547,32 @@ mod tests {
             Some("/review src")
         );
         assert_eq!(d.model.as_deref(), Some("claude-x"));
+    }
+
+    fn blocks(json: &str) -> Vec<Block<'_>> {
+        match serde_json::from_str::<Content>(json).unwrap() {
+            Content::Blocks(b) => b,
+            _ => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_prompt_is_its_text_blocks_and_an_interrupt_is_a_notice() {
+        let b = blocks(
+            r#"[{"type":"text","text":"a"},{"type":"tool_result","content":"r"},{"type":"text","text":"b"},{"type":"text"}]"#,
+        );
+        assert_eq!(block_text(&b), "a\nb");
+        assert_eq!(block_text(&[]), "");
+        assert!(is_interrupt("  [Request interrupted by user for tool use]"));
+        assert!(!is_interrupt("please [Request interrupted by user]"));
+    }
+
+    #[test]
+    fn only_a_terminal_stop_without_tool_use_ends_a_turn() {
+        assert!(ends_turn(Some("end_turn"), false));
+        assert!(ends_turn(Some("max_tokens"), false));
+        assert!(!ends_turn(Some("end_turn"), true));
+        assert!(!ends_turn(Some("tool_use"), false));
+        assert!(!ends_turn(None, false));
     }
 }

@@ -198,13 +198,14 @@ fn output_exit_code(out: &str) -> Option<f64> {
     None
 }
 
+/// Fold one rollout line: `event_msg` and `response_item` payloads each by their own
+/// function; unknown kinds are ignored.
 pub fn fold_line(st: &mut State, d: &mut Digest, line: &[u8]) -> Result<(), serde_json::Error> {
     let l: Line = serde_json::from_slice(line)?;
     let t = l.timestamp.as_deref().and_then(parse_rfc3339);
     let Some(p) = l.payload.0 else {
         return Ok(());
     };
-    let pty = p.ty.as_deref().unwrap_or("");
     match l.ty.as_deref().unwrap_or("") {
         "turn_context" => {
             if let Some(m) = p.model.as_deref() {
@@ -212,135 +213,164 @@ pub fn fold_line(st: &mut State, d: &mut Digest, line: &[u8]) -> Result<(), serd
             }
         }
         "compacted" => d.compaction(t),
-        "event_msg" => match pty {
-            "task_started" => d.begin_turn(None, p.started_at.0.and_then(from_number).or(t)),
-            "task_complete" => {
-                if let Some(m) = p.last_agent_message.as_deref() {
-                    d.assistant_text(m, t);
-                }
-                d.end_turn("completed", t);
-            }
-            "turn_aborted" => {
-                let r = p.reason.as_deref().unwrap_or("aborted");
-                d.end_turn(
-                    if r == "interrupted" {
-                        "interrupted"
-                    } else {
-                        "aborted"
-                    },
-                    t,
-                );
-            }
-            "user_message" => prompt(d, p.message.as_deref().unwrap_or(""), t),
-            "agent_message" => d.assistant_text(p.message.as_deref().unwrap_or(""), t),
-            "exec_command_end" => match p.exit_code.0 {
-                Some(c) if c != 0.0 => {
-                    let text = if p.stderr.0.trim().is_empty() {
-                        &p.aggregated_output.0
-                    } else {
-                        &p.stderr.0
-                    };
-                    failed(st, d, p.call_id.as_deref(), text, Some(c), t);
-                }
-                _ => d.touch(t),
-            },
-            "item_completed" => {
-                let Some(item) = p.item.0 else {
-                    return Ok(());
-                };
-                match item.ty.as_deref().unwrap_or("") {
-                    "UserMessage" => prompt(d, &item.content.0, t),
-                    "AgentMessage" => d.assistant_text(&item.content.0, t),
-                    "CommandExecution" => match item.exit_code.0 {
-                        Some(c) if c != 0.0 => failed(
-                            st,
-                            d,
-                            item.id.as_deref(),
-                            &item.aggregated_output.0,
-                            Some(c),
-                            t,
-                        ),
-                        _ => d.touch(t),
-                    },
-                    _ => d.touch(t),
-                }
-                let _ = item.command;
-            }
-            "thread_settings_applied" => {
-                if let Some(m) = p
-                    .thread_settings
-                    .0
-                    .as_ref()
-                    .and_then(|s| s.model.as_deref())
-                {
-                    d.set_model(m);
-                }
-            }
-            "context_compacted" => d.compaction(t),
-            "error" | "stream_error" => d.error(p.message.as_deref().unwrap_or(""), t),
-            _ => {}
-        },
-        "response_item" => match pty {
-            "message" => match p.role.as_deref() {
-                Some("user") => prompt(d, &p.content.0, t),
-                Some("assistant") => {
-                    d.step(t);
-                    d.assistant_text(&p.content.0, t);
-                }
-                _ => {}
-            },
-            "function_call" | "custom_tool_call" => {
-                d.step(t);
-                let name = p.name.as_deref().unwrap_or("tool");
-                let args = p.arguments.as_deref().or(p.input.as_deref()).unwrap_or("");
-                let (summary, _) = summarize_str(name, args);
-                d.tool_call(name, &summary, p.call_id.as_deref(), t);
-                if name == "update_plan"
-                    && let Ok(plan) = serde_json::from_str::<Plan>(args)
-                {
-                    d.set_todos(plan.plan.0.iter().filter_map(|s| {
-                        Some((s.step.as_deref()?, s.status.as_deref().unwrap_or("pending")))
-                    }));
-                }
-            }
-            "local_shell_call" => {
-                d.step(t);
-                let cmd = p
-                    .action
-                    .as_ref()
-                    .map(|a| super::tools::summarize("shell", a))
-                    .unwrap_or_default();
-                d.tool_call("shell", &cmd, p.call_id.as_deref(), t);
-            }
-            "web_search_call" => {
-                d.step(t);
-                let q = p
-                    .action
-                    .as_ref()
-                    .and_then(|a| a.get("query"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                d.tool_call("web_search", q, None, t);
-            }
-            "function_call_output" | "custom_tool_call_output" => {
-                match output_exit_code(&p.output.0) {
-                    Some(c) if c != 0.0 => {
-                        let body = p
-                            .output
-                            .0
-                            .split_once("Output:")
-                            .map(|(_, b)| b)
-                            .unwrap_or(&p.output.0);
-                        failed(st, d, p.call_id.as_deref(), body, Some(c), t);
-                    }
-                    _ => d.touch(t),
-                }
-            }
-            _ => d.touch(t),
-        },
+        "event_msg" => event_msg(st, d, &p, t),
+        "response_item" => response_item(st, d, &p, t),
         _ => {}
     }
     Ok(())
+}
+
+/// The event stream: turn boundaries, prompts and replies, command ends, settings.
+fn event_msg(st: &mut State, d: &mut Digest, p: &Payload, t: Option<u64>) {
+    match p.ty.as_deref().unwrap_or("") {
+        "task_started" => d.begin_turn(None, p.started_at.0.and_then(from_number).or(t)),
+        "task_complete" => {
+            if let Some(m) = p.last_agent_message.as_deref() {
+                d.assistant_text(m, t);
+            }
+            d.end_turn("completed", t);
+        }
+        "turn_aborted" => d.end_turn(abort_outcome(p.reason.as_deref()), t),
+        "user_message" => prompt(d, p.message.as_deref().unwrap_or(""), t),
+        "agent_message" => d.assistant_text(p.message.as_deref().unwrap_or(""), t),
+        "exec_command_end" => match p.exit_code.0 {
+            Some(c) if c != 0.0 => failed(
+                st,
+                d,
+                p.call_id.as_deref(),
+                exec_failure_text(p),
+                Some(c),
+                t,
+            ),
+            _ => d.touch(t),
+        },
+        "item_completed" => {
+            if let Some(item) = p.item.0.as_ref() {
+                item_completed(st, d, item, t);
+            }
+        }
+        "thread_settings_applied" => {
+            if let Some(m) = p
+                .thread_settings
+                .0
+                .as_ref()
+                .and_then(|s| s.model.as_deref())
+            {
+                d.set_model(m);
+            }
+        }
+        "context_compacted" => d.compaction(t),
+        "error" | "stream_error" => d.error(p.message.as_deref().unwrap_or(""), t),
+        _ => {}
+    }
+}
+
+/// `interrupted` when the reason says so, else `aborted`.
+fn abort_outcome(reason: Option<&str>) -> &'static str {
+    if reason == Some("interrupted") {
+        "interrupted"
+    } else {
+        "aborted"
+    }
+}
+
+/// A failed command's words: its stderr, else its whole output.
+fn exec_failure_text<'p>(p: &'p Payload) -> &'p str {
+    if p.stderr.0.trim().is_empty() {
+        &p.aggregated_output.0
+    } else {
+        &p.stderr.0
+    }
+}
+
+/// `item_completed`: the same prompt, reply or command end again, as an item.
+fn item_completed(st: &mut State, d: &mut Digest, item: &Item, t: Option<u64>) {
+    match item.ty.as_deref().unwrap_or("") {
+        "UserMessage" => prompt(d, &item.content.0, t),
+        "AgentMessage" => d.assistant_text(&item.content.0, t),
+        "CommandExecution" => match item.exit_code.0 {
+            Some(c) if c != 0.0 => failed(
+                st,
+                d,
+                item.id.as_deref(),
+                &item.aggregated_output.0,
+                Some(c),
+                t,
+            ),
+            _ => d.touch(t),
+        },
+        _ => d.touch(t),
+    }
+    let _ = &item.command;
+}
+
+/// The model's items: messages, tool calls and their outputs; each model item is a step.
+fn response_item(st: &mut State, d: &mut Digest, p: &Payload, t: Option<u64>) {
+    match p.ty.as_deref().unwrap_or("") {
+        "message" => match p.role.as_deref() {
+            Some("user") => prompt(d, &p.content.0, t),
+            Some("assistant") => {
+                d.step(t);
+                d.assistant_text(&p.content.0, t);
+            }
+            _ => {}
+        },
+        "function_call" | "custom_tool_call" => function_call(d, p, t),
+        "local_shell_call" => {
+            d.step(t);
+            let cmd = p
+                .action
+                .as_ref()
+                .map(|a| super::tools::summarize("shell", a))
+                .unwrap_or_default();
+            d.tool_call("shell", &cmd, p.call_id.as_deref(), t);
+        }
+        "web_search_call" => {
+            d.step(t);
+            let q = p
+                .action
+                .as_ref()
+                .and_then(|a| a.get("query"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            d.tool_call("web_search", q, None, t);
+        }
+        "function_call_output" | "custom_tool_call_output" => match output_exit_code(&p.output.0) {
+            Some(c) if c != 0.0 => failed(
+                st,
+                d,
+                p.call_id.as_deref(),
+                output_body(&p.output.0),
+                Some(c),
+                t,
+            ),
+            _ => d.touch(t),
+        },
+        _ => d.touch(t),
+    }
+}
+
+/// A function call; `update_plan`'s arguments are also the whole checklist.
+fn function_call(d: &mut Digest, p: &Payload, t: Option<u64>) {
+    d.step(t);
+    let name = p.name.as_deref().unwrap_or("tool");
+    let args = p.arguments.as_deref().or(p.input.as_deref()).unwrap_or("");
+    let (summary, _) = summarize_str(name, args);
+    d.tool_call(name, &summary, p.call_id.as_deref(), t);
+    if name == "update_plan"
+        && let Ok(plan) = serde_json::from_str::<Plan>(args)
+    {
+        d.set_todos(
+            plan.plan.0.iter().filter_map(|s| {
+                Some((s.step.as_deref()?, s.status.as_deref().unwrap_or("pending")))
+            }),
+        );
+    }
+}
+
+/// A call output's body: what follows `Output:`, else all of it.
+fn output_body(out: &str) -> &str {
+    out.split_once("Output:").map(|(_, b)| b).unwrap_or(out)
 }
 
 #[cfg(test)]
@@ -374,5 +404,30 @@ mod tests {
         assert_eq!(d.turns[0].prompt.as_deref(), Some("fix it"));
         assert_eq!(d.turns[0].outcome, "interrupted");
         assert_eq!(d.counts.steps, 2);
+    }
+
+    #[test]
+    fn an_abort_is_interrupted_only_when_it_says_so() {
+        assert_eq!(abort_outcome(Some("interrupted")), "interrupted");
+        assert_eq!(abort_outcome(Some("replaced")), "aborted");
+        assert_eq!(abort_outcome(None), "aborted");
+    }
+
+    #[test]
+    fn failure_text_is_stderr_or_the_output_body() {
+        let p: Payload =
+            serde_json::from_str(r#"{"stderr":" ","aggregated_output":"all"}"#).unwrap();
+        assert_eq!(exec_failure_text(&p), "all");
+        let p: Payload =
+            serde_json::from_str(r#"{"stderr":"err","aggregated_output":"all"}"#).unwrap();
+        assert_eq!(exec_failure_text(&p), "err");
+        assert_eq!(
+            output_body("Process exited with code 1\nOutput:\nboom"),
+            "\nboom"
+        );
+        assert_eq!(output_body("just text"), "just text");
+        assert_eq!(output_exit_code("Process exited with code 2\n"), Some(2.0));
+        assert_eq!(output_exit_code(r#"{"exit_code": -1}"#), Some(-1.0));
+        assert_eq!(output_exit_code("fine"), None);
     }
 }

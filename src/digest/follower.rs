@@ -300,7 +300,7 @@ struct Follower<'a> {
     last_cache: Instant,
 }
 
-impl Follower<'_> {
+impl<'a> Follower<'a> {
     fn info_json(&mut self) -> String {
         self.info.heartbeat = state::now_ms();
         self.info.transcript = self.transcript.clone();
@@ -395,6 +395,70 @@ impl Follower<'_> {
         self.last_cache = Instant::now();
     }
 
+    fn new(
+        tmux: &'a Tmux,
+        socket: String,
+        pane: &str,
+        transcript: String,
+        format: Option<Format>,
+        shown: &str,
+    ) -> Follower<'a> {
+        let fold =
+            load_cache(&socket, pane, &transcript, format).unwrap_or_else(|| Fold::new(format));
+        Follower {
+            tmux,
+            socket,
+            pane: pane.to_string(),
+            transcript,
+            fold,
+            info: FollowerInfo {
+                v: 1,
+                pid: std::process::id(),
+                started: state::now_ms(),
+                ..FollowerInfo::default()
+            },
+            shown: Some(shown.replace("##", "#")),
+            last_push: None,
+            cache_dirty: false,
+            last_cache: Instant::now(),
+        }
+    }
+
+    /// The first beat (and push, when the status differs from the one shown). False
+    /// (logged) when the follower must exit: the call failed, or the pane is dead.
+    fn first_beat(&mut self) -> bool {
+        let first = if self.shown.as_deref() == Some(status_line(&self.fold.digest).as_str()) {
+            self.heartbeat()
+        } else {
+            self.push().and_then(|()| self.heartbeat())
+        };
+        match first {
+            Err(e) => {
+                state::log(&format!("digest follower {}: {e}; exiting", self.pane));
+                false
+            }
+            Ok(false) => {
+                state::log(&format!(
+                    "digest follower {}: the pane is dead (remain-on-exit); exiting",
+                    self.pane
+                ));
+                false
+            }
+            Ok(true) => true,
+        }
+    }
+
+    /// A tmux failure that ends the loop: forget the cache only when the pane (or its
+    /// server) is gone, not for a failed call.
+    fn exit_on(&self, e: &TmuxError) -> End {
+        state::log(&format!("digest follower {}: {e}; exiting", self.pane));
+        if pane_is_gone(e) {
+            End::Forget
+        } else {
+            End::Keep
+        }
+    }
+
     /// Switch to another transcript (a new session in the same pane).
     fn retarget(&mut self, want: Want) {
         self.save();
@@ -476,37 +540,85 @@ fn pane_options(tmux: &Tmux, pane: &str) -> Result<(String, Option<Format>, Stri
     Ok((transcript, format, status))
 }
 
-/// The follower loop (`tmuxmate digest follow -t %N`).
+/// The follower loop (`tmuxmate digest follow -t %N`): setup (the lock, the pane's
+/// options, the wake-ups, the first beat), `follow`, then `finish`.
 pub fn run(tmux: &Tmux, pane: &str) -> Result<(), String> {
     if !valid_pane_id(pane) {
         return Err(format!("refused: {pane:?} is not a pane id like %3"));
     }
     let socket = socket_path(tmux).map_err(|e| e.to_string())?;
-    let lp = lock_path(&socket, pane);
+    let Some(_lock) = lock(&socket, pane)? else {
+        return Ok(()); // another follower serves this pane
+    };
+    let Some((transcript, format, shown)) = read_pane(tmux, pane) else {
+        return Ok(());
+    };
+    let (rx, mut wake) = wakeups(&socket, pane)?;
+    let mut fl = Follower::new(tmux, socket, pane, transcript, format, &shown);
+    state::log(&format!(
+        "digest follower {pane} started for {} at offset {}",
+        fl.transcript, fl.fold.offset
+    ));
+    wake.rewatch(&fl.transcript);
+    fl.fold();
+    let beat = heartbeat_every();
+    if !fl.first_beat() {
+        fl.save();
+        return Ok(());
+    }
+    let end = follow(&mut fl, &rx, &mut wake, beat);
+    finish(&mut fl, &wake, end);
+    Ok(())
+}
+
+/// The pane's lock, or `None` when another follower holds it.
+fn lock(socket: &str, pane: &str) -> Result<Option<nix::fcntl::Flock<std::fs::File>>, String> {
     let f = state::open_private(
-        &lp,
+        &lock_path(socket, pane),
         OpenOptions::new().create(true).truncate(false).write(true),
     )
     .map_err(|e| e.to_string())?;
-    let _lock = match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
-        Ok(l) => l,
-        Err(_) => return Ok(()), // another follower serves this pane
-    };
+    Ok(nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock).ok())
+}
+
+/// The pane's transcript, format and status, or `None` (logged) when there is nothing
+/// to follow.
+fn read_pane(tmux: &Tmux, pane: &str) -> Option<(String, Option<Format>, String)> {
     let (transcript, format, shown) = match pane_options(tmux, pane) {
         Ok(v) => v,
         Err(e) => {
             state::log(&format!(
                 "digest follower {pane}: pane unreadable, exiting: {e}"
             ));
-            return Ok(());
+            return None;
         }
     };
     if transcript.is_empty() {
         state::log(&format!(
             "digest follower {pane}: no {OPT_TRANSCRIPT}, exiting"
         ));
-        return Ok(());
+        return None;
     }
+    Some((transcript, format, shown))
+}
+
+/// What wakes the loop, all on one channel: signals, and file notifications for the
+/// digest directory (the want file) and the transcript's directory.
+struct Wake {
+    watcher: notify::RecommendedWatcher,
+    /// The directory watched for the transcript (it, or its nearest existing ancestor).
+    watched: Option<PathBuf>,
+    /// The pane's want file (`ensure_follower`'s latest request).
+    want: PathBuf,
+}
+
+impl Wake {
+    fn rewatch(&mut self, transcript: &str) {
+        rewatch(&mut self.watcher, transcript, &mut self.watched);
+    }
+}
+
+fn wakeups(socket: &str, pane: &str) -> Result<(mpsc::Receiver<Msg>, Wake), String> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let stx = tx.clone();
     let mut signals = signal_hook::iterator::Signals::new([
@@ -525,161 +637,237 @@ pub fn run(tmux: &Tmux, pane: &str) -> Result<(), String> {
         let _ = ftx.send(Msg::Fs(r));
     })
     .map_err(|e| e.to_string())?;
-    let wp = want_path(&socket, pane);
     let _ = notify::Watcher::watch(&mut watcher, &dir(), notify::RecursiveMode::NonRecursive);
+    let wake = Wake {
+        watcher,
+        watched: None,
+        want: want_path(socket, pane),
+    };
+    Ok((rx, wake))
+}
 
-    let fold = load_cache(&socket, pane, &transcript, format).unwrap_or_else(|| Fold::new(format));
-    let mut fl = Follower {
-        tmux,
-        socket: socket.clone(),
-        pane: pane.to_string(),
-        transcript,
-        fold,
-        info: FollowerInfo {
-            v: 1,
-            pid: std::process::id(),
-            started: state::now_ms(),
-            ..FollowerInfo::default()
-        },
-        shown: Some(shown.replace("##", "#")),
-        last_push: None,
-        cache_dirty: false,
-        last_cache: Instant::now(),
+/// How the loop ended: keep the cache for a restart, or forget it with the want file
+/// (the pane or its server is gone for good: nothing will resume from these).
+#[derive(Debug, PartialEq)]
+enum End {
+    Keep,
+    Forget,
+}
+
+/// What one wake-up (and all queued behind it) brought.
+#[derive(Debug, Default, PartialEq)]
+struct Woke {
+    stop: bool,
+    /// The transcript may have changed: fold.
+    changed: bool,
+}
+
+/// When the loop acts next.
+struct Schedule {
+    beat: Duration,
+    next_beat: Instant,
+    /// A status push waiting for `MIN_PUSH` since the last one.
+    push_at: Option<Instant>,
+}
+
+/// The loop: sleep until the next wake-up or due time, then fold, push, beat and save
+/// as due.
+fn follow(fl: &mut Follower, rx: &mpsc::Receiver<Msg>, wake: &mut Wake, beat: Duration) -> End {
+    let mut s = Schedule {
+        beat,
+        next_beat: Instant::now() + beat,
+        push_at: None,
     };
-    state::log(&format!(
-        "digest follower {pane} started for {} at offset {}",
-        fl.transcript, fl.fold.offset
-    ));
-    let mut watched: Option<PathBuf> = None;
-    rewatch(&mut watcher, &fl.transcript, &mut watched);
-    fl.fold();
-    let beat = heartbeat_every();
-    let first = if fl.shown.as_deref() == Some(status_line(&fl.fold.digest).as_str()) {
-        fl.heartbeat()
-    } else {
-        fl.push().and_then(|()| fl.heartbeat())
-    };
-    match first {
-        Err(e) => {
-            state::log(&format!("digest follower {pane}: {e}; exiting"));
-            fl.save();
-            return Ok(());
-        }
-        Ok(false) => {
-            state::log(&format!(
-                "digest follower {pane}: the pane is dead (remain-on-exit); exiting"
-            ));
-            fl.save();
-            return Ok(());
-        }
-        Ok(true) => {}
-    }
-    let mut next_beat = Instant::now() + beat;
-    let mut push_at: Option<Instant> = None;
-    let mut pane_gone = false;
     loop {
-        let now = Instant::now();
-        let mut due = next_beat;
-        if let Some(p) = push_at {
-            due = due.min(p);
+        let cache_due = fl.cache_dirty.then(|| fl.last_cache + CACHE_EVERY);
+        let due = next_due(s.next_beat, s.push_at, cache_due);
+        let first = rx.recv_timeout(due.saturating_duration_since(Instant::now()));
+        let woke = drain(first, rx, fl, wake);
+        if woke.stop {
+            return End::Keep;
         }
-        if fl.cache_dirty {
-            due = due.min(fl.last_cache + CACHE_EVERY);
-        }
-        let mut changed = false;
-        let mut stop = false;
-        let mut msg = rx.recv_timeout(due.saturating_duration_since(now));
-        loop {
-            match msg {
-                Ok(Msg::Stop) => stop = true,
-                Ok(Msg::Fs(Ok(ev))) => {
-                    if ev.paths.iter().any(|p| p == &wp)
-                        && let Some(w) = std::fs::read(&wp)
-                            .ok()
-                            .and_then(|d| serde_json::from_slice::<Want>(&d).ok())
-                            .filter(|w| w.transcript != fl.transcript || w.format != fl.fold.format)
-                    {
-                        fl.retarget(w);
-                        rewatch(&mut watcher, &fl.transcript, &mut watched);
-                        changed = true;
-                    }
-                    let name = Path::new(&fl.transcript).file_name();
-                    if ev.paths.iter().any(|p| p != &wp && p.file_name() == name) {
-                        changed = true;
-                    }
-                    if watched.as_deref() != Path::new(&fl.transcript).parent() {
-                        // Watching an ancestor: a directory on the way may have appeared.
-                        rewatch(&mut watcher, &fl.transcript, &mut watched);
-                        changed = true;
-                    }
-                }
-                Ok(Msg::Fs(Err(_))) => changed = true,
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => stop = true,
-            }
-            // Drain what else is queued: one fold for a burst of writes.
-            msg = match rx.try_recv() {
-                Ok(m) => Ok(m),
-                Err(_) => break,
-            };
-        }
-        if stop {
-            break;
-        }
-        if changed
+        if woke.changed
             && fl.fold()
             && status_line(&fl.fold.digest) != fl.shown.clone().unwrap_or_default()
         {
-            let earliest = fl.last_push.map_or(Instant::now(), |t| t + MIN_PUSH);
-            push_at.get_or_insert(earliest);
+            s.push_at
+                .get_or_insert(push_time(fl.last_push, Instant::now()));
         }
         let now = Instant::now();
-        if push_at.is_some_and(|p| p <= now) {
-            push_at = None;
+        if s.push_at.is_some_and(|p| p <= now) {
+            s.push_at = None;
             if let Err(e) = fl.push()
                 && gone(&e)
             {
-                state::log(&format!("digest follower {pane}: {e}; exiting"));
-                pane_gone = pane_is_gone(&e);
-                break;
+                return fl.exit_on(&e);
             }
         }
-        if now >= next_beat {
-            next_beat = now + beat;
-            // A missed notification (the directory appeared later) is caught here.
-            rewatch(&mut watcher, &fl.transcript, &mut watched);
-            if fl.fold() {
-                let earliest = fl.last_push.map_or(now, |t| t + MIN_PUSH);
-                push_at.get_or_insert(earliest);
-            }
-            match fl.heartbeat() {
-                Err(e) if gone(&e) => {
-                    state::log(&format!("digest follower {pane}: {e}; exiting"));
-                    pane_gone = pane_is_gone(&e);
-                    break;
-                }
-                Ok(false) => {
-                    // Its process ended and tmux keeps the pane only to show it: no agent
-                    // writes to this transcript from here (a respawn starts a new follower).
-                    state::log(&format!(
-                        "digest follower {pane}: the pane is dead (remain-on-exit); exiting"
-                    ));
-                    break;
-                }
-                _ => {}
-            }
+        if now >= s.next_beat
+            && let Some(end) = beat_step(fl, wake, &mut s, now)
+        {
+            return end;
         }
         if fl.cache_dirty && fl.last_cache.elapsed() >= CACHE_EVERY {
             fl.save();
         }
     }
-    if pane_gone {
-        // The pane (or its server) is gone for good: nothing will resume from these.
-        let _ = std::fs::remove_file(cache_path(&socket, pane));
-        let _ = std::fs::remove_file(&wp);
-    } else {
-        fl.save();
+}
+
+/// The earliest of the next beat, a waiting push and a due cache write.
+fn next_due(next_beat: Instant, push_at: Option<Instant>, cache_due: Option<Instant>) -> Instant {
+    [push_at, cache_due]
+        .into_iter()
+        .flatten()
+        .fold(next_beat, Instant::min)
+}
+
+/// A push is due `MIN_PUSH` after the last one, or now when there was none.
+fn push_time(last_push: Option<Instant>, now: Instant) -> Instant {
+    last_push.map_or(now, |t| t + MIN_PUSH)
+}
+
+/// Handle `first` and every message queued behind it: one fold for a burst of writes.
+fn drain(
+    mut msg: Result<Msg, mpsc::RecvTimeoutError>,
+    rx: &mpsc::Receiver<Msg>,
+    fl: &mut Follower,
+    wake: &mut Wake,
+) -> Woke {
+    let mut w = Woke::default();
+    loop {
+        match msg {
+            Ok(Msg::Stop) => w.stop = true,
+            Ok(Msg::Fs(Ok(ev))) => w.changed |= on_fs_event(fl, wake, &ev.paths),
+            Ok(Msg::Fs(Err(_))) => w.changed = true,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => w.stop = true,
+        }
+        msg = match rx.try_recv() {
+            Ok(m) => Ok(m),
+            Err(_) => return w,
+        };
     }
-    state::log(&format!("digest follower {pane} exiting"));
-    Ok(())
+}
+
+/// One file notification: a new want retargets the follower; an event on the
+/// transcript's name, or a directory appearing on the way to it, means fold.
+fn on_fs_event(fl: &mut Follower, wake: &mut Wake, paths: &[PathBuf]) -> bool {
+    let mut changed = false;
+    if paths.iter().any(|p| p == &wake.want)
+        && let Some(w) = std::fs::read(&wake.want)
+            .ok()
+            .and_then(|d| serde_json::from_slice::<Want>(&d).ok())
+            .filter(|w| w.transcript != fl.transcript || w.format != fl.fold.format)
+    {
+        fl.retarget(w);
+        wake.rewatch(&fl.transcript);
+        changed = true;
+    }
+    if names_transcript(paths, &wake.want, &fl.transcript) {
+        changed = true;
+    }
+    if wake.watched.as_deref() != Path::new(&fl.transcript).parent() {
+        // Watching an ancestor: a directory on the way may have appeared.
+        wake.rewatch(&fl.transcript);
+        changed = true;
+    }
+    changed
+}
+
+/// Does an event name the transcript (by file name, in whichever directory is watched),
+/// the want file aside?
+fn names_transcript(paths: &[PathBuf], want: &Path, transcript: &str) -> bool {
+    let name = Path::new(transcript).file_name();
+    paths.iter().any(|p| p != want && p.file_name() == name)
+}
+
+/// The heartbeat: catch a missed notification, fold, beat; `Some` when the loop ends.
+fn beat_step(fl: &mut Follower, wake: &mut Wake, s: &mut Schedule, now: Instant) -> Option<End> {
+    s.next_beat = now + s.beat;
+    // A missed notification (the directory appeared later) is caught here.
+    wake.rewatch(&fl.transcript);
+    if fl.fold() {
+        s.push_at.get_or_insert(push_time(fl.last_push, now));
+    }
+    match fl.heartbeat() {
+        Err(e) if gone(&e) => Some(fl.exit_on(&e)),
+        Ok(false) => {
+            // Its process ended and tmux keeps the pane only to show it: no agent
+            // writes to this transcript from here (a respawn starts a new follower).
+            state::log(&format!(
+                "digest follower {}: the pane is dead (remain-on-exit); exiting",
+                fl.pane
+            ));
+            Some(End::Keep)
+        }
+        _ => None,
+    }
+}
+
+/// Save the cache, or forget it and the want file when the pane is gone for good.
+fn finish(fl: &mut Follower, wake: &Wake, end: End) {
+    match end {
+        End::Forget => {
+            let _ = std::fs::remove_file(cache_path(&fl.socket, &fl.pane));
+            let _ = std::fs::remove_file(&wake.want);
+        }
+        End::Keep => fl.save(),
+    }
+    state::log(&format!("digest follower {} exiting", fl.pane));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_loop_wakes_at_the_earliest_due_time() {
+        let t = Instant::now();
+        let s = Duration::from_secs;
+        assert_eq!(next_due(t + s(5), None, None), t + s(5));
+        assert_eq!(next_due(t + s(5), Some(t + s(1)), None), t + s(1));
+        assert_eq!(next_due(t + s(5), Some(t + s(3)), Some(t + s(2))), t + s(2));
+        assert_eq!(next_due(t + s(1), Some(t + s(3)), Some(t + s(2))), t + s(1));
+    }
+
+    #[test]
+    fn pushes_are_min_push_apart() {
+        let t = Instant::now();
+        assert_eq!(push_time(None, t), t);
+        assert_eq!(push_time(Some(t), t + MIN_PUSH * 4), t + MIN_PUSH);
+    }
+
+    #[test]
+    fn an_event_names_the_transcript_by_file_name_but_not_the_want_file() {
+        let want = Path::new("/s/digest/x.want.json");
+        let tr = "/home/p/session.jsonl";
+        let ev = |p: &[&str]| p.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert!(names_transcript(&ev(&["/home/p/session.jsonl"]), want, tr));
+        // A replaced file shows under the same name, wherever it was watched from.
+        assert!(names_transcript(&ev(&["/other/session.jsonl"]), want, tr));
+        assert!(!names_transcript(&ev(&["/home/p/other.jsonl"]), want, tr));
+        assert!(!names_transcript(&ev(&["/s/digest/x.want.json"]), want, tr));
+        assert!(!names_transcript(&[], want, tr));
+    }
+
+    #[test]
+    fn only_a_vanished_pane_or_server_forgets_the_cache() {
+        let argv = Vec::new;
+        let failed = |stderr: &str| TmuxError::Failed {
+            argv: argv(),
+            status: Some(1),
+            stderr: stderr.into(),
+        };
+        assert!(pane_is_gone(&failed("can't find pane: %3")));
+        assert!(pane_is_gone(&failed("no such pane")));
+        assert!(!pane_is_gone(&failed("server exited unexpectedly")));
+        let timeout = TmuxError::Timeout {
+            argv: argv(),
+            after: Duration::from_secs(1),
+        };
+        assert!(!pane_is_gone(&timeout));
+        // A timed-out call does not end the loop at all.
+        assert!(!gone(&timeout));
+        assert!(gone(&failed("anything")));
+    }
 }

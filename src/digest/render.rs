@@ -7,7 +7,7 @@
 //! unchanged digest renders to identical text; `render` is at most `MAX_RENDER` bytes and
 //! `status_line` at most `STATUS_CHARS` characters, cut visibly, never silently.
 
-use super::model::{Digest, MAX_TURNS, ToolCall, clip};
+use super::model::{Digest, FinishedTurn, MAX_TURNS, OpenTurn, ToolCall, clip};
 use super::time::{full, hhmm, hhmmss};
 
 pub const MAX_RENDER: usize = 24 * 1024;
@@ -35,120 +35,19 @@ fn tool_line(c: &ToolCall) -> String {
 }
 
 /// The full digest text. `turns` is how many finished turns to show (clamped 1..=60).
+/// Sections in a fixed order, each its own function: goal, session, now, todos, finished
+/// turns, recent tools (when idle), last error.
 pub fn render(d: &Digest, turns: usize) -> String {
     let turns = turns.clamp(1, MAX_TURNS);
     let mut s = String::new();
-    let c = &d.counts;
-    match (&d.goal, d.goal_source.as_deref()) {
-        (Some(g), Some("prompt")) => s.push_str(&format!("goal (the first prompt): {g}\n")),
-        (Some(g), Some("title")) => s.push_str(&format!("goal (the session title): {g}\n")),
-        (Some(g), _) => s.push_str(&format!("goal: {g}\n")),
-        (None, _) => s.push_str("goal: (none yet)\n"),
-    }
-    let mut facts = Vec::new();
-    if let Some(m) = &d.model {
-        facts.push(format!("model {m}"));
-    }
-    facts.push(format!(
-        "{} turns, {} steps, {} tool calls, {} errors, {} compactions",
-        c.turns, c.steps, c.tool_calls, c.errors, c.compactions
-    ));
-    if let Some(t) = d.last_activity {
-        facts.push(format!("last activity {}", full(t)));
-    }
-    s.push_str(&format!("session: {}\n", facts.join(" · ")));
-
+    s.push_str(&goal_line(d));
+    s.push_str(&session_line(d));
     match &d.open_turn {
-        Some(o) => {
-            s.push_str(&format!(
-                "now: turn {} running since {}, step {}, {} tool calls, {} failed\n",
-                o.n,
-                when(o.started),
-                o.steps,
-                o.tool_count,
-                o.error_count
-            ));
-            if let Some(p) = &o.prompt {
-                s.push_str(&format!("  prompt: {}\n", quote(p)));
-            }
-            if let Some(t) = &o.latest_text {
-                s.push_str(&format!("  latest reply: {}\n", quote(t)));
-            }
-            if !o.tools.is_empty() {
-                s.push_str("  recent tool calls (oldest first):\n");
-                for t in &o.tools {
-                    s.push_str(&format!("    {}\n", tool_line(t)));
-                }
-            }
-            if !o.failures.is_empty() {
-                s.push_str("  failures in this turn:\n");
-                for f in &o.failures {
-                    s.push_str(&format!(
-                        "    {} {}: {}\n",
-                        when(f.at),
-                        f.tool.as_deref().unwrap_or("error"),
-                        f.text
-                    ));
-                }
-            }
-        }
-        None => match d.turns.back() {
-            Some(t) => s.push_str(&format!(
-                "now: idle (turn {} {} at {})\n",
-                t.n,
-                t.outcome,
-                when(t.ended)
-            )),
-            None => s.push_str("now: no turn yet\n"),
-        },
+        Some(o) => open_turn(&mut s, o),
+        None => s.push_str(&idle_line(d)),
     }
-
-    if !d.todos.is_empty() {
-        let (done, total) = d.todo_progress();
-        s.push_str(&format!("todos ({done}/{total} done):\n"));
-        for t in &d.todos {
-            s.push_str(&format!("  {} {}\n", todo_mark(&t.status), t.text));
-        }
-    }
-
-    if !d.turns.is_empty() {
-        let shown = d.turns.len().min(turns);
-        let hidden = c
-            .turns
-            .saturating_sub(shown as u64 + u64::from(d.open_turn.is_some()));
-        s.push_str(&format!(
-            "finished turns (last {shown}{}):\n",
-            if hidden > 0 {
-                format!("; {hidden} earlier not shown")
-            } else {
-                String::new()
-            }
-        ));
-        for t in d.turns.iter().skip(d.turns.len() - shown) {
-            let span = match (t.started, t.ended) {
-                (Some(a), Some(b)) => format!("{}-{}", hhmm(a), hhmm(b)),
-                (None, Some(b)) => format!("-{}", hhmm(b)),
-                (Some(a), None) => format!("{}-", hhmm(a)),
-                (None, None) => "--:--".into(),
-            };
-            let mut line = format!(
-                "  #{} {span} {} · {} steps · {} tools",
-                t.n, t.outcome, t.steps, t.tools
-            );
-            if t.errors > 0 {
-                line.push_str(&format!(" · {} failed", t.errors));
-            }
-            if let Some(p) = &t.prompt {
-                line.push_str(&format!(" · {}", quote(p)));
-            }
-            if let Some(r) = &t.result {
-                line.push_str(&format!(" → {}", quote(r)));
-            }
-            s.push_str(&line);
-            s.push('\n');
-        }
-    }
-
+    todos(&mut s, d);
+    finished_turns(&mut s, d, turns);
     if d.open_turn.is_none() && !d.recent_tools.is_empty() {
         s.push_str("recent tool calls (oldest first):\n");
         for t in &d.recent_tools {
@@ -164,6 +63,148 @@ pub fn render(d: &Digest, turns: usize) -> String {
         ));
     }
     bound(s, MAX_RENDER)
+}
+
+/// `goal: ...`, saying where the goal came from.
+fn goal_line(d: &Digest) -> String {
+    match (&d.goal, d.goal_source.as_deref()) {
+        (Some(g), Some("prompt")) => format!("goal (the first prompt): {g}\n"),
+        (Some(g), Some("title")) => format!("goal (the session title): {g}\n"),
+        (Some(g), _) => format!("goal: {g}\n"),
+        (None, _) => "goal: (none yet)\n".into(),
+    }
+}
+
+/// `session: model · counts · last activity`.
+fn session_line(d: &Digest) -> String {
+    let c = &d.counts;
+    let mut facts = Vec::new();
+    if let Some(m) = &d.model {
+        facts.push(format!("model {m}"));
+    }
+    facts.push(format!(
+        "{} turns, {} steps, {} tool calls, {} errors, {} compactions",
+        c.turns, c.steps, c.tool_calls, c.errors, c.compactions
+    ));
+    if let Some(t) = d.last_activity {
+        facts.push(format!("last activity {}", full(t)));
+    }
+    format!("session: {}\n", facts.join(" · "))
+}
+
+/// `now:` for a running turn, with its prompt, latest reply, tools and failures.
+fn open_turn(s: &mut String, o: &OpenTurn) {
+    s.push_str(&format!(
+        "now: turn {} running since {}, step {}, {} tool calls, {} failed\n",
+        o.n,
+        when(o.started),
+        o.steps,
+        o.tool_count,
+        o.error_count
+    ));
+    if let Some(p) = &o.prompt {
+        s.push_str(&format!("  prompt: {}\n", quote(p)));
+    }
+    if let Some(t) = &o.latest_text {
+        s.push_str(&format!("  latest reply: {}\n", quote(t)));
+    }
+    if !o.tools.is_empty() {
+        s.push_str("  recent tool calls (oldest first):\n");
+        for t in &o.tools {
+            s.push_str(&format!("    {}\n", tool_line(t)));
+        }
+    }
+    if !o.failures.is_empty() {
+        s.push_str("  failures in this turn:\n");
+        for f in &o.failures {
+            s.push_str(&format!(
+                "    {} {}: {}\n",
+                when(f.at),
+                f.tool.as_deref().unwrap_or("error"),
+                f.text
+            ));
+        }
+    }
+}
+
+/// `now:` with no turn running: the last turn's end, or none yet.
+fn idle_line(d: &Digest) -> String {
+    match d.turns.back() {
+        Some(t) => format!(
+            "now: idle (turn {} {} at {})\n",
+            t.n,
+            t.outcome,
+            when(t.ended)
+        ),
+        None => "now: no turn yet\n".into(),
+    }
+}
+
+fn todos(s: &mut String, d: &Digest) {
+    if d.todos.is_empty() {
+        return;
+    }
+    let (done, total) = d.todo_progress();
+    s.push_str(&format!("todos ({done}/{total} done):\n"));
+    for t in &d.todos {
+        s.push_str(&format!("  {} {}\n", todo_mark(&t.status), t.text));
+    }
+}
+
+/// The last `turns` finished turns, saying how many earlier ones are not shown.
+fn finished_turns(s: &mut String, d: &Digest, turns: usize) {
+    if d.turns.is_empty() {
+        return;
+    }
+    let shown = d.turns.len().min(turns);
+    let hidden = d
+        .counts
+        .turns
+        .saturating_sub(shown as u64 + u64::from(d.open_turn.is_some()));
+    s.push_str(&format!(
+        "finished turns (last {shown}{}):\n",
+        if hidden > 0 {
+            format!("; {hidden} earlier not shown")
+        } else {
+            String::new()
+        }
+    ));
+    for t in d.turns.iter().skip(d.turns.len() - shown) {
+        s.push_str(&turn_line(t));
+        s.push('\n');
+    }
+}
+
+/// `HH:MM-HH:MM`, with a side left empty when its time is unknown.
+fn span(started: Option<u64>, ended: Option<u64>) -> String {
+    match (started, ended) {
+        (Some(a), Some(b)) => format!("{}-{}", hhmm(a), hhmm(b)),
+        (None, Some(b)) => format!("-{}", hhmm(b)),
+        (Some(a), None) => format!("{}-", hhmm(a)),
+        (None, None) => "--:--".into(),
+    }
+}
+
+/// One finished turn: `  #N span outcome · steps · tools[ · failed][ · prompt][ → result]`.
+fn turn_line(t: &FinishedTurn) -> String {
+    let mut line = format!(
+        "  #{} {} {} · {} steps · {} tools",
+        t.n,
+        span(t.started, t.ended),
+        t.outcome,
+        t.steps,
+        t.tools
+    );
+    if t.errors > 0 {
+        line.push_str(&format!(" · {} failed", t.errors));
+    }
+    if let Some(p) = &t.prompt {
+        line.push_str(&format!(" · {}", quote(p)));
+    }
+    if let Some(r) = &t.result {
+        line.push_str(&format!(" → {}", quote(r)));
+    }
+    line
 }
 
 fn bound(mut s: String, max: usize) -> String {
@@ -245,5 +286,73 @@ mod tests {
         d.end_turn("completed", Some(2_000_000));
         assert!(status_line(&d).starts_with("turn 1 completed · todo 1/2"));
         assert!(render(&d, 12).contains("#1 "));
+    }
+
+    #[test]
+    fn sections_render_in_their_fixed_words() {
+        let mut d = Digest::default();
+        assert_eq!(goal_line(&d), "goal: (none yet)\n");
+        assert_eq!(idle_line(&d), "now: no turn yet\n");
+        d.goal = Some("ship".into());
+        d.goal_source = Some("title".into());
+        assert_eq!(goal_line(&d), "goal (the session title): ship\n");
+        d.goal_source = Some("prompt".into());
+        assert_eq!(goal_line(&d), "goal (the first prompt): ship\n");
+        d.goal_source = Some("goal".into());
+        assert_eq!(goal_line(&d), "goal: ship\n");
+        assert_eq!(
+            session_line(&d),
+            "session: 0 turns, 0 steps, 0 tool calls, 0 errors, 0 compactions\n"
+        );
+    }
+
+    #[test]
+    fn a_turn_span_leaves_an_unknown_side_empty() {
+        assert_eq!(span(None, None), "--:--");
+        assert_eq!(span(None, Some(60_000)), format!("-{}", hhmm(60_000)));
+        assert_eq!(span(Some(60_000), None), format!("{}-", hhmm(60_000)));
+        assert_eq!(
+            span(Some(0), Some(60_000)),
+            format!("{}-{}", hhmm(0), hhmm(60_000))
+        );
+    }
+
+    #[test]
+    fn a_finished_turn_line_shows_only_what_it_has() {
+        let mut t = FinishedTurn {
+            n: 3,
+            outcome: "completed".into(),
+            steps: 2,
+            tools: 1,
+            ..FinishedTurn::default()
+        };
+        assert_eq!(turn_line(&t), "  #3 --:-- completed · 2 steps · 1 tools");
+        t.errors = 1;
+        t.prompt = Some("go".into());
+        t.result = Some("done".into());
+        assert_eq!(
+            turn_line(&t),
+            "  #3 --:-- completed · 2 steps · 1 tools · 1 failed · \u{201c}go\u{201d} → \u{201c}done\u{201d}"
+        );
+    }
+
+    #[test]
+    fn finished_turns_say_how_many_are_not_shown() {
+        let mut d = Digest::default();
+        for i in 0..5 {
+            d.begin_turn(Some(&format!("p{i}")), None);
+            d.end_turn("completed", None);
+        }
+        let mut s = String::new();
+        finished_turns(&mut s, &d, 2);
+        assert!(
+            s.starts_with("finished turns (last 2; 3 earlier not shown):\n"),
+            "{s}"
+        );
+        assert_eq!(s.lines().count(), 3);
+        assert!(s.contains("#5 ") && !s.contains("#3 "), "{s}");
+        let mut s = String::new();
+        finished_turns(&mut s, &d, 60);
+        assert!(s.starts_with("finished turns (last 5):\n"), "{s}");
     }
 }

@@ -8,6 +8,9 @@
 //! worked (in the result file for `close`, in the log, and to the caller); any failure is
 //! also written to the start file, where `open` waits for it.
 
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -72,36 +75,52 @@ fn tee_stderr(err: Option<std::process::ChildStderr>) -> Option<std::thread::Joi
     }))
 }
 
+/// What the side agent is started with, all read before anything is started.
+struct Launch {
+    /// The main pane.
+    pane: String,
+    adapter: String,
+    cli: PathBuf,
+    /// The side agent's own session id.
+    session: String,
+    /// Known to the side agent's commands and hooks only: what a relayed report must carry.
+    nonce: String,
+    argv: Vec<String>,
+    started: u64,
+    cwd: String,
+    main_transcript: Option<String>,
+    /// `PATH` with this binary's directory first.
+    path: OsString,
+}
+
+/// How the supervised child ended.
+struct Exit {
+    status: ExitStatus,
+    /// `open` was told the side agent is running (it outlived `START_GRACE`).
+    reported: bool,
+    /// We passed a TERM on to it.
+    signalled: bool,
+}
+
 fn run_inner(tmux: &Tmux, target: &str) -> Result<Ended, Error> {
-    let pane = super::main_pane(tmux, Some(target))?;
-    let m = super::main_facts(tmux, &pane)?;
-    let adapter = agent::adapter(tmux);
-    let cli =
-        which(&adapter).ok_or_else(|| Error::new(format!("the {adapter} CLI is not on PATH")))?;
-    let bin = std::env::current_exe()?;
-    let session = uuid_v4()?;
-    let role = agent::role(&adapter, &pane, &bin.to_string_lossy());
-    // Known to the side agent's commands and hooks only: what a relayed report must carry.
-    let nonce = uuid_v4()?.replace('-', "");
-    let argv = agent::argv(&adapter, &session, &role, &bin.to_string_lossy())?;
-    let started = state::now_ms();
+    let l = prepare(tmux, target)?;
     let rec = SideRecord {
         pid: std::process::id(),
-        adapter: adapter.clone(),
-        session: session.clone(),
-        started,
+        adapter: l.adapter.clone(),
+        session: l.session.clone(),
+        started: l.started,
     };
     let rec = serde_json::to_string(&rec).unwrap_or_default();
     tmux.run(&targs![
         "set-option",
         "-p",
         "-t",
-        Arg::id(&pane),
+        Arg::id(&l.pane),
         "--",
         super::OPT_SIDE,
         Arg::literal(&rec),
     ])?;
-    let _ = std::fs::remove_file(result_path(&pane));
+    let _ = std::fs::remove_file(result_path(&l.pane));
     // Closing the popup hangs up on us: stay to clean up; pass TERM on to the agent.
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [
@@ -111,55 +130,112 @@ fn run_inner(tmux: &Tmux, target: &str) -> Result<Ended, Error> {
     ] {
         let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
     }
-    let path = match (bin.parent(), std::env::var_os("PATH")) {
+    let mut child = spawn(tmux, &l)?;
+    let errors = tee_stderr(child.stderr.take());
+    let exit = supervise(&mut child, &l.pane, &stop);
+    let tail = errors.and_then(|h| h.join().ok()).unwrap_or_default();
+    // Ended on its own with a failure (not closed by us): the side chat failed.
+    let failed = (!exit.signalled && !stop.load(Ordering::Relaxed) && !exit.status.success())
+        .then(|| exit_line(&l.adapter, &exit.status.to_string(), &tail));
+    let (ok, line) = clean_up(tmux, &l);
+    if let Some(msg) = failed {
+        return Err(Error::new(if ok { msg } else { format!("{msg}; {line}") }));
+    }
+    // Before the grace `open` may still be waiting for a word; after it nobody is.
+    if exit.reported {
+        let _ = std::fs::remove_file(start_path(&l.pane));
+    } else {
+        write_start(&l.pane, "ended", "");
+    }
+    let said = (!stop.load(Ordering::Relaxed)).then(|| line.clone());
+    Ok(Ended {
+        said,
+        result: if ok { Ok(()) } else { Err(Error::new(line)) },
+    })
+}
+
+/// Read the main pane and choose the side agent's CLI, session id, nonce and arguments.
+fn prepare(tmux: &Tmux, target: &str) -> Result<Launch, Error> {
+    let pane = super::main_pane(tmux, Some(target))?;
+    let m = super::main_facts(tmux, &pane)?;
+    let adapter = agent::adapter(tmux);
+    let cli =
+        which(&adapter).ok_or_else(|| Error::new(format!("the {adapter} CLI is not on PATH")))?;
+    let bin = std::env::current_exe()?;
+    let session = uuid_v4()?;
+    let role = agent::role(&adapter, &pane, &bin.to_string_lossy());
+    let nonce = uuid_v4()?.replace('-', "");
+    let argv = agent::argv(&adapter, &session, &role, &bin.to_string_lossy())?;
+    let main_transcript = pane_option(tmux, &pane, crate::tmux::options::TRANSCRIPT.name);
+    Ok(Launch {
+        path: search_path(bin.parent(), std::env::var_os("PATH")),
+        cwd: if m.cwd.is_empty() {
+            ".".to_string()
+        } else {
+            m.cwd
+        },
+        started: state::now_ms(),
+        pane,
+        adapter,
+        cli,
+        session,
+        nonce,
+        argv,
+        main_transcript,
+    })
+}
+
+/// `PATH` with `first` (this binary's directory) in front, so the side agent's hooks and
+/// commands run this tmuxmate.
+fn search_path(first: Option<&Path>, path: Option<OsString>) -> OsString {
+    match (first, path) {
         (Some(d), Some(p)) => {
             let mut v = vec![d.to_path_buf()];
             v.extend(std::env::split_paths(&p));
             std::env::join_paths(v).unwrap_or(p)
         }
         (_, p) => p.unwrap_or_default(),
-    };
-    let main_transcript = pane_option(tmux, &pane, crate::tmux::options::TRANSCRIPT.name);
-    let cwd = if m.cwd.is_empty() {
-        ".".to_string()
-    } else {
-        m.cwd.clone()
-    };
-    // The side agent CLI runs in this popup's terminal, supervised by the loop below.
-    let mut child = crate::sys::process::command(&cli);
+    }
+}
+
+/// Start the side agent CLI in this popup's terminal; on failure its record goes.
+fn spawn(tmux: &Tmux, l: &Launch) -> Result<std::process::Child, Error> {
+    let mut child = crate::sys::process::command(&l.cli);
     child
-        .args(&argv)
-        .env(super::ENV_MAIN, &pane)
-        .env(relay::ENV_NONCE, &nonce)
+        .args(&l.argv)
+        .env(super::ENV_MAIN, &l.pane)
+        .env(relay::ENV_NONCE, &l.nonce)
         .env(
             super::ENV_TRANSCRIPT,
-            main_transcript.as_deref().unwrap_or(""),
+            l.main_transcript.as_deref().unwrap_or(""),
         )
-        .env("PATH", path)
+        .env("PATH", &l.path)
         .env_remove("NO_COLOR")
-        .current_dir(&cwd)
+        .current_dir(&l.cwd)
         .stderr(std::process::Stdio::piped());
-    let mut child = match crate::sys::process::spawn_supervised(child) {
-        Ok(c) => c,
-        Err(e) => {
-            unset(tmux, &pane, super::OPT_SIDE);
-            return Err(Error::new(format!(
-                "could not start {}: {e}",
-                cli.display()
-            )));
-        }
-    };
-    let errors = tee_stderr(child.stderr.take());
+    crate::sys::process::spawn_supervised(child).map_err(|e| {
+        unset(tmux, &l.pane, super::OPT_SIDE);
+        Error::new(format!("could not start {}: {e}", l.cli.display()))
+    })
+}
+
+/// Wait for the child: tell `open` it runs once it outlived the grace, and pass a stop
+/// (HUP, TERM, INT) on to it as TERM, once.
+fn supervise(child: &mut std::process::Child, pane: &str, stop: &AtomicBool) -> Exit {
     let spawned = Instant::now();
     let mut reported = false;
     let mut signalled = false;
-    let status = loop {
-        if let Ok(Some(st)) = child.try_wait() {
-            break st;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Exit {
+                status,
+                reported,
+                signalled,
+            };
         }
         if !reported && spawned.elapsed() >= START_GRACE {
             reported = true;
-            write_start(&pane, "running", "");
+            write_start(pane, "running", "");
         }
         if stop.load(Ordering::Relaxed) && !signalled {
             signalled = true;
@@ -169,60 +245,54 @@ fn run_inner(tmux: &Tmux, target: &str) -> Result<Ended, Error> {
             );
         }
         std::thread::sleep(Duration::from_millis(50));
-    };
-    let tail = errors.and_then(|h| h.join().ok()).unwrap_or_default();
-    // Ended on its own with a failure (not closed by us): the side chat failed.
-    let failed = (!signalled && !stop.load(Ordering::Relaxed) && !status.success()).then(|| {
-        let said = String::from_utf8_lossy(&tail);
-        let said: Vec<&str> = said
-            .lines()
-            .map(str::trim_end)
-            .filter(|l| !l.trim().is_empty())
-            .collect();
-        let said = said[said.len().saturating_sub(6)..].join("\n");
-        format!(
-            "the {adapter} side agent exited with {status}{}",
-            if said.is_empty() {
-                " and printed nothing on stderr".to_string()
-            } else {
-                format!(": {said}")
-            }
-        )
-    });
-    let own = pane_option(tmux, &pane, super::OPT_SIDE_TRANSCRIPT);
+    }
+}
+
+/// Why a side agent that ended on its own failed: its status and the last 6 non-blank
+/// lines it wrote on stderr.
+fn exit_line(adapter: &str, status: &str, stderr_tail: &[u8]) -> String {
+    let said = String::from_utf8_lossy(stderr_tail);
+    let said: Vec<&str> = said
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let said = said[said.len().saturating_sub(6)..].join("\n");
+    format!(
+        "the {adapter} side agent exited with {status}{}",
+        if said.is_empty() {
+            " and printed nothing on stderr".to_string()
+        } else {
+            format!(": {said}")
+        }
+    )
+}
+
+/// Delete the side agent's session files (and, for Claude, its prompts in the prompt
+/// history), say how that went in the log and the result file, and drop its records.
+/// True when nothing is left.
+fn clean_up(tmux: &Tmux, l: &Launch) -> (bool, String) {
+    let own = pane_option(tmux, &l.pane, super::OPT_SIDE_TRANSCRIPT);
     let files = super::side_files(
-        &adapter,
-        &cwd,
-        &session,
-        started,
-        main_transcript.as_deref(),
+        &l.adapter,
+        &l.cwd,
+        &l.session,
+        l.started,
+        l.main_transcript.as_deref(),
         own.as_deref(),
     );
     let (mut ok, mut line) = super::delete_and_verify(&files);
-    if adapter == "claude" {
+    if l.adapter == "claude" {
         // Its prompts are also in Claude's prompt history, by session id.
-        let (hist_ok, said) = super::forget_prompts(&session, own.as_deref());
+        let (hist_ok, said) = super::forget_prompts(&l.session, own.as_deref());
         ok &= hist_ok;
         line = format!("{line}; {said}");
     }
-    state::log(&format!("side chat of {pane}: {line}"));
-    let _ = state::write_atomic(&result_path(&pane), line.as_bytes());
-    unset(tmux, &pane, super::OPT_SIDE);
-    unset(tmux, &pane, super::OPT_SIDE_TRANSCRIPT);
-    if let Some(msg) = failed {
-        return Err(Error::new(if ok { msg } else { format!("{msg}; {line}") }));
-    }
-    // Before the grace `open` may still be waiting for a word; after it nobody is.
-    if reported {
-        let _ = std::fs::remove_file(start_path(&pane));
-    } else {
-        write_start(&pane, "ended", "");
-    }
-    let said = (!stop.load(Ordering::Relaxed)).then(|| line.clone());
-    Ok(Ended {
-        said,
-        result: if ok { Ok(()) } else { Err(Error::new(line)) },
-    })
+    state::log(&format!("side chat of {}: {line}", l.pane));
+    let _ = state::write_atomic(&result_path(&l.pane), line.as_bytes());
+    unset(tmux, &l.pane, super::OPT_SIDE);
+    unset(tmux, &l.pane, super::OPT_SIDE_TRANSCRIPT);
+    (ok, line)
 }
 
 /// A pane option of ours on the main pane, when set and not empty.
@@ -235,4 +305,36 @@ fn pane_option(tmux: &Tmux, pane: &str, name: &'static str) -> Option<String> {
 
 fn unset(tmux: &Tmux, pane: &str, name: &'static str) {
     let _ = tmux.run(&targs!["set-option", "-p", "-u", "-t", Arg::id(pane), name]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_binary_comes_first_on_the_side_agents_path() {
+        let p = search_path(Some(Path::new("/opt/tm")), Some("/usr/bin:/bin".into()));
+        assert_eq!(p, OsString::from("/opt/tm:/usr/bin:/bin"));
+        assert_eq!(
+            search_path(None, Some("/usr/bin".into())),
+            OsString::from("/usr/bin")
+        );
+        assert_eq!(
+            search_path(Some(Path::new("/opt/tm")), None),
+            OsString::new()
+        );
+    }
+
+    #[test]
+    fn a_failed_exit_says_its_status_and_last_stderr_lines() {
+        assert_eq!(
+            exit_line("codex", "exit status: 1", b"\n  \n"),
+            "the codex side agent exited with exit status: 1 and printed nothing on stderr"
+        );
+        let tail = b"1\n2\n\n3\n4\n5\n6\n7  \n";
+        assert_eq!(
+            exit_line("claude", "exit status: 2", tail),
+            "the claude side agent exited with exit status: 2: 2\n3\n4\n5\n6\n7"
+        );
+    }
 }
