@@ -4,6 +4,8 @@
 mod address;
 mod bindings;
 mod bridge;
+#[cfg(test)]
+mod cited;
 mod cli;
 mod cmd;
 mod control;
