@@ -1,7 +1,7 @@
 //! Stand-in for the Claude Code, Codex and Gemini CLI TUIs, for tmuxmate's bridge tests.
 //!
-//! Where it imitates the real programs (checked in the rig on a mock API; each row is
-//! pinned by a test in tests/integration/bridge.rs):
+//! Where it imitates the real programs (checked with the real CLIs on a mock API, see
+//! docs/harnesses.md; each row is pinned by a test in tests/integration/bridge.rs):
 //!
 //! | real behaviour | version seen | stand-in |
 //! |---|---|---|
@@ -10,12 +10,12 @@
 //! | `/clear` starts a new session id (new transcript file) in the same process; `~/.claude/sessions/<pid>.json` holds the live `sessionId` | Claude Code 2.1.332 | `clear`, `write_session_file` |
 //! | each submitted prompt (slash commands too) is appended to `~/.claude/history.jsonl` as `{"display","pastedContents","timestamp","project","sessionId"}` | Claude Code 2.1.332 | `submit` |
 //! | Gemini: the composer shows ~2 s before the banner (`Gemini CLI v…`), and a prompt submitted before the banner is lost | Gemini CLI 0.61.0 | `banner-ms`, `submit_gemini` (writes `lost`) |
-//! | Gemini: an Enter within 40 ms of a paste's end becomes a newline in the composer; so does one read in the same wakeup as that 40 ms timer's expiry (the guard's end is a React state update whose key handler is subscribed in a later loop phase; rig: stopped 100 ms right after reading a paste, 2 of 8 Enters sent meanwhile were newlines) | Gemini CLI 0.61.0 | `GEMINI_ENTER_AFTER_PASTE_MS`, `guard`, `stall-after-paste-ms` |
-//! | Gemini: the terminal cursor sits at the composer's cursor; Left/Right move it; nothing is drawn while a bracketed paste is still arriving (one paste event at its end) | Gemini CLI 0.61.0 (rig) | `cursor_back`, `draw`; `no-cursor` leaves it at the end of the screen |
-//! | Gemini: inline screen, prompt echoed as ` > text` (continuation indented), busy line `(esc to cancel, Ns)`, reply `✦ text`, rule, composer `>   Type your message`, rule, footer | Gemini CLI 0.61.0 (rig sample) | `draw`, `submit_gemini`; `echo-ms` delays the echo after the composer clears |
-//! | Gemini: the chat file `~/.gemini/tmp/<cwd basename>/chats/session-<YYYY-MM-DDTHH-MM>-<sid8>.jsonl` (`$GEMINI_CLI_HOME` for `~`; the project in `projects.json`) is created at start-up: a header with the full `sessionId`, then `{"$set":{"messages":[<session context>]}}` | Gemini CLI 0.61.0 (rig) | `gemini_chat_start` |
-//! | Gemini: each prompt is a `user` record `{id, timestamp, type, content:[{text: trimmed}], displayContent:[{text: as given}]}` (displayContent only when it differs), each answer a `gemini` record `{id, timestamp, type, content: "text", thoughts, tokens, model}`, each followed by `{"$set":{"lastUpdated"}}`; no end-of-turn record: the screen goes idle a moment after the last reply record | Gemini CLI 0.61.0 (rig) | `gemini_record`, `idle-ms` |
-//! | Gemini: a reply that calls a tool is written first without, then again under the same `id` with its `toolCalls`; the tool's result is a `user` record of `functionResponse` parts; the final text is a new `gemini` record | Gemini CLI 0.61.0 (rig sample) | `tools` (control file) |
+//! | Gemini: an Enter within 40 ms of a paste's end becomes a newline in the composer; so does one read in the same wakeup as that 40 ms timer's expiry (the guard's end is a React state update whose key handler is subscribed in a later loop phase; measured: stopped 100 ms right after reading a paste, 2 of 8 Enters sent meanwhile were newlines) | Gemini CLI 0.61.0 | `GEMINI_ENTER_AFTER_PASTE_MS`, `guard`, `stall-after-paste-ms` |
+//! | Gemini: the terminal cursor sits at the composer's cursor; Left/Right move it; nothing is drawn while a bracketed paste is still arriving (one paste event at its end) | Gemini CLI 0.61.0 | `cursor_back`, `draw`; `no-cursor` leaves it at the end of the screen |
+//! | Gemini: inline screen, prompt echoed as ` > text` (continuation indented), busy line `(esc to cancel, Ns)`, reply `✦ text`, rule, composer `>   Type your message`, rule, footer | Gemini CLI 0.61.0 | `draw`, `submit_gemini`; `echo-ms` delays the echo after the composer clears |
+//! | Gemini: the chat file `~/.gemini/tmp/<cwd basename>/chats/session-<YYYY-MM-DDTHH-MM>-<sid8>.jsonl` (`$GEMINI_CLI_HOME` for `~`; the project in `projects.json`) is created at start-up: a header with the full `sessionId`, then `{"$set":{"messages":[<session context>]}}` | Gemini CLI 0.61.0 | `gemini_chat_start` |
+//! | Gemini: each prompt is a `user` record `{id, timestamp, type, content:[{text: trimmed}], displayContent:[{text: as given}]}` (displayContent only when it differs), each answer a `gemini` record `{id, timestamp, type, content: "text", thoughts, tokens, model}`, each followed by `{"$set":{"lastUpdated"}}`; no end-of-turn record: the screen goes idle a moment after the last reply record | Gemini CLI 0.61.0 | `gemini_record`, `idle-ms` |
+//! | Gemini: a reply that calls a tool is written first without, then again under the same `id` with its `toolCalls`; the tool's result is a `user` record of `functionResponse` parts; the final text is a new `gemini` record | Gemini CLI 0.61.0 (`tests/fixtures/gemini-chat.jsonl`) | `tools` (control file) |
 //! | Gemini: `/clear` starts a new session id, so a new chat file beside the old one | Gemini CLI 0.61.0 (`clearCommand`: `resetNewSessionState(randomUUID())`) | `submit_gemini` |
 //! | Gemini: on resume the chat file is rewritten (temp file + rename: a new inode), one record per message | Gemini CLI 0.61.0 (`rewriteConversationFile`) | `rewrite-chat` (control file) |
 //! | the process title is the version number | Claude Code 2.1.332 | re-exec with argv[0] `2.1.332` |

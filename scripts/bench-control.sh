@@ -6,7 +6,7 @@
 #            against bare `tmux capture-pane -p -S -` (target: within 1.3x, medians)
 #   run      `tmuxmate run -- true` end to end: new window (outside tmux: the
 #            `tmuxmate` session around it), wrapper, result, snapshot, removal
-#            (target: median under 25 ms, issue 13)
+#            (target: median under 25 ms)
 #   send     `tmuxmate send --enter` of one line into a pane reading it, against raw
 #            `tmux send-keys -l TEXT` + `tmux send-keys Enter` (target: within 1.5x)
 #   list     `tmuxmate list --json` on a server with 500 panes against

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# MCP servers side by side (issue 13): `tmuxmate mcp` against libtmux-mcp and tmux-mcp-rs,
+# MCP servers side by side: `tmuxmate mcp` against libtmux-mcp and tmux-mcp-rs,
 # and against the raw tmux CLI doing the same work, on a private tmux server.
 #
 #   startup   spawn, initialize, tools/list answered (fresh process per run)

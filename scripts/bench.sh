@@ -11,7 +11,7 @@
 #   --strict         exit 1 when a target is missed (default: report it and exit 0)
 #
 # Sections, run in this order:
-#   location   the per-turn call (issue 2): unchanged, changed, the dsh-tmux-context
+#   location   the per-turn call: unchanged, changed, the dsh-tmux-context
 #              reference pipeline, one bare `tmux display-message -p`
 #   <name>     every scripts/bench-<name>.sh (control, watch, bridge, ...), run as is
 #              with BIN, RUNS, WARMUP and HYPERFINE in its environment
@@ -220,7 +220,7 @@ check_ratio() {
 }
 
 # ---------------------------------------------------------------------------------------
-# Section: location (issue 2) - the per-turn call
+# Section: location - the per-turn call
 # ---------------------------------------------------------------------------------------
 bench_location() {
     local body=$WORK/location.sh
@@ -230,7 +230,8 @@ cd "$WORK"
 export TMUXMATE_STATE_DIR=$WORK/state
 fail() { echo "location bench: $*" >&2; exit 1; }
 
-# (c) The reading of dsh-tmux-context 0.1.1-rc.2 (prior-art.md 1.1) as one sh script:
+# (c) The reading of @deepseek-ai/dsh-tmux-context 0.1.1-rc.2 (deepseek-ai/deepseek-harness,
+# packages/context/tmux-context/src/index.ts) as one sh script:
 # $TMUX_PANE guard, `ps -o tty=` of the harness process ($1), the pane's #{pane_tty},
 # the comparison, then its 8 fields in one display-message joined by a literal `\t`.
 cat >ref.sh <<'EOF'
@@ -319,7 +320,7 @@ delegate() {
     fi
 }
 
-# control (issue 3): capture --all vs capture-pane, run -- true end to end. It knows --strict.
+# control: capture --all vs capture-pane, run -- true end to end. It knows --strict.
 bench_control() {
     if [ "$STRICT" -eq 1 ]; then
         delegate control --strict

@@ -23,7 +23,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RIG_SRC=${RIG_SRC:-$HERE/../shared/rig}
 [ -d "$RIG_SRC" ] || { echo "real-agents: no rig at $RIG_SRC (set RIG_SRC)" >&2; exit 2; }
-# Not under /tmp: Codex refuses its helper-binary aliases below a temp dir (rig README).
+# Not under /tmp: Codex refuses its helper-binary aliases below a temp dir
+# (docs/harnesses.md#codex-cli-daemon).
 WORK=$(mktemp -d /var/tmp/tmuxmate-real.XXXXXX)
 # A failed run keeps everything (mock request logs, chat files, the panes' screens at each
 # failed ask) for the next look; a passing one leaves nothing unless KEEP=1.

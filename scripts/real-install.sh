@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proof of `tmuxmate install` / `uninstall` against the REAL Claude Code, Codex and Gemini CLIs of
-# the agent rig (../shared/rig, its README), on its mock model APIs: no network, no keys.
+# the agent rig (../shared/rig), on its mock model APIs: no network, no keys.
 #
 #   scripts/real-install.sh RIG_COPY [TMUXMATE_BIN]
 #

@@ -5,7 +5,8 @@
 //! the hook's `additionalContext` in their transcripts (Claude: an `attachment` line of
 //! type `hook_additional_context` whose `content` holds the text; Codex: a `developer`
 //! message with `content_item_kinds: ["hooks.additional_context"]`; Gemini: a user part
-//! `<hook_context>...</hook_context>`, rig samples 2026-11-29/12-01). Invariants: only
+//! `<hook_context>...</hook_context>`; docs/harnesses.md, each CLI's hooks section,
+//! and `tests/fixtures/`). Invariants: only
 //! what the transcript gained after the offer counts (so an earlier delivery of the same
 //! text cannot confirm a later one); the check is format-agnostic (any JSON string value
 //! of a line that contains the item's head), so an unknown format means "not found",

@@ -5,6 +5,8 @@ mod address;
 mod agents;
 mod bindings;
 mod bridge;
+#[cfg(test)]
+mod cited;
 mod cli;
 mod cmd;
 mod control;

@@ -74,8 +74,8 @@ pub struct Adapter {
     pub dialogs: Vec<String>,
     /// Delay between the paste and Enter. Codex turns an Enter within 120 ms of a burst of
     /// *typed* characters into a newline; our text always arrives as one bracketed paste,
-    /// and both Claude 2.1.332 and Codex 0.171 submitted it even with Enter at 0 ms (rig).
-    /// Submission is verified afterwards either way.
+    /// and both Claude 2.1.332 and Codex 0.171 submitted it even with Enter at 0 ms
+    /// (docs/harnesses.md#codex-cli-in-a-pane). Submission is verified afterwards either way.
     pub settle_ms: u64,
     /// The settle grows by this many times the time the CLI took to draw the paste (its
     /// event loop's lag), up to `MAX_LAG_SETTLE_MS` more (0: a fixed settle).
@@ -244,8 +244,9 @@ pub fn gemini() -> Adapter {
         // newline, timed on its own event loop: on a loaded machine 150 ms was not enough.
         settle_ms: 400,
         // That window is a 40 ms timer and then a re-render on Gemini's event loop, which
-        // on a busy machine runs late: as late, at least, as it drew the paste (rig, load
-        // 10: the fixed 400 ms lost the Enter of a 2-line paste to a newline).
+        // on a busy machine runs late: as late, at least, as it drew the paste (at load 10
+        // the fixed 400 ms lost the Enter of a 2-line paste to a newline;
+        // docs/harnesses.md#gemini-cli-in-a-pane).
         settle_lag_factor: 2,
         // The pause above is only the fallback: Gemini's guard clears on its own event
         // loop, so the bridge proves it over with two drawn cursor keys first.
@@ -253,7 +254,7 @@ pub fn gemini() -> Adapter {
         late_dialog_ms: 500,
         reply: ReplySource::GeminiChat,
         // The pane fallback (no chat file found). Gemini CLI 0.61's inline screen below
-        // a reply (rig sample): a leftover
+        // a reply (docs/harnesses.md#gemini-cli-in-a-pane): a leftover
         // `Executing Hook: …` line or `? for shortcuts`, a rule, `Shift+Tab to accept
         // edits` / `YOLO Ctrl+Y`, the composer, the footer.
         reply_end: v(&[

@@ -324,7 +324,7 @@ mod tests {
 
     #[test]
     fn real_gemini_chat_turn_with_tools() {
-        // Gemini CLI 0.61.0 in the rig: write_todos, run_shell_command, write_todos, text;
+        // Recorded from Gemini CLI 0.61.0: write_todos, run_shell_command, write_todos, text;
         // the first reply is rewritten under its id when its tool call is added.
         let f = fixture("gemini-chat.jsonl");
         let c = chat_turn(

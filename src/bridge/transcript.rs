@@ -379,7 +379,7 @@ mod tests {
 
     #[test]
     fn real_claude_paste_envelopes_are_our_prompts() {
-        // Recorded from Claude Code 2.1.332 in the rig: 3 line breaks, 50 lines, an
+        // Recorded from Claude Code 2.1.332: 3 line breaks, 50 lines, an
         // 810-character line and 4 lines were wrapped; 2 lines and 800 characters were not.
         let f = fixture("claude-paste-transcript.jsonl");
         for head in [

@@ -131,7 +131,7 @@ pub fn send(
     )?;
     refuse_dead(&p)?;
     ensure_not_in_mode(tmux, &p, cancel_mode)?;
-    // One tmux round trip either way (issue 13): the line and its Enter as one command list.
+    // One tmux round trip either way: the line and its Enter as one command list.
     if enter {
         pane_input::paste_then_enter(tmux, &p.pane_id, text.as_bytes(), false)?;
     } else {

@@ -9,7 +9,7 @@
 //! an embedded `ESC[201~` through), so ESC and C0 controls other than tab and newline are
 //! replaced by visible control pictures before loading.
 //!
-//! How the text reaches the buffer (the rule, issue 13): text that fits one message to
+//! How the text reaches the buffer: text that fits one message to
 //! the server (under [`SOCKET_TEXT_MAX`] bytes) goes as the data argument of `set-buffer
 //! -b <unique> -- TEXT` over the server's socket (`crate::tmux::direct`, one round trip,
 //! no process start), always as [`Arg::literal`], so tmux's argument splitter gives back

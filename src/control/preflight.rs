@@ -1,5 +1,5 @@
 //! What `run` in a new pane asks of the server before it creates anything, in one round
-//! trip (issue 13): the two global options a session creation needs (`history-limit`,
+//! trip: the two global options a session creation needs (`history-limit`,
 //! `window-size`), the options of ours the run reads (`@tmuxmate-history-limit`, the
 //! capture budget, `@tmuxmate-snapshots`) and the sessions (is there a `tmuxmate` one).
 //! Asked one by one they were four round trips, each about 5 ms of a big server's time

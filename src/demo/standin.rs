@@ -47,8 +47,9 @@ pub fn intercept() {
     std::process::exit(0);
 }
 
-/// A short Claude Code transcript (the real line shapes, harnesses.md §1.8) for the demo's
-/// digest and side chat: one finished turn with a checklist, a test run and a reply.
+/// A short Claude Code transcript (the real line shapes:
+/// docs/harnesses.md#claude-code-transcript) for the demo's digest and side chat: one
+/// finished turn with a checklist, a test run and a reply.
 pub fn transcript(cwd: &str) -> String {
     use serde_json::json;
     let sid = "dem00000-0000-4000-8000-000000000001";

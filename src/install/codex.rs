@@ -2,11 +2,11 @@
 //! MCP server as `[mcp_servers.tmuxmate]` in `config.toml` (comment-preserving edit), the
 //! skill in `skills/tmuxmate/` (project: `.agents/skills/`).
 //!
-//! Facts (harnesses.md §2.1, §8; rig README): Codex runs a hook only after it was trusted
-//! in `/hooks`, keyed by `<hooks.json path>:<event_snake>:<group>:<handler>` in
-//! `[hooks.state."<key>"] trusted_hash`; any change needs trusting again. In its default
-//! daemon mode hooks run from a shared app-server with no terminal, so locations need
-//! `codex --no-daemon`.
+//! Facts (docs/harnesses.md#codex-cli-hooks and #codex-cli-daemon): Codex runs a hook
+//! only after it was trusted in `/hooks`, keyed by
+//! `<hooks.json path>:<event_snake>:<group>:<handler>` in `[hooks.state."<key>"]
+//! trusted_hash`; any change needs trusting again. In its default daemon mode hooks run
+//! from a shared app-server with no terminal, so locations need `codex --no-daemon`.
 
 use super::{Ctx, Kind, Target, Which};
 
@@ -68,7 +68,7 @@ pub fn trusted_events(
 mod tests {
     #[test]
     fn reads_trust_records_for_our_hooks_file() {
-        // The key shape Codex 0.171 writes (rig README, "Codex hook trust").
+        // The key shape Codex 0.171 writes (docs/harnesses.md#codex-cli-hooks).
         let doc: toml_edit::DocumentMut = r#"
 [hooks.state."/h/.codex/hooks.json:user_prompt_submit:0:0"]
 trusted_hash = "sha256:abc"

@@ -2,8 +2,9 @@
 //! server in its `mcpServers`, the skill in `skills/tmuxmate/`.
 //!
 //! Why SessionStart and not PreCompress for "forget what was injected": Gemini CLI 0.61
-//! fires PreCompress before every model request, compressed or not (rig README, Gemini
-//! results), so a PreCompress hook made every turn re-inject the location; SessionStart
+//! fires PreCompress before every model request, compressed or not
+//! (docs/harnesses.md#gemini-cli-hooks), so a PreCompress hook made every turn re-inject
+//! the location; SessionStart
 //! with source `clear` is the real reset (`hook gemini` ignores its other sources).
 
 use serde_json::json;

@@ -1,7 +1,8 @@
 //! Where each harness reads its hooks, MCP servers and skills, for the user (`$HOME`, with
 //! the harnesses' own overrides) or for one project (`--project DIR`).
 //!
-//! Facts (harnesses.md §1.5, §5, §6, §8; checked in the rig's CLIs): Claude settings in
+//! Facts (docs/harnesses.md#claude-code-hooks, #claude-code-session-ids-and-files,
+//! #codex-cli-hooks, #gemini-cli-hooks; checked with the real CLIs): Claude settings in
 //! `$CLAUDE_CONFIG_DIR` (else `~/.claude`), user MCP servers in
 //! `${CLAUDE_CONFIG_DIR:-$HOME}/.claude.json` (what `claude mcp add --scope user` writes),
 //! project ones in `DIR/.mcp.json`; Codex in `$CODEX_HOME` (else `~/.codex`); Gemini in

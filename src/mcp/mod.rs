@@ -25,8 +25,8 @@
 //! - No async runtime: a hand-written loop over std threads. Why not rmcp (measured
 //!   2026-12-01, release builds): this whole server, tools and resources included, adds
 //!   0.31 MB to the binary (5.18 -> 5.49 MB) and answers tools/list 8-9 ms after spawn;
-//!   an empty rmcp stdio server alone is 1.63 MB (harnesses.md §5) and needs tokio, and
-//!   tmux-mcp-rs (rmcp) is 10.2 MB and answers after 13.4 ms. The per-turn call shares
+//!   an empty rmcp stdio server alone is 1.63 MB and needs tokio, and tmux-mcp-rs (rmcp)
+//!   is 10.2 MB and answers after 13.4 ms (docs/mcp.md#why-no-sdk). The per-turn call shares
 //!   this binary, so it must not carry a runtime.
 
 mod pool;

@@ -20,8 +20,9 @@ pub fn adapter(tmux: &Tmux) -> String {
 pub fn role(adapter: &str, main: &str, bin: &str) -> String {
     let mut role = super::ROLE.replace("{MAIN}", main);
     if adapter == "codex" {
-        // Codex runs commands in a login shell, whose profile resets PATH (Codex 0.171 in
-        // the rig: "tmuxmate: command not found"): name the binary by its path.
+        // Codex runs commands in a login shell, whose profile may reset PATH (Codex 0.171:
+        // "tmuxmate: command not found"; docs/harnesses.md#codex-cli-hooks): name the
+        // binary by its path.
         role = role.replace("`tmuxmate side", &format!("`{} side", sh_quote(bin)));
     }
     role

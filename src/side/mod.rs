@@ -433,7 +433,8 @@ pub fn side_files(
     match adapter {
         "claude" => {
             // The transcript and its side directory, plus what Claude Code 2.1.332 was seen
-            // to keep per session (rig): session-env, file history, todos, temp notes.
+            // to keep per session: session-env, file history, todos, temp notes
+            // (docs/harnesses.md#claude-code-session-ids-and-files).
             let home = crate::bridge::transcript::claude_dir();
             let enc = crate::bridge::transcript::claude_project(cwd);
             let base = home.join("projects").join(&enc);

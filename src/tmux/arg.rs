@@ -5,7 +5,7 @@
 //! titles, messages, patterns, status values). Why a type: every tmux argument is read by
 //! tmux's command parser (a trailing `;` ends the command and the next argument runs as a
 //! new one) and some are format-expanded (`#{pane_id}` becomes an id, `#(cmd)` runs a
-//! shell). tmux.md §14 lists both traps, measured on tmux 3.3a.
+//! shell): docs/tmux-versions.md#traps-on-every-release.
 //!
 //! Invariants:
 //! - A runtime string cannot become an `Arg` without saying what position it takes:

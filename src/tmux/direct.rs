@@ -31,7 +31,7 @@
 //! is started by the real client). A command list (`a ; b`) qualifies when each of its
 //! commands does. `load-buffer -` (stdin) never does.
 //!
-//! Two uses besides a plain call (issue 13): a query may have other work run while the
+//! Two uses besides a plain call: a query may have other work run while the
 //! server answers ([`query_while`], given the server's pid from the socket's peer), and a
 //! clean-up write of ours may be sent without waiting for its answer ([`send_only`]: the
 //! server runs a closed client's buffered command before it reads any later client).

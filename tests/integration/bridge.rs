@@ -1057,8 +1057,9 @@ fn gemini_prompts_are_never_lost_doubled_or_queued_behind_our_own_turn() {
 }
 
 /// Gemini CLI 0.61's paste guard ends on its event loop: an Enter read in the wakeup that
-/// finds the guard's 40 ms timer due is still a newline (rig: real Gemini stopped for
-/// 100 ms right after it read a 2-line paste, Enter sent meanwhile: 2 of 8 newlines). The
+/// finds the guard's 40 ms timer due is still a newline (real Gemini stopped for 100 ms
+/// right after it read a 2-line paste, Enter sent meanwhile: 2 of 8 newlines;
+/// docs/harnesses.md#gemini-cli-in-a-pane). The
 /// stand-in, stalled right after a paste (`stall-after-paste-ms`), does the same.
 #[test]
 fn gemini_takes_an_enter_read_as_its_paste_guard_expires_as_a_newline() {

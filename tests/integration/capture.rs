@@ -272,7 +272,7 @@ fn snapshots_keep_the_text_after_the_pane_is_gone() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no snapshot with id"));
 }
 
-/// A capture of a history far larger than the budget reads it from its end (issue 13):
+/// A capture of a history far larger than the budget reads it from its end:
 /// the text is exactly what bounding the whole capture gives, tmux is never asked for the
 /// whole history, and the text-mode marker says the dropped count is a lower bound.
 #[test]

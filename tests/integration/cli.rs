@@ -281,7 +281,7 @@ fn run_without_t_leaves_no_window_unless_keep() {
     assert_eq!(o.status.code(), Some(2), "--keep is for a pane of our own");
 }
 
-/// `run` does not wait for its pane's removal (issue 13), yet the next call already sees
+/// `run` does not wait for its pane's removal, yet the next call already sees
 /// it gone; and the options it reads in its first round trip (`control::preflight`: the
 /// budget, the snapshot switch, the own session) still take effect.
 #[test]

@@ -414,7 +414,7 @@ fn list_is_one_tmux_call_for_many_panes() {
     assert_eq!(calls, 1, "list must be one tmux invocation");
 }
 
-/// The listing asks windows once and panes once (issue 13) and reads `/proc` during the
+/// The listing asks windows once and panes once and reads `/proc` during the
 /// call: a window linked twice into one session keeps both targets, and a pane whose
 /// foreground program changes shows the new one on the next listing (nothing cached).
 /// The listing's pane rows carry no window fields: each pane's window, index, active flag

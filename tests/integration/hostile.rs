@@ -336,11 +336,12 @@ fn logging_tmux(s: &Server) -> (std::ffi::OsString, PathBuf) {
     (path, log)
 }
 
-/// Issue 13's rule change: text under 12 KiB reaches its buffer as a `set-buffer`
-/// argument over the server's socket (no tmux client starts, the text is in no process's
-/// argv); larger text still goes `load-buffer -` on a client's stdin. Both arrive byte for
-/// byte, for every value of the corpus (a trailing `;`, `\;`, formats, `#(...)`, `$(...)`,
-/// a leading `-`, CJK, emoji, 10 KB), typed (`send`) and pasted (`paste`).
+/// The buffer rule (`control::pane_input`): text under 12 KiB reaches its buffer as a
+/// `set-buffer` argument over the server's socket (no tmux client starts, the text is in
+/// no process's argv); larger text still goes `load-buffer -` on a client's stdin. Both
+/// arrive byte for byte, for every value of the corpus (a trailing `;`, `\;`, formats,
+/// `#(...)`, `$(...)`, a leading `-`, CJK, emoji, 10 KB), typed (`send`) and pasted
+/// (`paste`).
 #[test]
 fn text_over_the_socket_and_on_stdin_arrives_byte_exact() {
     let s = server!();

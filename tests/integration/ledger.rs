@@ -32,7 +32,7 @@ fn job_status(s: &Server, j: &str) -> String {
 
 /// Take turns (`step`: one more, then everything the model has seen so far) until every
 /// job's result was seen, for up to 90 s. A job the poller wrongly holds as "unreadable"
-/// or still "running" after 10 s without progress (the start race of issue 10 item 1,
+/// or still "running" after 10 s without progress (a watch start racing its poller,
 /// fixed elsewhere) never reaches the ledger: returned apart, so it is not counted as a
 /// ledger loss.
 fn until_all_seen(s: &Server, jobs: &[String], mut step: impl FnMut() -> String) -> Vec<String> {
@@ -332,7 +332,7 @@ fn killed_hooks_with_a_transcript_neither_lose_nor_double() {
     });
     let view = || std::fs::read_to_string(&tr).unwrap();
     let status = |j: &str| job_status(&s, j);
-    // As in the `turn` stress test: a job the poller holds as "unreadable" (item 1's
+    // As in the `turn` stress test: a job the poller holds as "unreadable" (the watch
     // start race, fixed elsewhere) never reaches the ledger and is counted apart.
     let stuck = until_all_seen(&s, &jobs, || {
         let (_, o) = hook(None, false);

@@ -628,7 +628,7 @@ fn pin_shape(tool: &str, sc: &Value) {
     }
 }
 
-/// The resident server keeps `/proc` handles between listings (issue 13), never their
+/// The resident server keeps `/proc` handles between listings, never their
 /// contents: a new foreground, an exec in place and a replaced pane all show on the next
 /// `tmux_list`.
 #[test]

@@ -1,4 +1,4 @@
-//! Watch jobs under the faults of issue 10: start races with a live poller, two servers
+//! Watch jobs under faults: start races with a live poller, two servers
 //! with the same pane ids, builtins typed into bash/zsh/fish/dash, parallel hooks while
 //! jobs end, `watch start` killed at random moments, leftover files, per-line regex
 //! anchors and the copy-mode advice.
