@@ -2,7 +2,7 @@
 //!
 //! Owns: the rows (pane, where, harness, state, since, why), their order (needs-you
 //! first, longest waiting first; then done, working, unknown, idle, exited), the compact
-//! text a model or a person reads, the JSON shape (docs/json.md#agents), and the jump
+//! text a model or a person reads, the JSON shape (docs/json.md#agent-state), and the jump
 //! key's cycle. Invariants: the state shown is the effective one ([`super::summary`]),
 //! never a dead agent's last word; reading writes nothing but changed counts.
 
@@ -21,8 +21,8 @@ pub struct Row {
     pub target: String,
     pub harness: String,
     pub state: &'static str,
-    /// Unix seconds of the last change.
-    pub since: u64,
+    /// Unix milliseconds of the last change.
+    pub since_ms: u64,
     pub why: String,
 }
 
@@ -75,21 +75,25 @@ pub fn rows(tmux: &Tmux) -> Result<Vec<Row>, TmuxError> {
     for l in out.lines() {
         let mut f = l.splitn(3, '\t');
         if let (Some(p), Some(t), Some(rec)) = (f.next(), f.next(), f.next()) {
-            let harness = super::store::parse_record(rec)
-                .map(|(r, _)| r.harness)
+            let (harness, since_ms) = super::store::parse_record(rec)
+                .map(|(r, _)| (r.harness, r.since_ms))
                 .unwrap_or_default();
-            info.insert(p.to_string(), (t.to_string(), harness));
+            info.insert(p.to_string(), (t.to_string(), harness, since_ms));
         }
     }
     Ok(agents
         .into_iter()
         .map(|a| {
-            let (target, harness) = info.remove(&a.pane).unwrap_or_default();
+            let (target, harness, since_ms) = info.remove(&a.pane).unwrap_or_default();
             Row {
                 target,
                 harness,
                 state: a.state.name(),
-                since: a.since_s,
+                since_ms: if since_ms > 0 {
+                    since_ms
+                } else {
+                    a.since_s * 1000
+                },
                 why: crate::sys::printable::visible(&a.why).0,
                 pane_id: a.pane,
             }
@@ -98,13 +102,13 @@ pub fn rows(tmux: &Tmux) -> Result<Vec<Row>, TmuxError> {
 }
 
 /// "needs-you  4m  claude  dev:2.1 %5  permission: Bash: ls", one line an agent.
-pub fn text(rows: &[Row], now_s: u64) -> String {
+pub fn text(rows: &[Row], now_ms: u64) -> String {
     if rows.is_empty() {
         return "no agents (an agent appears once its CLI sends a state event: install its hooks with `tmuxmate install <cli>`)".into();
     }
     let mut out = String::new();
     for r in rows {
-        let ago = human(now_s.saturating_sub(r.since));
+        let ago = human(now_ms.saturating_sub(r.since_ms) / 1000);
         let who = if r.harness.is_empty() {
             "?"
         } else {
@@ -178,11 +182,11 @@ mod tests {
             target: "dev:2.1".into(),
             harness: "claude".into(),
             state: "needs-you",
-            since: 100,
+            since_ms: 100_000,
             why: "permission: Bash: ls".into(),
         };
         assert_eq!(
-            text(&[r], 400),
+            text(&[r], 400_000),
             "needs-you   5m  claude dev:2.1 %5  permission: Bash: ls\n"
         );
         assert_eq!(human(59), "59s");

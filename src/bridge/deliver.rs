@@ -200,7 +200,7 @@ fn type_prompt(
     let plan = plan(message)?;
     let (c, a, scr) = checked(tmux, name, caller_project, mode)?;
     let mark = mark(tmux, &c, &a, &plan);
-    // Gemini may redraw before it shows a large paste (1 MiB, rig): its cursor leaving
+    // Gemini may redraw before it shows a large paste (1 MiB; docs/harnesses.md#gemini-cli-in-a-pane): its cursor leaving
     // the empty composer's column is the sign the paste is in.
     let cursor_before = if a.enter_probe {
         super::enter_probe::cursor(tmux, &c.pane)

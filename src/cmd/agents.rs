@@ -5,7 +5,7 @@
 //! it); the hidden entries are unattended (a key, a tmux hook, a tmux-started child):
 //! they fail soft, log the reason and exit 0.
 //!
-//! JSON (docs/json.md#agents): `{"agents": [{paneId, target, harness, state, since, why}]}`.
+//! JSON (docs/json.md#agent-state): `{"agents": [{paneId, target, harness, state, since, why}]}`.
 
 use crate::agents;
 use crate::cli::{AgentsAction, AgentsArgs};
@@ -40,14 +40,14 @@ fn list(tmux: &Tmux, json: bool) -> CliResult {
                     "target": r.target,
                     "harness": r.harness,
                     "state": r.state,
-                    "since": r.since,
+                    "since": r.since_ms,
                     "why": r.why,
                 })
             })
             .collect();
         super::out_json(&serde_json::json!({ "agents": v }));
     } else {
-        let now = crate::sys::state::now_ms() / 1000;
+        let now = crate::sys::state::now_ms();
         super::out(&agents::list::text(&rows, now));
     }
     Ok(())

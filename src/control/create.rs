@@ -42,7 +42,7 @@ const SAVED_WINDOW_SIZE: &str = crate::tmux::options::SAVED_WINDOW_SIZE.name;
 
 /// Run one creating command (`new-window`, `new-session`) so that a global
 /// `window-size manual` cannot crash the server: tmux 3.3a to 3.6 segfault when they
-/// create a window with that global value and no attached client (tmux.md §14), and a
+/// create a window with that global value and no attached client (docs/tmux-versions.md#traps-on-every-release), and a
 /// user's tmux.conf can set it. One command list sets the global to `latest`, creates,
 /// and puts the user's value back. On a live server the value is asked first and the
 /// list is used only when it is `manual` (setting the global resizes windows). When this

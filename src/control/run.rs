@@ -24,7 +24,7 @@
 //!   only after the whole pipeline has ended, so by then `st` holds the status and `out`
 //!   the complete output. We poll for it: every millisecond for the first 50 ms, every
 //!   5 ms up to a second, then every 20 ms (a `stat` each). Why no `tmux wait-for -S` from
-//!   the wrapper any more (issue 13): that is a tmux client start in the pane (about
+//!   the wrapper any more: that is a tmux client start in the pane (about
 //!   10 ms, more on a loaded machine) on the path of every short command, and the
 //!   signal's only job was to end our wait sooner than the poll would.
 //! - Timeout: we report `timedOut: true`, an exit status only if it exists by then, and
@@ -245,7 +245,7 @@ pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, Error> {
     // A window per call would pile up: ours goes once its result is read, unless asked to
     // stay or its command is still running (a timeout says so and names the pane).
     let kept = r.target.is_some() || r.keep || o.timed_out;
-    // Not waited for (about 9 ms of a big server's time, issue 13): the server removes
+    // Not waited for (about 9 ms of a big server's time): the server removes
     // the pane before it runs anything a later call asks.
     if !kept && let Err(e) = tmux.run_unanswered(&targs!["kill-pane", "-t", Arg::id(&o.pane_id)]) {
         state::log(&format!("run: could not remove pane {}: {e}", o.pane_id));

@@ -1,7 +1,7 @@
 //! Claude Code transcript JSONL (`~/.claude/projects/<project>/<session>.jsonl`).
 //!
 //! Owns: mapping one transcript line onto digest operations. The wire facts it relies on
-//! (harnesses.md 1.8-1.10): a `user` line is a human prompt (string or text blocks) or
+//! (docs/harnesses.md#claude-code-transcript): a `user` line is a human prompt (string or text blocks) or
 //! carries `tool_result` blocks; an `assistant` line holds one content block, and one API
 //! response spans several lines sharing `message.id` (one step per distinct id); a turn
 //! ends at `system/turn_duration`, or, for versions without it, at an assistant line

@@ -1,7 +1,7 @@
 //! Codex rollout JSONL (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`).
 //!
 //! Owns: mapping one rollout line (`{"timestamp","type","payload"}`) onto digest
-//! operations. Wire facts (harnesses.md 2.3, checked against a 0.171 rollout): turns are
+//! operations. Wire facts (docs/harnesses.md#codex-cli-rollout, checked against a 0.171 rollout): turns are
 //! `event_msg` `task_started` / `task_complete` / `turn_aborted`; the prompt arrives as
 //! `event_msg user_message`, as `event_msg item_completed` (`UserMessage`) and as a
 //! `response_item message` with role `user`, so a prompt equal to the turn's is the same

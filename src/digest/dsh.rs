@@ -1,7 +1,7 @@
 //! DeepSeek Harness session log (`~/.dsh/sessions/--<cwd>--/<id>/session.jsonl`).
 //!
 //! Owns: mapping one logical session-log line onto digest operations. Wire facts
-//! (harnesses.md 4; `session-persistence-jsonl` README): a header `{"type":"session"}`,
+//! (docs/harnesses.md#deepseek-harness-dsh; `session-persistence-jsonl` README): a header `{"type":"session"}`,
 //! then events `{type, seq, time (epoch ms), data}`: `turn/start`, `step/start`,
 //! `user/message`, `assistant/message` (`data.message.content` blocks, `text` blocks are
 //! the reply), `tool/call` (`callId`, `name`, `arguments` as a JSON string),

@@ -57,7 +57,9 @@ mod tests {
             .map(String::as_str)
             .collect();
         let mut ours = vec!["UserPromptSubmit", "SessionStart"];
-        ours.extend(crate::agents::signal::events(crate::harness::Harness::Claude));
+        ours.extend(crate::agents::signal::events(
+            crate::harness::Harness::Claude,
+        ));
         plugin.sort();
         ours.sort();
         assert_eq!(plugin, ours);
