@@ -564,8 +564,20 @@ fn on_cancel<T>(r: Result<T, Error>, undo: impl FnOnce()) -> Result<T, Error> {
 
 /// Our run's own pane, with what still runs in it.
 fn remove_pane(tmux: &Tmux, pane_id: &str) {
-    if let Err(e) = tmux.run(&targs!["kill-pane", "-t", Arg::id(pane_id)]) {
-        state::log(&format!("run: could not remove pane {pane_id}: {e}"));
+    // A cancelled run must not leave its pane: a kill that failed (a tmux call lost on a
+    // loaded machine) is tried again while the pane is still there.
+    for attempt in 1..=3 {
+        match tmux.run(&targs!["kill-pane", "-t", Arg::id(pane_id)]) {
+            Ok(_) => return,
+            Err(e) => {
+                state::log(&format!(
+                    "run: could not remove pane {pane_id} (attempt {attempt}): {e}"
+                ));
+                if pane_gone(tmux, pane_id) {
+                    return;
+                }
+            }
+        }
     }
 }
 
