@@ -287,12 +287,19 @@ pub fn tell(tmux: &Tmux, client: &str, what: &str, e: &Error) {
     // display-message expands formats and draws styles: the message is data.
     let msg = format!("tmuxmate {what}: {short} (details in the tmuxmate log)");
     if !client.is_empty() && !client.chars().any(|c| c.is_control()) {
-        let _ = tmux.run(&targs![
-            "display-message",
-            "-c",
-            Arg::literal(client),
-            Arg::drawn(&msg)
-        ]);
+        // tmux 3.2 cannot name the client (docs/tmux-versions.md); unnamed, the message
+        // goes to the client with the latest activity: the one whose key was pressed.
+        let named = tmux.version().is_none_or(|v| v.message_names_its_client());
+        let _ = if named {
+            tmux.run(&targs![
+                "display-message",
+                "-c",
+                Arg::literal(client),
+                Arg::drawn(&msg)
+            ])
+        } else {
+            tmux.run(&targs!["display-message", Arg::drawn(&msg)])
+        };
     }
 }
 

@@ -108,13 +108,32 @@ impl How {
     }
 }
 
-/// Deliver `text` to `clients` as `how` says. Errors are logged: one client that left
-/// must not keep the others from being told.
-pub fn deliver(tmux: &Tmux, how: &How, clients: &[Client], text: &str, file: &Path) {
+/// Deliver `text` to `clients` as `how` says; `attached` is how many clients the server
+/// has in all. Errors are logged: one client that left does not stop the others.
+///
+/// tmux 3.2 cannot name the client of a message (docs/tmux-versions.md), and unnamed it
+/// goes to the client tmux finds best: there the message is shown only when the server has
+/// exactly one client and it is one to tell, never on a client that looks at the pane.
+pub fn deliver(
+    tmux: &Tmux,
+    how: &How,
+    clients: &[Client],
+    attached: usize,
+    text: &str,
+    file: &Path,
+) {
+    let named = tmux.version().is_none_or(|v| v.message_names_its_client());
+    let unnamed_ok = attached == 1 && clients.len() == 1;
+    if how.message && !named && !unnamed_ok && !clients.is_empty() {
+        state::log(
+            "agents: alert message skipped: this tmux (3.2) cannot show a message on one client of several",
+        );
+    }
     for c in clients {
-        if how.message
-            && !c.name.chars().any(char::is_control)
-            && let Err(e) = tmux.run(&targs![
+        let shown = if !how.message || c.name.chars().any(char::is_control) {
+            Ok(String::new())
+        } else if named {
+            tmux.run(&targs![
                 "display-message",
                 "-c",
                 Arg::literal(&c.name),
@@ -122,7 +141,12 @@ pub fn deliver(tmux: &Tmux, how: &How, clients: &[Client], text: &str, file: &Pa
                 "5000",
                 Arg::drawn(text)
             ])
-        {
+        } else if unnamed_ok {
+            tmux.run(&targs!["display-message", "-d", "5000", Arg::drawn(text)])
+        } else {
+            Ok(String::new())
+        };
+        if let Err(e) = shown {
             state::log(&format!("agents: alert to client {}: {e}", c.name));
         }
         let mut bytes = Vec::new();
@@ -265,7 +289,7 @@ pub fn redeliver(tmux: &Tmux, socket: &str, server: &str) {
             .cloned()
             .collect();
         if !r.looking(&pane) {
-            deliver(tmux, &how, &others, &text, &p);
+            deliver(tmux, &how, &others, r.clients.len(), &text, &p);
         }
         let _ = mark_sent(server, &pane, seq);
     }

@@ -111,7 +111,7 @@ pub fn apply(
             state::log(&format!("agent state: status line: {e}"));
         }
         if alert && let Some(file) = alert::path(&server, pane, rec.seq) {
-            alert::deliver(tmux, &how, &cur.clients, &text, &file);
+            alert::deliver(tmux, &how, &cur.clients, cur.clients.len(), &text, &file);
             alert::mark_sent(&server, pane, rec.seq).map_err(io)?;
         }
     }

@@ -33,6 +33,13 @@ impl Version {
         (self.major, self.minor) == (3, 4)
     }
 
+    /// `display-message -c` takes a client name (3.3 and later: 3.2 parses `-c` as a flag
+    /// with no value, so the name becomes the message and the call fails).
+    /// docs/tmux-versions.md.
+    pub fn message_names_its_client(self) -> bool {
+        (self.major, self.minor) >= (3, 3)
+    }
+
     /// `display-popup -T` (a title) exists (3.3 and later; 3.2 refuses the command).
     pub fn popup_has_title(self) -> bool {
         (self.major, self.minor) >= (3, 3)
