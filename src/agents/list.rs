@@ -62,6 +62,22 @@ pub fn next_after(order: &[String], last: &str) -> Option<String> {
     order.get(i % order.len().max(1)).cloned()
 }
 
+/// The rows as docs/json.md#agent-state has them.
+pub fn json(rows: &[Row]) -> Vec<serde_json::Value> {
+    rows.iter()
+        .map(|r| {
+            serde_json::json!({
+                "paneId": r.pane_id,
+                "target": r.target,
+                "harness": r.harness,
+                "state": r.state,
+                "since": r.since_ms,
+                "why": r.why,
+            })
+        })
+        .collect()
+}
+
 /// The server's agents as rows, sorted.
 pub fn rows(tmux: &Tmux) -> Result<Vec<Row>, TmuxError> {
     let mut agents = summary::refresh(tmux)?;

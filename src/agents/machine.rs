@@ -67,6 +67,14 @@ pub struct Record {
     pub event: String,
 }
 
+/// The reason a source gives that knows a permission is asked but not for what.
+pub const PERMISSION: &str = "permission";
+
+/// A reason that says which permission (`permission: Bash: ls`).
+fn refines(why: &str) -> bool {
+    why.starts_with("permission: ")
+}
+
 /// What [`step`] decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
@@ -92,10 +100,27 @@ pub fn step(
     }
     if let Some(p) = prev
         && p.state == to
-        && (to != State::NeedsYou || p.why == why)
+        && (to != State::NeedsYou || p.why == why || (why == PERMISSION && refines(&p.why)))
     {
         return Step {
             record: None,
+            alert: false,
+        };
+    }
+    // One permission prompt seen by two sources (a stream or file first, then the hook
+    // with the details): the reason gets its details, and it stays one transition.
+    if let Some(p) = prev
+        && p.state == State::NeedsYou
+        && to == State::NeedsYou
+        && p.why == PERMISSION
+        && refines(&why)
+    {
+        return Step {
+            record: Some(Record {
+                why,
+                event: signal.event.clone(),
+                ..p.clone()
+            }),
             alert: false,
         };
     }
@@ -221,6 +246,34 @@ mod tests {
         let s = seen(&r, 9).unwrap();
         assert_eq!((s.state, s.seq, s.since_ms), (State::Idle, 5, 9));
         assert_eq!(seen(&s, 10), None);
+    }
+
+    #[test]
+    fn a_prompt_two_sources_report_is_one_transition_with_the_details() {
+        use State::*;
+        let mut rec: Option<Record> = None;
+        let mut alerts = 0;
+        for (to, why) in [
+            (Working, ""),
+            (NeedsYou, PERMISSION),
+            (NeedsYou, "permission: Bash: ls"),
+            (NeedsYou, PERMISSION),
+        ] {
+            let s = step(rec.as_ref(), "codex", &sig(to, why), false, 1);
+            alerts += usize::from(s.alert);
+            if let Some(r) = s.record {
+                rec = Some(r);
+            }
+        }
+        let r = rec.unwrap();
+        assert_eq!(
+            (r.state, r.why.as_str(), r.seq),
+            (NeedsYou, "permission: Bash: ls", 2)
+        );
+        assert_eq!(alerts, 1);
+        // The hook first, then the stream: nothing changes.
+        let s = step(Some(&r), "codex", &sig(NeedsYou, PERMISSION), false, 2);
+        assert_eq!(s.record, None);
     }
 
     #[test]

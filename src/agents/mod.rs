@@ -14,10 +14,14 @@
 
 pub mod alert;
 pub mod list;
+pub mod listen;
 pub mod machine;
+pub mod osc;
 pub mod signal;
+pub mod sources;
 pub mod store;
 pub mod summary;
+pub mod wait;
 
 use crate::harness::Harness;
 use crate::sys::state;
@@ -87,6 +91,19 @@ pub fn apply(
     sig: &Signal,
     label: &str,
 ) -> Result<(), String> {
+    apply_with(tmux, socket, pane, harness, label, |_| Some(sig.clone()))
+}
+
+/// [`apply`] with the signal decided from the record as it is under the lock (a
+/// source whose words mean different things after different states).
+pub fn apply_with(
+    tmux: &Tmux,
+    socket: &str,
+    pane: &str,
+    harness: &str,
+    label: &str,
+    decide: impl FnOnce(Option<&Record>) -> Option<Signal>,
+) -> Result<(), String> {
     let io = |e: std::io::Error| format!("agent state of {pane}: {e}");
     let tm = |e: crate::tmux::TmuxError| format!("agent state of {pane}: {e}");
     let server;
@@ -94,8 +111,12 @@ pub fn apply(
         let _lock = store::lock(socket, pane, true).map_err(io)?;
         let cur = store::read(tmux, pane).map_err(tm)?;
         server = cur.server.clone();
+        listen::ensure(tmux, pane, harness, &cur);
+        let Some(sig) = decide(cur.record.as_ref()) else {
+            return Ok(());
+        };
         let now = state::now_ms();
-        let st = machine::step(cur.record.as_ref(), harness, sig, cur.looking(pane), now);
+        let st = machine::step(cur.record.as_ref(), harness, &sig, cur.looking(pane), now);
         let Some(rec) = st.record else {
             return Ok(());
         };
@@ -107,6 +128,9 @@ pub fn apply(
             alert::claim(&server, pane, rec.seq, &text).map_err(io)?;
         }
         store::write(tmux, pane, &rec, if alert { now } else { cur.alerted_ms }).map_err(tm)?;
+        if rec.state == State::Exited {
+            listen::remove(tmux, pane, &cur);
+        }
         if let Err(e) = summary::refresh(tmux) {
             state::log(&format!("agent state: status line: {e}"));
         }

@@ -50,6 +50,10 @@ pub struct Client {
 #[derive(Debug, Clone)]
 pub struct Read {
     pub server: String,
+    /// The pane's `pipe-pane` is open (ours or someone else's).
+    pub piped: bool,
+    /// `@tmuxmate-state-source`: the source besides the hooks set up for the pane.
+    pub source: String,
     pub record: Option<Record>,
     pub alerted_ms: u64,
     pub clients: Vec<Client>,
@@ -92,7 +96,8 @@ pub fn record_json(r: &Record, alerted_ms: u64) -> String {
 /// The pane's record, the server's key and the attached clients, in one tmux call.
 pub fn read(tmux: &Tmux, pane: &str) -> Result<Read, TmuxError> {
     let fmt = format!(
-        "#{{socket_path}}\t#{{start_time}}\t#{{{}}}",
+        "#{{socket_path}}\t#{{start_time}}\t#{{pane_pipe}}\t#{{{}}}\t#{{{}}}",
+        options::STATE_SOURCE.name,
         options::STATE_RECORD.name
     );
     let out = tmux.run(&targs![
@@ -108,8 +113,10 @@ pub fn read(tmux: &Tmux, pane: &str) -> Result<Read, TmuxError> {
     ])?;
     let mut lines = out.lines();
     let first = lines.next().unwrap_or("");
-    let mut f = first.splitn(3, '\t');
-    let (sock, start, rec) = (
+    let mut f = first.splitn(5, '\t');
+    let (sock, start, pipe, source, rec) = (
+        f.next().unwrap_or(""),
+        f.next().unwrap_or(""),
         f.next().unwrap_or(""),
         f.next().unwrap_or(""),
         f.next().unwrap_or(""),
@@ -123,6 +130,8 @@ pub fn read(tmux: &Tmux, pane: &str) -> Result<Read, TmuxError> {
     let clients = lines.filter_map(parse_client).collect();
     Ok(Read {
         server,
+        piped: pipe == "1",
+        source: source.to_string(),
         record,
         alerted_ms,
         clients,

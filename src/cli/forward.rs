@@ -198,12 +198,14 @@ fn build(cmd: &Command) -> Result<Option<Forwarded>, Error> {
             }
             AgentAction::Wait {
                 name,
+                until,
                 timeout,
                 timeout_s,
                 json,
             } => {
                 w.w("agent").w("wait").pos(name.clone());
-                w.opt("--timeout", timeout.map(|t| format!("{t}ms")))
+                w.opt("--until", until.as_ref())
+                    .opt("--timeout", timeout.map(|t| format!("{t}ms")))
                     .opt("--timeout-s", *timeout_s)
                     .flag("--json", *json);
                 wait = Duration::from_millis(crate::cli::timeout_or(

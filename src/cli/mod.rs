@@ -580,6 +580,18 @@ pub enum AgentsAction {
     /// Runs @tmuxmate-notify-command for one alert (started by tmux).
     #[command(hide = true)]
     NotifyRun { file: std::path::PathBuf },
+    /// A Gemini pane's title hook: what its title says now (started by tmux).
+    #[command(hide = true)]
+    Title {
+        #[arg(short = 't', value_name = "PANE_ID")]
+        target: String,
+    },
+    /// A Codex pane's output reader: its status sequences on stdin (started by pipe-pane).
+    #[command(hide = true)]
+    Osc {
+        #[arg(short = 't', value_name = "PANE_ID")]
+        target: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -774,10 +786,16 @@ pub enum AgentAction {
         #[arg(long)]
         json: bool,
     },
-    /// Wait until the turn started by the last message has finished.
+    /// Wait until the turn started by the last message has finished (with --until: until
+    /// the agent is in one of the states named).
     Wait {
-        /// The managed session's name.
+        /// The managed session's name (with --until also a pane: %N or session:window.pane).
         name: String,
+        /// Wait for the agent's state, not its reply: one or more of needs-you, done, idle,
+        /// working, exited, unknown, comma-separated (e.g. --until needs-you,done). Any
+        /// agent pane whose hooks report, started by hand or by `agent start`.
+        #[arg(long, value_name = "STATES")]
+        until: Option<String>,
         /// Give up after this long: 500ms, 30s, 2m, 1h (default 10m).
         #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
         timeout: Option<u64>,

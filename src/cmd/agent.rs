@@ -128,6 +128,31 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
         ),
         AgentAction::Wait {
             name,
+            until: Some(until),
+            timeout,
+            timeout_s,
+            json,
+        } => {
+            let states = crate::agents::wait::parse_until(&until)?;
+            let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, turns::DEFAULT_WAIT_MS);
+            let pane = crate::agents::wait::pane_of(tmux, &name)?;
+            let r = crate::agents::wait::wait(
+                tmux,
+                &pane,
+                &states,
+                Duration::from_millis(wait),
+                &|_| true,
+            )?;
+            if json {
+                super::out_json(&r);
+            } else {
+                super::out_line(&r.text());
+            }
+            Ok(())
+        }
+        AgentAction::Wait {
+            name,
+            until: None,
             timeout,
             timeout_s,
             json,

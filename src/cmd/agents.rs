@@ -1,5 +1,5 @@
-//! `tmuxmate agents [--json]` and the snippet's hidden entries (`seen`, `jump`,
-//! `notify-run`).
+//! `tmuxmate agents [--json]` and the hidden entries tmux starts (`seen`, `jump`,
+//! `notify-run`, and the listeners `title` and `osc`).
 //!
 //! Invariants: the listing is the server's (`-L`/`-S`, else `$TMUX`; `--host` forwards
 //! it); the hidden entries are unattended (a key, a tmux hook, a tmux-started child):
@@ -26,25 +26,30 @@ pub fn run(tmux: &Tmux, a: AgentsArgs) -> CliResult {
         Some(AgentsAction::NotifyRun { file }) => {
             soft("notify-run", agents::alert::notify_run(tmux, &file))
         }
+        Some(AgentsAction::Title { target }) => soft(
+            "title",
+            pane_id(&target).and_then(|p| agents::listen::title(tmux, p)),
+        ),
+        Some(AgentsAction::Osc { target }) => soft(
+            "osc",
+            pane_id(&target).and_then(|p| agents::listen::osc_stream(tmux, p)),
+        ),
     }
+}
+
+/// The listeners name their pane by id (tmux filled it in): anything else is refused.
+fn pane_id(t: &str) -> Result<&str, String> {
+    let digits = t.strip_prefix('%').unwrap_or("");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("{t:?} is not a pane id (%N)"));
+    }
+    Ok(t)
 }
 
 fn list(tmux: &Tmux, json: bool) -> CliResult {
     let rows = agents::list::rows(tmux).map_err(Error::from)?;
     if json {
-        let v: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "paneId": r.pane_id,
-                    "target": r.target,
-                    "harness": r.harness,
-                    "state": r.state,
-                    "since": r.since_ms,
-                    "why": r.why,
-                })
-            })
-            .collect();
+        let v = agents::list::json(&rows);
         super::out_json(&serde_json::json!({ "agents": v }));
     } else {
         let now = crate::sys::state::now_ms();

@@ -7,6 +7,7 @@
 //! started by [`process`] (a clippy lint refuses `std::process::Command` elsewhere), every
 //! word handed to a shell is quoted by [`shell`], every `PATH` lookup is [`which`].
 
+pub mod base64;
 pub mod files;
 pub mod foreground;
 pub mod hash;

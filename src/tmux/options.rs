@@ -299,6 +299,11 @@ pub const STATE_RECORD: Opt = ours(
     Scope::Pane,
     "the agent state's whole record (JSON)",
 );
+pub const STATE_SOURCE: Opt = ours(
+    "@tmuxmate-state-source",
+    Scope::Pane,
+    "what tells the agent's state besides its hooks: osc7501 (a pipe-pane reader), title (a pane-title-changed hook), session-file, or hooks alone (and why)",
+);
 pub const WINDOW_STATE: Opt = ours(
     "@tmuxmate-window-state",
     Scope::Window,
@@ -403,6 +408,7 @@ pub const ALL: &[Opt] = &[
     STATE_SINCE,
     STATE_WHY,
     STATE_RECORD,
+    STATE_SOURCE,
     WINDOW_STATE,
     WINDOW_MARKER,
     AGENTS_STATUS,

@@ -386,3 +386,274 @@ fn the_jump_key_goes_to_the_longest_waiting_agent_and_looking_makes_done_idle() 
         || (state(&inner, &b.pane) == "idle").then_some(()),
     );
 }
+
+#[test]
+fn agent_wait_until_returns_at_the_state_and_refuses_what_it_cannot_follow() {
+    let s = server!();
+    let a = s.agent_pane_as("claude", "claude");
+    hook(
+        &a,
+        "claude",
+        &a.fixture("hook-claude-UserPromptSubmit.json"),
+    );
+    let mut waiter = s.tmuxmate();
+    waiter.args([
+        "agent",
+        "wait",
+        &a.pane,
+        "--until",
+        "needs-you,done",
+        "--timeout",
+        "60s",
+        "--json",
+    ]);
+    let waiting = std::thread::spawn(move || waiter.output().unwrap());
+    hook(&a, "claude", &permission(&s, "make deploy"));
+    let out = waiting.join().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(v["state"], "needs-you", "{v}");
+    assert_eq!(v["why"], "permission: Bash: make deploy", "{v}");
+    assert_eq!(v["paneId"], a.pane.as_str(), "{v}");
+
+    // Already there: at once. The text form names the pane and why.
+    let out = s.run(&["agent", "wait", &a.pane, "--until", "needs-you"]);
+    assert_eq!(
+        ok(&out).trim(),
+        format!("{} is needs-you: permission: Bash: make deploy", a.pane)
+    );
+
+    // A deadline: the error says what it is instead, and nothing changed.
+    let out = s.run(&[
+        "agent",
+        "wait",
+        &a.pane,
+        "--until",
+        "idle",
+        "--timeout",
+        "300ms",
+    ]);
+    assert_ne!(out.status.code(), Some(0));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("still needs-you (permission: Bash: make deploy)"),
+        "{e}"
+    );
+    assert_eq!(state(&s, &a.pane), "needs-you");
+
+    // What it cannot follow: a state that is not one, a pane without an agent, no pane.
+    let out = s.run(&["agent", "wait", &a.pane, "--until", "finished"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a state"));
+    let plain = s.window("plain", "cat");
+    let out = s.run(&[
+        "agent",
+        "wait",
+        &plain,
+        "--until",
+        "done",
+        "--timeout",
+        "1s",
+    ]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("has no agent state"), "{e}");
+    let out = s.run(&[
+        "agent",
+        "wait",
+        "%999",
+        "--until",
+        "done",
+        "--timeout",
+        "1s",
+    ]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(!String::from_utf8_lossy(&out.stderr).is_empty());
+
+    // An agent that ends while one waits for done: an error, not a hang to the deadline.
+    let mut waiter = s.tmuxmate();
+    waiter.args([
+        "agent",
+        "wait",
+        &a.pane,
+        "--until",
+        "done",
+        "--timeout",
+        "60s",
+    ]);
+    let waiting = std::thread::spawn(move || waiter.output().unwrap());
+    let end = input(
+        &s,
+        "end",
+        serde_json::json!({"session_id": "5eed0000-0000-4000-8000-00000000c1a1",
+            "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}),
+    );
+    hook(&a, "claude", &end);
+    let out = waiting.join().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("exited before it was done"), "{e}");
+}
+
+#[test]
+fn the_mcp_agents_tool_lists_compactly_and_waits_for_one() {
+    let s = server!();
+    let a = s.agent_pane_as("claude", "claude");
+    hook(&a, "claude", &permission(&s, "make deploy"));
+    let mut c = crate::mcp::Client::start(&s);
+    c.initialize();
+    let sc = c.ok("tmux_agents", serde_json::json!({}));
+    let rows = sc["agents"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{sc}");
+    assert_eq!(rows[0]["state"], "needs-you");
+    let r = c.call("tmux_agents", serde_json::json!({}));
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains(&a.pane) && text.contains("needs-you"),
+        "{text}"
+    );
+    assert!(text.len() < 120, "{text}");
+
+    let sc = c.ok(
+        "tmux_agents",
+        serde_json::json!({"target": a.pane, "until": ["needs-you"], "timeoutMs": 5000}),
+    );
+    assert_eq!(sc["state"], "needs-you", "{sc}");
+    // A wait that runs out is an error result that says what the agent is doing.
+    let r = c.call(
+        "tmux_agents",
+        serde_json::json!({"target": a.pane, "until": ["done"], "timeoutMs": 300}),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("still needs-you")
+    );
+    let r = c.call("tmux_agents", serde_json::json!({"until": ["done"]}));
+    assert_eq!(r["isError"], true, "{r}");
+    // A state that is not one is refused by the schema's own words.
+    let r = c.request(
+        "tools/call",
+        serde_json::json!({"name": "tmux_agents", "arguments": {"target": a.pane, "until": ["finished"]}}),
+    );
+    assert!(
+        r.get("error").is_some() || r["result"]["isError"] == true,
+        "{r}"
+    );
+    c.finish();
+}
+
+/// What the pane's program writes to its terminal (the stand-in's scripts write to a file).
+fn emit(a: &Agent, printf_args: &str) {
+    assert_eq!(a.sh(&format!("printf {printf_args} > /dev/tty")).rc, 0);
+}
+
+fn wait_state(s: &Server, pane: &str, want: &str, why: &str) {
+    wait_until(
+        &format!("{pane} to be {want} ({why})"),
+        Duration::from_secs(20),
+        || (state(s, pane) == want && opt(s, pane, "@tmuxmate-state-why") == why).then_some(()),
+    );
+}
+
+#[test]
+fn codex_status_sequences_move_the_state_at_once_and_a_users_pipe_is_left_alone() {
+    let s = server!();
+    s.tmux(&["set", "-g", "@tmuxmate-bin", BIN]);
+    let a = s.agent_pane_as("codex", "codex");
+    let ups = a.fixture("hook-codex-UserPromptSubmit.json");
+    assert_eq!(hook(&a, "codex", &ups).rc, 0);
+    // The first event set up the reader on the pane's output.
+    wait_until("the reader", Duration::from_secs(20), || {
+        (opt(&s, &a.pane, "@tmuxmate-state-source") == "osc7501"
+            && opt(&s, &a.pane, "pane_pipe") == "1")
+            .then_some(())
+    });
+    assert_eq!(state(&s, &a.pane), "working");
+    // Blocked: needs you at once, before any hook; the hook then adds what for.
+    emit(&a, r"'\033]7501;state=blocked:kind=permission\007'");
+    wait_state(&s, &a.pane, "needs-you", "permission");
+    let perm = input(
+        &s,
+        "codex-perm",
+        serde_json::json!({"session_id": "s", "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash", "tool_input": {"command": "make deploy"}}),
+    );
+    hook(&a, "codex", &perm);
+    wait_state(&s, &a.pane, "needs-you", "permission: Bash: make deploy");
+    // Approved: working again at once (no hook fires until the tool ends).
+    emit(&a, r"'\033]7501;state=working\033\\'");
+    wait_state(&s, &a.pane, "working", "");
+    emit(&a, r"'\033]7501;state=done\007'");
+    wait_state(&s, &a.pane, "done", "");
+    // Denied: blocked, then back at the prompt.
+    emit(
+        &a,
+        r"'\033]7501;state=working\007\033]7501;state=blocked:kind=permission\007'",
+    );
+    wait_state(&s, &a.pane, "needs-you", "permission");
+    emit(&a, r"'\033]7501;state=idle\007'");
+    wait_state(&s, &a.pane, "idle", "denied");
+    // An error, then the end: the reader stops and the pipe closes.
+    emit(
+        &a,
+        r"'\033]7501;state=working\007\033]7501;state=error\007'",
+    );
+    wait_state(&s, &a.pane, "needs-you", "error: the turn failed");
+    emit(&a, r"'\033]7501;clear\007'");
+    wait_state(&s, &a.pane, "exited", "");
+    wait_until("the reader to end", Duration::from_secs(20), || {
+        (opt(&s, &a.pane, "pane_pipe") == "0").then_some(())
+    });
+
+    // A pane whose pipe is the user's (tmux-logging): left open, the hooks alone count.
+    let b = s.agent_pane_as("codex2", "codex");
+    let log = s.dir.join("user-log");
+    s.tmux(&[
+        "pipe-pane",
+        "-t",
+        &b.pane,
+        &format!("cat >> '{}'", log.display()),
+    ]);
+    assert_eq!(hook(&b, "codex", &ups).rc, 0);
+    wait_until("the source", Duration::from_secs(20), || {
+        opt(&s, &b.pane, "@tmuxmate-state-source")
+            .contains("pipe-pane is taken")
+            .then_some(())
+    });
+    emit(&b, "'still logged\\n'");
+    wait_until("the user's log", Duration::from_secs(20), || {
+        std::fs::read_to_string(&log)
+            .is_ok_and(|l| l.contains("still logged"))
+            .then_some(())
+    });
+    assert_eq!(opt(&s, &b.pane, "pane_pipe"), "1");
+    assert_eq!(state(&s, &b.pane), "working");
+}
+
+#[test]
+fn gemini_title_changes_move_the_state_and_the_hook_goes_with_the_agent() {
+    let s = server!();
+    s.tmux(&["set", "-g", "@tmuxmate-bin", BIN]);
+    let a = s.agent_pane_as("gemini", "node");
+    let before = a.fixture("hook-gemini-AfterTool-run_shell_command.json");
+    assert_eq!(hook(&a, "gemini", &before).rc, 0);
+    wait_until("the title hook", Duration::from_secs(20), || {
+        (opt(&s, &a.pane, "@tmuxmate-state-source") == "title").then_some(())
+    });
+    let title = |t: &str| emit(&a, &format!("'\\033]2;{t}{}\\033\\\\'", " ".repeat(40)));
+    title("✋  Action Required (proj)");
+    wait_state(&s, &a.pane, "needs-you", "permission");
+    title("✦  Working… (proj)");
+    wait_state(&s, &a.pane, "working", "");
+    title("◇  Ready (proj)");
+    wait_state(&s, &a.pane, "done", "");
+    // The agent ends: the hook goes, so a shell's titles later cost nothing.
+    let end = input(
+        &s,
+        "gemini-end",
+        serde_json::json!({"session_id": "g", "hook_event_name": "SessionEnd", "reason": "exit"}),
+    );
+    hook(&a, "gemini", &end);
+    wait_state(&s, &a.pane, "exited", "");
+    let hooks = s.tmux(&["show-hooks", "-p", "-t", &a.pane]);
+    assert!(!hooks.contains("agents title"), "{hooks}");
+}

@@ -402,6 +402,35 @@ pub struct ReportedJson {
     pub key: String,
 }
 
+// ---- agent state ----
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentRowJson {
+    pub pane_id: String,
+    pub target: String,
+    pub harness: String,
+    pub state: String,
+    pub since: u64,
+    pub why: String,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsJson {
+    pub agents: Vec<AgentRowJson>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WaitedJson {
+    pub pane_id: String,
+    pub state: String,
+    pub why: String,
+    pub since: u64,
+    pub waited_ms: u64,
+}
+
 // ---- digest ----
 
 #[derive(Deserialize, Debug)]
