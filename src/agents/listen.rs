@@ -24,12 +24,17 @@ use crate::tmux::{Arg, Tmux};
 /// `@tmuxmate-state-source` values.
 pub const OSC: &str = "osc7501";
 pub const TITLE: &str = "title";
+pub const SESSION_FILE: &str = "session-file";
 pub const PIPE_TAKEN: &str = "hooks (the pane's pipe-pane is taken)";
 pub const NO_BIN: &str = "hooks (@tmuxmate-bin is not set: the snippet is not loaded)";
 
 /// Set up the listener for `harness` on `pane` when it is not there (cheap when it is:
 /// decided from what [`super::store::read`] already read).
 pub fn ensure(tmux: &Tmux, pane: &str, harness: &str, cur: &Read) {
+    if harness == "claude" {
+        follow_claude_file(tmux, pane, cur);
+        return;
+    }
     let wanted = match harness {
         // A pipe open already is ours (the source says so) or someone else's: theirs is
         // left alone and the pane keeps the hooks alone.
@@ -57,6 +62,33 @@ pub fn ensure(tmux: &Tmux, pane: &str, harness: &str, cur: &Read) {
     if let Err(e) = r {
         state::log(&format!("agent state of {pane}: listener: {e}"));
     }
+}
+
+/// Record the session file of the Claude whose hook this is, for the pane's follower to
+/// watch (only when it is new: a restarted Claude has a new pid and file).
+fn follow_claude_file(tmux: &Tmux, pane: &str, cur: &Read) {
+    let Some(f) = super::claude_file::of_this_hook() else {
+        return;
+    };
+    let path = f.to_string_lossy();
+    if path == cur.state_file {
+        return;
+    }
+    let _ = tmux.run(&targs![
+        "set-option",
+        "-pq",
+        "-t",
+        Arg::id(pane),
+        options::STATE_FILE.name,
+        Arg::literal(&path),
+        Arg::SEP,
+        "set-option",
+        "-pq",
+        "-t",
+        Arg::id(pane),
+        options::STATE_SOURCE.name,
+        SESSION_FILE,
+    ]);
 }
 
 fn set_source(tmux: &Tmux, pane: &str, value: &str) {
@@ -185,8 +217,8 @@ fn place_and_title(tmux: &Tmux, pane: &str) -> Result<(String, String), String> 
 pub fn title(tmux: &Tmux, pane: &str) -> Result<(), String> {
     let socket = super::socket_of(tmux)?;
     let (place, title) = place_and_title(tmux, pane)?;
-    super::apply_with(tmux, &socket, pane, "gemini", &place, |prev| {
-        sources::from_gemini_title(prev, &title)
+    super::apply_with(tmux, &socket, pane, "gemini", &place, |cur| {
+        sources::from_gemini_title(cur.record.as_ref(), &title)
     })
 }
 
@@ -206,13 +238,13 @@ pub fn osc_stream(tmux: &Tmux, pane: &str) -> Result<(), String> {
         };
         for payload in scan.feed(&buf[..n]) {
             let place = place_and_title(tmux, pane).map(|p| p.0)?;
-            let r = super::apply_with(tmux, &socket, pane, "codex", &place, |prev| {
-                sources::from_osc7501(prev, &payload)
+            let r = super::apply_with(tmux, &socket, pane, "codex", &place, |cur| {
+                sources::from_osc7501(cur.record.as_ref(), &payload)
             });
             if let Err(e) = r {
                 state::log(&format!("agent state of {pane}: {e}"));
             }
-            if payload.trim() == "clear" {
+            if sources::is_clear(&payload) {
                 // tmux sees a closed reader only at the pane's next output: close the
                 // pipe now, if it is still ours.
                 let ours = format!("#{{==:#{{{}}},{OSC}}}", options::STATE_SOURCE.name);

@@ -70,9 +70,14 @@ pub struct Record {
 /// The reason a source gives that knows a permission is asked but not for what.
 pub const PERMISSION: &str = "permission";
 
-/// A reason that says which permission (`permission: Bash: ls`).
-fn refines(why: &str) -> bool {
-    why.starts_with("permission: ")
+/// The reason a source gives that knows a turn failed but not why.
+pub const ERROR: &str = "error: the turn failed";
+
+/// `a` is the generic reason of which `b` gives the details (`permission` and
+/// `permission: Bash: ls`; the generic error and the API's message).
+fn vaguer(a: &str, b: &str) -> bool {
+    (a == PERMISSION && b.starts_with("permission: "))
+        || (a == ERROR && b.starts_with("error: ") && b != ERROR)
 }
 
 /// What [`step`] decided.
@@ -100,7 +105,7 @@ pub fn step(
     }
     if let Some(p) = prev
         && p.state == to
-        && (to != State::NeedsYou || p.why == why || (why == PERMISSION && refines(&p.why)))
+        && (to != State::NeedsYou || p.why == why || vaguer(&why, &p.why))
     {
         return Step {
             record: None,
@@ -112,8 +117,7 @@ pub fn step(
     if let Some(p) = prev
         && p.state == State::NeedsYou
         && to == State::NeedsYou
-        && p.why == PERMISSION
-        && refines(&why)
+        && vaguer(&p.why, &why)
     {
         return Step {
             record: Some(Record {

@@ -13,6 +13,7 @@
 //! - every path here is unattended: errors go to the log, the caller prints nothing.
 
 pub mod alert;
+pub mod claude_file;
 pub mod list;
 pub mod listen;
 pub mod machine;
@@ -91,7 +92,19 @@ pub fn apply(
     sig: &Signal,
     label: &str,
 ) -> Result<(), String> {
-    apply_with(tmux, socket, pane, harness, label, |_| Some(sig.clone()))
+    apply_with(tmux, socket, pane, harness, label, |cur| {
+        // With Codex's own stream read, a failed model request is a failed turn only when
+        // the stream says so (Codex retries first); the hook's message then gives it why.
+        let streamed = cur.source == listen::OSC && cur.piped;
+        if streamed && sig.event == "PostModelRequest" {
+            let failed = cur
+                .record
+                .as_ref()
+                .is_some_and(|r| r.state == State::NeedsYou && r.why == machine::ERROR);
+            return failed.then(|| sig.clone());
+        }
+        Some(sig.clone())
+    })
 }
 
 /// [`apply`] with the signal decided from the record as it is under the lock (a
@@ -102,7 +115,7 @@ pub fn apply_with(
     pane: &str,
     harness: &str,
     label: &str,
-    decide: impl FnOnce(Option<&Record>) -> Option<Signal>,
+    decide: impl FnOnce(&store::Read) -> Option<Signal>,
 ) -> Result<(), String> {
     let io = |e: std::io::Error| format!("agent state of {pane}: {e}");
     let tm = |e: crate::tmux::TmuxError| format!("agent state of {pane}: {e}");
@@ -112,7 +125,7 @@ pub fn apply_with(
         let cur = store::read(tmux, pane).map_err(tm)?;
         server = cur.server.clone();
         listen::ensure(tmux, pane, harness, &cur);
-        let Some(sig) = decide(cur.record.as_ref()) else {
+        let Some(sig) = decide(&cur) else {
             return Ok(());
         };
         let now = state::now_ms();
@@ -161,6 +174,21 @@ pub fn seen(tmux: &Tmux, pane: &str) -> Result<(), String> {
     store::write(tmux, pane, &rec, cur.alerted_ms).map_err(tm)?;
     summary::refresh(tmux).map_err(tm)?;
     Ok(())
+}
+
+/// Where `pane` is, as the person reads it: `session:window.pane`.
+pub fn place_of(tmux: &Tmux, pane: &str) -> Result<String, String> {
+    use crate::targs;
+    use crate::tmux::Arg;
+    tmux.run(&targs![
+        "display-message",
+        "-p",
+        "-t",
+        Arg::id(pane),
+        "#{session_name}:#{window_index}.#{pane_index}",
+    ])
+    .map(|s| s.trim_end_matches('\n').to_string())
+    .map_err(|e| e.to_string())
 }
 
 /// The server's socket path, as tmux reports it.

@@ -9,7 +9,7 @@
 //! after an error is nothing) is decided from the record, and when the record cannot
 //! decide it, nothing changes; the error a reason carries is one printable line.
 
-use super::machine::{PERMISSION, Record, State};
+use super::machine::{ERROR, PERMISSION, Record, State};
 use super::signal::{Signal, WHY_MAX, one_line};
 
 fn sig(to: State, why: impl Into<String>, event: &str) -> Option<Signal> {
@@ -24,21 +24,25 @@ fn waiting_for_permission(prev: Option<&Record>) -> bool {
     prev.is_some_and(|p| p.state == State::NeedsYou && p.why.starts_with(PERMISSION))
 }
 
-/// The agent is back at its prompt: after a turn that was working it is done; after a
-/// permission prompt it was denied (idle: the person answered it); at start-up it is
-/// idle; after an error, or already done or idle, it says nothing new.
+/// The agent is back at its prompt, as a source that does not say how the turn ended
+/// sees it: after a permission prompt it was denied (idle: the person answered it); at
+/// start-up it is idle; after a working turn nothing (the turn's end is the hooks' to say:
+/// Gemini's title and Claude's file look the same after a reply and after an API error);
+/// after an error, or already done or idle, nothing new.
 fn at_prompt(prev: Option<&Record>, event: &str) -> Option<Signal> {
     match prev.map(|p| p.state) {
         None | Some(State::Exited) | Some(State::Unknown) => sig(State::Idle, "", event),
-        Some(State::Working) => sig(State::Done, "", event),
         Some(State::NeedsYou) if waiting_for_permission(prev) => sig(State::Idle, "denied", event),
         _ => None,
     }
 }
 
 /// One OSC 7501 payload (what is between `ESC ] 7501 ;` and the terminator), as Codex
-/// sends it: `state=working`, `state=blocked:kind=permission`, `state=done`,
-/// `state=error[:msg=BASE64]`, `state=idle`, `clear`.
+/// 0.171 sends it: `state=working:app=codex`, `state=blocked:app=codex:kind=permission`,
+/// `state=done:app=codex`, `state=error:app=codex`, `state=idle:app=codex`,
+/// `state=clear`; a `msg=` (base64) is read when present. Codex says `done` itself, so
+/// `idle` is never a finished turn: after working it is an interrupted one (a denied
+/// prompt goes blocked, working, idle), after done or an error the person typed again.
 pub fn from_osc7501(prev: Option<&Record>, payload: &str) -> Option<Signal> {
     let fields: Vec<(&str, &str)> = payload
         .split([':', ';'])
@@ -63,16 +67,25 @@ pub fn from_osc7501(prev: Option<&Record>, payload: &str) -> Option<Signal> {
         }
         "done" => sig(State::Done, "", ev),
         "error" => {
-            let e = get("msg")
-                .and_then(decode)
-                .filter(|m| !m.is_empty())
-                .unwrap_or_else(|| "the turn failed".into());
-            sig(State::NeedsYou, format!("error: {e}"), ev)
+            let why = match get("msg").and_then(decode).filter(|m| !m.is_empty()) {
+                Some(e) => format!("error: {e}"),
+                None => ERROR.to_string(),
+            };
+            sig(State::NeedsYou, why, ev)
         }
-        "idle" => at_prompt(prev, ev),
+        "idle" => match prev.map(|p| p.state) {
+            Some(State::Working) => sig(State::Idle, "interrupted", ev),
+            _ if waiting_for_permission(prev) => sig(State::Idle, "denied", ev),
+            _ => sig(State::Idle, "", ev),
+        },
         "clear" => sig(State::Exited, "", ev),
         _ => None,
     }
+}
+
+/// Codex ended for good (`state=clear`): the reader's work is over.
+pub fn is_clear(payload: &str) -> bool {
+    payload.split(':').next() == Some("state=clear") || payload.trim() == "clear"
 }
 
 /// A `msg=` value: base64 of UTF-8 text, made one short printable line.
@@ -104,7 +117,6 @@ pub fn from_gemini_title(prev: Option<&Record>, title: &str) -> Option<Signal> {
 
 /// Claude Code's session file (`~/.claude/sessions/<pid>.json`): `status` busy, idle or
 /// waiting (with `waitingFor`).
-#[allow(dead_code)] // wired into the digest follower next
 pub fn from_claude_session(prev: Option<&Record>, file: &serde_json::Value) -> Option<Signal> {
     let ev = "session-file";
     match file["status"].as_str()? {
@@ -175,20 +187,69 @@ mod tests {
     }
 
     #[test]
-    fn back_at_the_prompt_means_what_came_before_says() {
-        let ev = |p: &Record| to(from_osc7501(Some(p), "state=idle"));
-        assert_eq!(ev(&rec(State::Working, "")), Some((State::Done, "".into())));
+    fn codex_idle_is_never_a_finished_turn() {
+        let ev = |p: &Record| to(from_osc7501(Some(p), "state=idle:app=codex"));
+        assert_eq!(
+            ev(&rec(State::Working, "")),
+            Some((State::Idle, "interrupted".into()))
+        );
         assert_eq!(
             ev(&rec(State::NeedsYou, "permission: Bash: rm")),
             Some((State::Idle, "denied".into()))
         );
-        // An error stays until something new happens; done stays done (unseen).
-        assert_eq!(ev(&rec(State::NeedsYou, "error: 500")), None);
-        assert_eq!(ev(&rec(State::Done, "")), None);
-        assert_eq!(
-            to(from_osc7501(None, "state=idle")),
-            Some((State::Idle, "".into()))
-        );
+        assert_eq!(ev(&rec(State::Done, "")), Some((State::Idle, "".into())));
+        assert!(is_clear("state=clear") && !is_clear("state=done:app=codex"));
+    }
+
+    /// The real Codex 0.171's output streams (pipe-pane -O, rig-recorded), replayed.
+    #[test]
+    fn real_codex_streams_end_in_the_right_state() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex-osc");
+        for (file, want, seen) in [
+            (
+                "a-approve.bin",
+                (State::Done, ""),
+                "working blocked working done",
+            ),
+            (
+                "b-deny.bin",
+                (State::Idle, "interrupted"),
+                "idle working blocked working idle",
+            ),
+            (
+                "c-apierror.bin",
+                (State::NeedsYou, "error: the turn failed"),
+                "working error",
+            ),
+            ("e-plain.bin", (State::Done, ""), "working done"),
+            ("f-ctrlc.bin", (State::Exited, ""), "idle clear"),
+        ] {
+            let bytes = std::fs::read(dir.join(file)).unwrap();
+            let mut scan = super::super::osc::Scanner::default();
+            let mut rec: Option<Record> = None;
+            let mut states = Vec::new();
+            // In chunks, as a pipe delivers them.
+            for chunk in bytes.chunks(97) {
+                for p in scan.feed(chunk) {
+                    states.push(
+                        p.split(':')
+                            .next()
+                            .unwrap()
+                            .trim_start_matches("state=")
+                            .to_string(),
+                    );
+                    if let Some(s) = from_osc7501(rec.as_ref(), &p) {
+                        let st = super::super::machine::step(rec.as_ref(), "codex", &s, false, 1);
+                        if let Some(r) = st.record {
+                            rec = Some(r);
+                        }
+                    }
+                }
+            }
+            assert_eq!(states.join(" "), seen, "{file}");
+            let r = rec.unwrap();
+            assert_eq!((r.state, r.why.as_str()), want, "{file}");
+        }
     }
 
     #[test]
@@ -206,10 +267,19 @@ mod tests {
             to(from_gemini_title(None, &pad("✦  Working… (proj)"))),
             Some((State::Working, "".into()))
         );
+        // Ready after working: a reply or an API error look the same; AfterAgent says.
         assert_eq!(
             to(from_gemini_title(Some(&w), &pad("◇  Ready (proj)"))),
-            Some((State::Done, "".into()))
+            None
         );
+        // Ready right after Action Required: denied with Escape (no hook fires).
+        let p = rec(State::NeedsYou, "permission");
+        assert_eq!(
+            to(from_gemini_title(Some(&p), &pad("◇  Ready (proj)"))),
+            Some((State::Idle, "denied".into()))
+        );
+        // At exit the title is emptied: nothing.
+        assert_eq!(to(from_gemini_title(Some(&p), "")), None);
         assert_eq!(to(from_gemini_title(Some(&w), "bash")), None);
     }
 

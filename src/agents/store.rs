@@ -54,6 +54,8 @@ pub struct Read {
     pub piped: bool,
     /// `@tmuxmate-state-source`: the source besides the hooks set up for the pane.
     pub source: String,
+    /// `@tmuxmate-state-file`: the agent's state file being followed.
+    pub state_file: String,
     pub record: Option<Record>,
     pub alerted_ms: u64,
     pub clients: Vec<Client>,
@@ -96,8 +98,9 @@ pub fn record_json(r: &Record, alerted_ms: u64) -> String {
 /// The pane's record, the server's key and the attached clients, in one tmux call.
 pub fn read(tmux: &Tmux, pane: &str) -> Result<Read, TmuxError> {
     let fmt = format!(
-        "#{{socket_path}}\t#{{start_time}}\t#{{pane_pipe}}\t#{{{}}}\t#{{{}}}",
+        "#{{socket_path}}\t#{{start_time}}\t#{{pane_pipe}}\t#{{{}}}\t#{{{}}}\t#{{{}}}",
         options::STATE_SOURCE.name,
+        options::STATE_FILE.name,
         options::STATE_RECORD.name
     );
     let out = tmux.run(&targs![
@@ -113,8 +116,9 @@ pub fn read(tmux: &Tmux, pane: &str) -> Result<Read, TmuxError> {
     ])?;
     let mut lines = out.lines();
     let first = lines.next().unwrap_or("");
-    let mut f = first.splitn(5, '\t');
-    let (sock, start, pipe, source, rec) = (
+    let mut f = first.splitn(6, '\t');
+    let (sock, start, pipe, source, file, rec) = (
+        f.next().unwrap_or(""),
         f.next().unwrap_or(""),
         f.next().unwrap_or(""),
         f.next().unwrap_or(""),
@@ -132,6 +136,7 @@ pub fn read(tmux: &Tmux, pane: &str) -> Result<Read, TmuxError> {
         server,
         piped: pipe == "1",
         source: source.to_string(),
+        state_file: file.to_string(),
         record,
         alerted_ms,
         clients,

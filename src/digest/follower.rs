@@ -20,7 +20,11 @@
 //!   lines read by this process, pushes), so tests and tools can count pushes; `#` in the
 //!   status is doubled because tmux's status drawing reads `#[` as style markup;
 //! - a follower whose pane (or server) is gone exits and removes its cache; one stopped
-//!   by a signal saves it first.
+//!   by a signal saves it first;
+//! - the agent's own state file (`@tmuxmate-state-file`, Claude Code's session file),
+//!   when the pane has one, is watched the same way (its directory, by file name) and
+//!   handed to `agents::claude_file` on every change; the heartbeat re-reads the option,
+//!   so a restarted agent's new file is followed within one beat.
 //!
 //! `TMUXMATE_FOLLOWER_HEARTBEAT_MS` (50 ms to 10 min) shortens the heartbeat for tests.
 
@@ -51,6 +55,7 @@ pub const OPT_FORMAT: &str = crate::tmux::options::TRANSCRIPT_FORMAT.name;
 pub const OPT_STATUS: &str = crate::tmux::options::STATUS.name;
 pub const OPT_FOLLOWER: &str = crate::tmux::options::FOLLOWER.name;
 pub const OPT_TURNS: &str = crate::tmux::options::DIGEST_TURNS.name;
+const OPT_STATE_FILE: &str = crate::tmux::options::STATE_FILE.name;
 
 fn key(socket: &str, pane: &str) -> String {
     crate::ledger::file_name(&format!("{socket}:{pane}"))
@@ -298,6 +303,8 @@ struct Follower<'a> {
     last_push: Option<Instant>,
     cache_dirty: bool,
     last_cache: Instant,
+    /// The agent's state file (`@tmuxmate-state-file`), when the pane has one.
+    state_file: Option<PathBuf>,
 }
 
 impl<'a> Follower<'a> {
@@ -382,9 +389,31 @@ impl<'a> Follower<'a> {
             "-p",
             "-t",
             Arg::id(&pane),
-            "#{pane_dead}"
+            Arg::ours(format!("#{{pane_dead}}\t#{{{OPT_STATE_FILE}}}")),
         ])?;
-        Ok(out.trim() != "1")
+        let line = out.strip_suffix('\n').unwrap_or(&out);
+        let (dead, file) = line.split_once('\t').unwrap_or((line, ""));
+        self.state_file = state_file(file);
+        Ok(dead != "1")
+    }
+
+    /// The agent's state file changed (or may have): apply what it says now.
+    fn state_changed(&self) {
+        if let Some(f) = &self.state_file
+            && let Err(e) =
+                crate::agents::claude_file::changed(self.tmux, &self.socket, &self.pane, f)
+        {
+            state::log(&format!("digest follower {}: {e}", self.pane));
+        }
+    }
+
+    /// Does an event name the state file (its name, in its directory)?
+    fn names_state_file(&self, paths: &[PathBuf]) -> bool {
+        self.state_file.as_deref().is_some_and(|f| {
+            paths
+                .iter()
+                .any(|p| p.file_name() == f.file_name() && p.parent() == f.parent())
+        })
     }
 
     fn save(&mut self) {
@@ -402,6 +431,7 @@ impl<'a> Follower<'a> {
         transcript: String,
         format: Option<Format>,
         shown: &str,
+        state_file_opt: &str,
     ) -> Follower<'a> {
         let fold =
             load_cache(&socket, pane, &transcript, format).unwrap_or_else(|| Fold::new(format));
@@ -421,6 +451,7 @@ impl<'a> Follower<'a> {
             last_push: None,
             cache_dirty: false,
             last_cache: Instant::now(),
+            state_file: state_file(state_file_opt),
         }
     }
 
@@ -515,9 +546,23 @@ fn gone(e: &TmuxError) -> bool {
     !matches!(e, TmuxError::Timeout { .. })
 }
 
-/// Read the pane's transcript, format and current status with one tmux call.
-fn pane_options(tmux: &Tmux, pane: &str) -> Result<(String, Option<Format>, String), TmuxError> {
-    let fmt = record_format(&[OPT_TRANSCRIPT, OPT_FORMAT, OPT_STATUS]);
+/// An absolute `@tmuxmate-state-file` value as a path; anything else is none.
+fn state_file(opt: &str) -> Option<PathBuf> {
+    Some(PathBuf::from(opt)).filter(|p| p.is_absolute())
+}
+
+/// What the follower reads of its pane at start: transcript, format, status shown, state
+/// file.
+struct PaneOptions {
+    transcript: String,
+    format: Option<Format>,
+    status: String,
+    state_file: String,
+}
+
+/// Read the pane's transcript, format, current status and state file with one tmux call.
+fn pane_options(tmux: &Tmux, pane: &str) -> Result<PaneOptions, TmuxError> {
+    let fmt = record_format(&[OPT_TRANSCRIPT, OPT_FORMAT, OPT_STATUS, OPT_STATE_FILE]);
     let out = tmux.run_bytes(
         &targs![
             "display-message",
@@ -528,16 +573,19 @@ fn pane_options(tmux: &Tmux, pane: &str) -> Result<(String, Option<Format>, Stri
         ],
         None,
     )?;
-    let rows = parse_records(&out, 3).map_err(|detail| TmuxError::BadOutput {
+    let rows = parse_records(&out, 4).map_err(|detail| TmuxError::BadOutput {
         argv: vec!["display-message".into()],
         detail,
     })?;
     let row = rows.into_iter().next().unwrap_or_default();
     let mut it = row.into_iter();
-    let transcript = it.next().unwrap_or_default();
-    let format = Format::parse(&it.next().unwrap_or_default());
-    let status = it.next().unwrap_or_default();
-    Ok((transcript, format, status))
+    let mut next = || it.next().unwrap_or_default();
+    Ok(PaneOptions {
+        transcript: next(),
+        format: Format::parse(&next()),
+        status: next(),
+        state_file: next(),
+    })
 }
 
 /// The follower loop (`tmuxmate digest follow -t %N`): setup (the lock, the pane's
@@ -550,16 +598,26 @@ pub fn run(tmux: &Tmux, pane: &str) -> Result<(), String> {
     let Some(_lock) = lock(&socket, pane)? else {
         return Ok(()); // another follower serves this pane
     };
-    let Some((transcript, format, shown)) = read_pane(tmux, pane) else {
+    let Some(o) = read_pane(tmux, pane) else {
         return Ok(());
     };
     let (rx, mut wake) = wakeups(&socket, pane)?;
-    let mut fl = Follower::new(tmux, socket, pane, transcript, format, &shown);
+    let mut fl = Follower::new(
+        tmux,
+        socket,
+        pane,
+        o.transcript,
+        o.format,
+        &o.status,
+        &o.state_file,
+    );
     state::log(&format!(
         "digest follower {pane} started for {} at offset {}",
         fl.transcript, fl.fold.offset
     ));
     wake.rewatch(&fl.transcript);
+    wake.watch_state(fl.state_file.as_deref());
+    fl.state_changed();
     fl.fold();
     let beat = heartbeat_every();
     if !fl.first_beat() {
@@ -583,8 +641,8 @@ fn lock(socket: &str, pane: &str) -> Result<Option<nix::fcntl::Flock<std::fs::Fi
 
 /// The pane's transcript, format and status, or `None` (logged) when there is nothing
 /// to follow.
-fn read_pane(tmux: &Tmux, pane: &str) -> Option<(String, Option<Format>, String)> {
-    let (transcript, format, shown) = match pane_options(tmux, pane) {
+fn read_pane(tmux: &Tmux, pane: &str) -> Option<PaneOptions> {
+    let o = match pane_options(tmux, pane) {
         Ok(v) => v,
         Err(e) => {
             state::log(&format!(
@@ -593,13 +651,13 @@ fn read_pane(tmux: &Tmux, pane: &str) -> Option<(String, Option<Format>, String)
             return None;
         }
     };
-    if transcript.is_empty() {
+    if o.transcript.is_empty() {
         state::log(&format!(
             "digest follower {pane}: no {OPT_TRANSCRIPT}, exiting"
         ));
         return None;
     }
-    Some((transcript, format, shown))
+    Some(o)
 }
 
 /// What wakes the loop, all on one channel: signals, and file notifications for the
@@ -610,11 +668,48 @@ struct Wake {
     watched: Option<PathBuf>,
     /// The pane's want file (`ensure_follower`'s latest request).
     want: PathBuf,
+    /// The directory watched for the agent's state file.
+    state_dir: Option<PathBuf>,
 }
 
 impl Wake {
     fn rewatch(&mut self, transcript: &str) {
+        let before = self.watched.clone();
         rewatch(&mut self.watcher, transcript, &mut self.watched);
+        // One directory watched for both: unwatching the transcript's unwatched it.
+        if before != self.watched
+            && let Some(d) = self
+                .state_dir
+                .as_deref()
+                .filter(|d| before.as_deref() == Some(*d))
+        {
+            let _ =
+                notify::Watcher::watch(&mut self.watcher, d, notify::RecursiveMode::NonRecursive);
+        }
+    }
+
+    /// Watch the state file's directory (a file Claude replaces must be seen too).
+    fn watch_state(&mut self, file: Option<&Path>) {
+        let dir = file.and_then(Path::parent).map(Path::to_path_buf);
+        if dir == self.state_dir {
+            return;
+        }
+        if let Some(old) = self.state_dir.take()
+            && self.watched.as_ref() != Some(&old)
+        {
+            let _ = notify::Watcher::unwatch(&mut self.watcher, &old);
+        }
+        if let Some(d) = dir
+            && (self.watched.as_ref() == Some(&d)
+                || notify::Watcher::watch(
+                    &mut self.watcher,
+                    &d,
+                    notify::RecursiveMode::NonRecursive,
+                )
+                .is_ok())
+        {
+            self.state_dir = Some(d);
+        }
     }
 }
 
@@ -642,6 +737,7 @@ fn wakeups(socket: &str, pane: &str) -> Result<(mpsc::Receiver<Msg>, Wake), Stri
         watcher,
         watched: None,
         want: want_path(socket, pane),
+        state_dir: None,
     };
     Ok((rx, wake))
 }
@@ -660,6 +756,8 @@ struct Woke {
     stop: bool,
     /// The transcript may have changed: fold.
     changed: bool,
+    /// The agent's state file may have changed.
+    state: bool,
 }
 
 /// When the loop acts next.
@@ -685,6 +783,9 @@ fn follow(fl: &mut Follower, rx: &mpsc::Receiver<Msg>, wake: &mut Wake, beat: Du
         let woke = drain(first, rx, fl, wake);
         if woke.stop {
             return End::Keep;
+        }
+        if woke.state {
+            fl.state_changed();
         }
         if woke.changed
             && fl.fold()
@@ -737,7 +838,10 @@ fn drain(
     loop {
         match msg {
             Ok(Msg::Stop) => w.stop = true,
-            Ok(Msg::Fs(Ok(ev))) => w.changed |= on_fs_event(fl, wake, &ev.paths),
+            Ok(Msg::Fs(Ok(ev))) => {
+                w.state |= fl.names_state_file(&ev.paths);
+                w.changed |= on_fs_event(fl, wake, &ev.paths);
+            }
             Ok(Msg::Fs(Err(_))) => w.changed = true,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => w.stop = true,
@@ -789,7 +893,14 @@ fn beat_step(fl: &mut Follower, wake: &mut Wake, s: &mut Schedule, now: Instant)
     if fl.fold() {
         s.push_at.get_or_insert(push_time(fl.last_push, now));
     }
-    match fl.heartbeat() {
+    let before = fl.state_file.clone();
+    let beat = fl.heartbeat();
+    if fl.state_file != before {
+        // A new agent in the pane (a new pid, a new file), or the first one recorded.
+        wake.watch_state(fl.state_file.as_deref());
+        fl.state_changed();
+    }
+    match beat {
         Err(e) if gone(&e) => Some(fl.exit_on(&e)),
         Ok(false) => {
             // Its process ended and tmux keeps the pane only to show it: no agent

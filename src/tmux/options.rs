@@ -304,6 +304,11 @@ pub const STATE_SOURCE: Opt = ours(
     Scope::Pane,
     "what tells the agent's state besides its hooks: osc7501 (a pipe-pane reader), title (a pane-title-changed hook), session-file, or hooks alone (and why)",
 );
+pub const STATE_FILE: Opt = ours(
+    "@tmuxmate-state-file",
+    Scope::Pane,
+    "the agent's own state file tmuxmate follows (Claude Code's session file)",
+);
 pub const WINDOW_STATE: Opt = ours(
     "@tmuxmate-window-state",
     Scope::Window,
@@ -409,6 +414,7 @@ pub const ALL: &[Opt] = &[
     STATE_WHY,
     STATE_RECORD,
     STATE_SOURCE,
+    STATE_FILE,
     WINDOW_STATE,
     WINDOW_MARKER,
     AGENTS_STATUS,

@@ -554,6 +554,16 @@ fn wait_state(s: &Server, pane: &str, want: &str, why: &str) {
     );
 }
 
+/// Codex 0.171's status sequence (rig-recorded: `:app=codex`, always ended by ESC \).
+fn codex(state: &str) -> String {
+    let st = match state {
+        "clear" => "state=clear".to_string(),
+        "blocked" => "state=blocked:app=codex:kind=permission".to_string(),
+        _ => format!("state={state}:app=codex"),
+    };
+    format!(r"'\033]7501;{st}\033\\'")
+}
+
 #[test]
 fn codex_status_sequences_move_the_state_at_once_and_a_users_pipe_is_left_alone() {
     let s = server!();
@@ -568,37 +578,47 @@ fn codex_status_sequences_move_the_state_at_once_and_a_users_pipe_is_left_alone(
             .then_some(())
     });
     assert_eq!(state(&s, &a.pane), "working");
-    // Blocked: needs you at once, before any hook; the hook then adds what for.
-    emit(&a, r"'\033]7501;state=blocked:kind=permission\007'");
+    // Blocked: needs you at once (0.9 s before Codex draws it); the hook adds what for.
+    emit(&a, &codex("blocked"));
     wait_state(&s, &a.pane, "needs-you", "permission");
-    let perm = input(
+    hook(&a, "codex", &a.fixture("hook-codex-PermissionRequest.json"));
+    wait_state(
         &s,
-        "codex-perm",
-        serde_json::json!({"session_id": "s", "hook_event_name": "PermissionRequest",
-            "tool_name": "Bash", "tool_input": {"command": "make deploy"}}),
+        &a.pane,
+        "needs-you",
+        "permission: Bash: touch perm-approved.txt && echo approved-ran",
     );
-    hook(&a, "codex", &perm);
-    wait_state(&s, &a.pane, "needs-you", "permission: Bash: make deploy");
     // Approved: working again at once (no hook fires until the tool ends).
-    emit(&a, r"'\033]7501;state=working\033\\'");
+    emit(&a, &codex("working"));
     wait_state(&s, &a.pane, "working", "");
-    emit(&a, r"'\033]7501;state=done\007'");
+    emit(&a, &codex("done"));
     wait_state(&s, &a.pane, "done", "");
-    // Denied: blocked, then back at the prompt.
-    emit(
-        &a,
-        r"'\033]7501;state=working\007\033]7501;state=blocked:kind=permission\007'",
-    );
+    // Denied with Escape, as the real one goes: blocked, working, idle (no Stop hook).
+    emit(&a, &codex("idle"));
+    wait_state(&s, &a.pane, "idle", "");
+    emit(&a, &codex("working"));
+    emit(&a, &codex("blocked"));
     wait_state(&s, &a.pane, "needs-you", "permission");
-    emit(&a, r"'\033]7501;state=idle\007'");
-    wait_state(&s, &a.pane, "idle", "denied");
-    // An error, then the end: the reader stops and the pipe closes.
-    emit(
-        &a,
-        r"'\033]7501;state=working\007\033]7501;state=error\007'",
-    );
+    emit(&a, &codex("working"));
+    emit(&a, &codex("idle"));
+    wait_state(&s, &a.pane, "idle", "interrupted");
+    // An API error: the stream says the turn failed, the hook says why (one transition).
+    emit(&a, &codex("working"));
+    wait_state(&s, &a.pane, "working", "");
+    let err = a.fixture("hook-codex-PostModelRequest-error.json");
+    // A failed attempt alone is not a failed turn while the stream is read (Codex retries).
+    hook(&a, "codex", &err);
+    assert_eq!(state(&s, &a.pane), "working");
+    emit(&a, &codex("error"));
     wait_state(&s, &a.pane, "needs-you", "error: the turn failed");
-    emit(&a, r"'\033]7501;clear\007'");
+    hook(&a, "codex", &err);
+    wait_until("the error's words", Duration::from_secs(20), || {
+        opt(&s, &a.pane, "@tmuxmate-state-why")
+            .contains("high demand")
+            .then_some(())
+    });
+    // The end: the reader stops and the pipe closes.
+    emit(&a, &codex("clear"));
     wait_state(&s, &a.pane, "exited", "");
     wait_until("the reader to end", Duration::from_secs(20), || {
         (opt(&s, &a.pane, "pane_pipe") == "0").then_some(())
@@ -627,6 +647,11 @@ fn codex_status_sequences_move_the_state_at_once_and_a_users_pipe_is_left_alone(
     });
     assert_eq!(opt(&s, &b.pane, "pane_pipe"), "1");
     assert_eq!(state(&s, &b.pane), "working");
+    // Without the stream, the failed request's hook is the error.
+    hook(&b, "codex", &err);
+    wait_until("the hook's error", Duration::from_secs(20), || {
+        (state(&s, &b.pane) == "needs-you").then_some(())
+    });
 }
 
 #[test]
@@ -634,26 +659,139 @@ fn gemini_title_changes_move_the_state_and_the_hook_goes_with_the_agent() {
     let s = server!();
     s.tmux(&["set", "-g", "@tmuxmate-bin", BIN]);
     let a = s.agent_pane_as("gemini", "node");
-    let before = a.fixture("hook-gemini-AfterTool-run_shell_command.json");
-    assert_eq!(hook(&a, "gemini", &before).rc, 0);
+    let tool = a.fixture("hook-gemini-AfterTool-run_shell_command.json");
+    assert_eq!(hook(&a, "gemini", &tool).rc, 0);
     wait_until("the title hook", Duration::from_secs(20), || {
         (opt(&s, &a.pane, "@tmuxmate-state-source") == "title").then_some(())
     });
-    let title = |t: &str| emit(&a, &format!("'\\033]2;{t}{}\\033\\\\'", " ".repeat(40)));
+    // Gemini CLI 0.61's titles, padded to 80 columns (rig-recorded).
+    let title = |t: &str| {
+        let pad = 80 - t.chars().count();
+        emit(&a, &format!("'\\033]2;{t}{}\\033\\\\'", " ".repeat(pad)))
+    };
     title("✋  Action Required (proj)");
     wait_state(&s, &a.pane, "needs-you", "permission");
+    hook(
+        &a,
+        "gemini",
+        &a.fixture("hook-gemini-Notification-ToolPermission.json"),
+    );
+    let why = opt(&s, &a.pane, "@tmuxmate-state-why");
+    assert!(why.starts_with("permission: "), "{why}");
+    // Approved: working at once.
+    title("✦  Working… (proj)");
+    wait_state(&s, &a.pane, "working", "");
+    // Ready after a reply and after an API error look the same: AfterAgent says which.
+    title("◇  Ready (proj)");
+    assert_eq!(
+        hook(&a, "gemini", &a.fixture("hook-gemini-AfterAgent.json")).rc,
+        0
+    );
+    wait_state(&s, &a.pane, "done", "");
     title("✦  Working… (proj)");
     wait_state(&s, &a.pane, "working", "");
     title("◇  Ready (proj)");
-    wait_state(&s, &a.pane, "done", "");
-    // The agent ends: the hook goes, so a shell's titles later cost nothing.
-    let end = input(
-        &s,
-        "gemini-end",
-        serde_json::json!({"session_id": "g", "hook_event_name": "SessionEnd", "reason": "exit"}),
+    hook(
+        &a,
+        "gemini",
+        &a.fixture("hook-gemini-AfterAgent-error.json"),
     );
-    hook(&a, "gemini", &end);
+    wait_state(&s, &a.pane, "needs-you", "error: the turn failed");
+    // Denied with Escape: Action Required, then Ready (no hook fires).
+    title("✦  Working… (proj)");
+    title("✋  Action Required (proj)");
+    wait_state(&s, &a.pane, "needs-you", "permission");
+    title("◇  Ready (proj)");
+    wait_state(&s, &a.pane, "idle", "denied");
+    // The agent ends: the hook goes, so a shell's titles later cost nothing.
+    hook(&a, "gemini", &a.fixture("hook-gemini-SessionEnd.json"));
     wait_state(&s, &a.pane, "exited", "");
     let hooks = s.tmux(&["show-hooks", "-p", "-t", &a.pane]);
     assert!(!hooks.contains("agents title"), "{hooks}");
+}
+
+#[test]
+fn claudes_session_file_tells_a_denied_permission_no_hook_reports() {
+    let s = server!();
+    s.tmux(&["set", "-g", "@tmuxmate-bin", BIN]);
+    let a = s.agent_pane_as("claude", "claude");
+    // Claude Code 2.1 keeps `<config>/sessions/<its pid>.json` (rig-recorded shape).
+    let pid = opt(&s, &a.pane, "pane_pid");
+    let dir = s.home.join(".claude/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{pid}.json"));
+    let write = |status: &str, waiting: Option<&str>| {
+        let mut v = serde_json::json!({
+            "pid": pid.parse::<u32>().unwrap(),
+            "sessionId": "5eed0000-0000-4000-8000-00000000c1a1",
+            "cwd": "/tmp/proj",
+            "status": status,
+            "updatedAt": 1,
+        });
+        if let Some(w) = waiting {
+            v["waitingFor"] = w.into();
+        }
+        // Replaced whole, as a new file under the same name.
+        let tmp = dir.join(format!(".{pid}.json.tmp"));
+        std::fs::write(&tmp, v.to_string()).unwrap();
+        std::fs::rename(&tmp, &file).unwrap();
+    };
+    write("busy", None);
+    let transcript = s.dir.join("t.jsonl");
+    std::fs::write(&transcript, "").unwrap();
+    let ups = input(
+        &s,
+        "ups",
+        serde_json::json!({
+            "session_id": "5eed0000-0000-4000-8000-00000000c1a1",
+            "transcript_path": transcript,
+            "cwd": "/tmp/proj",
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "go",
+        }),
+    );
+    assert_eq!(hook(&a, "claude", &ups).rc, 0);
+    assert_eq!(state(&s, &a.pane), "working");
+    assert_eq!(
+        opt(&s, &a.pane, "@tmuxmate-state-file"),
+        file.display().to_string()
+    );
+    assert_eq!(opt(&s, &a.pane, "@tmuxmate-state-source"), "session-file");
+    wait_until("the follower", Duration::from_secs(20), || {
+        (!opt(&s, &a.pane, "@tmuxmate-follower").is_empty()).then_some(())
+    });
+    // A prompt for permission, then Escape: no hook fires for the denial.
+    write("waiting", Some("permission prompt"));
+    wait_state(&s, &a.pane, "needs-you", "permission");
+    write("idle", None);
+    wait_state(&s, &a.pane, "idle", "denied");
+    // With the hooks too: the hook's detail stays, the file's idle after Stop is done.
+    write("busy", None);
+    wait_state(&s, &a.pane, "working", "");
+    hook(&a, "claude", &permission(&s, "make"));
+    write("waiting", Some("permission prompt"));
+    write("busy", None);
+    wait_state(&s, &a.pane, "working", "");
+    hook(&a, "claude", &permission(&s, "make test"));
+    assert_eq!(
+        opt(&s, &a.pane, "@tmuxmate-state-why"),
+        "permission: Bash: make test"
+    );
+    write("waiting", Some("permission prompt"));
+    hook(
+        &a,
+        "claude",
+        &a.fixture("hook-claude-PostToolUse-Bash.json"),
+    );
+    hook(&a, "claude", &a.fixture("hook-claude-Stop.json"));
+    write("idle", None);
+    wait_state(&s, &a.pane, "done", "");
+    // A file that is not a regular file is not read (and blocks nothing).
+    std::fs::remove_file(&file).unwrap();
+    nix::unistd::mkfifo(&file, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    hook(&a, "claude", &ups);
+    assert_eq!(state(&s, &a.pane), "working");
+    std::fs::remove_file(&file).unwrap();
+    write("waiting", Some("permission prompt"));
+    wait_state(&s, &a.pane, "needs-you", "permission");
 }
