@@ -318,6 +318,10 @@ fn build(cmd: &Command) -> Result<Option<Forwarded>, Error> {
             }
             _ => return Ok(None),
         },
+        Command::Agents(a) if a.action.is_none() => {
+            w.w("agents").flag("--json", a.json);
+            "agents"
+        }
         _ => return Ok(None),
     };
     Ok(Some((w, input, wait + MARGIN, what)))

@@ -4,7 +4,7 @@
 //! this machine), the table of commands that work remotely and their route, and the
 //! refusal for the others. Routes: plain tmux over ssh (list, send, paste, keys,
 //! capture, split, new-window, swap, run, kill: nothing needed on the host but tmux), the
-//! tmuxmate installed on the host (`tmuxmate remote install HOST`; watch, agent but
+//! tmuxmate installed on the host (`tmuxmate remote install HOST`; watch, agents, agent but
 //! attach, side status/history/report), and for `capture`/`send` one remote call when they can
 //! (`capture -t %N`: one tmux command list; `send -t TEXT`: the host's tmuxmate when it
 //! has one), else the several-call path over plain tmux. Invariants: a command that needs

@@ -33,7 +33,7 @@ pub const NOT_INSTALLED: &str = "remote-no-tmuxmate";
 pub const PLAIN_TMUX: &str = "list, send, paste, keys, capture, split, new-window, swap, run, kill";
 /// Commands that run the tmuxmate on the host.
 pub const NEEDS_TMUXMATE: &str =
-    "watch, agent (all but attach), side status, side history, side report";
+    "watch, agent (all but attach), agents (the list), side status, side history, side report";
 
 /// The most a host's tmuxmate may print for one call: its largest answers (a side history
 /// of 64 MiB is cut to its newest lines before printing) are far below.

@@ -2216,3 +2216,43 @@ fn what_a_host_prints_is_shown_not_obeyed_and_bounded() {
     assert!(out.stdout.is_empty(), "nothing of it was printed");
     assert!(t0.elapsed() < Duration::from_secs(60));
 }
+
+#[test]
+fn agents_on_a_host_are_listed_through_its_tmuxmate() {
+    let r = rig!();
+    // An agent on the host's server, its state from its own hook.
+    let a = r.s.agent_pane_as("claude", "claude");
+    let perm = r.s.dir.join("perm.json");
+    std::fs::write(
+        &perm,
+        serde_json::json!({
+            "session_id": "5eed0000-0000-4000-8000-00000000c1a1",
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": {"command": "make", "description": "build"},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let hook = a.sh(&format!(
+        "setsid sh -c '\"$0\" hook claude < \"$1\"; true' \"$TM\" '{}'",
+        perm.display()
+    ));
+    assert_eq!(hook.rc, 0);
+    // Without tmuxmate on the host: refused, saying what to do.
+    let out = r.run(&["agents", "--json"]);
+    assert_ne!(out.status.code(), Some(0));
+    // With --json the error is a JSON document on stdout.
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(e["error"]["kind"], "remote-no-tmuxmate", "{e}");
+    assert!(e.to_string().contains("remote install"), "{e}");
+    ok(install(&r));
+    let j = r.json(&["agents", "--json"]);
+    let rows = j["agents"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{j}");
+    assert_eq!(rows[0]["paneId"], a.pane.as_str());
+    assert_eq!(rows[0]["state"], "needs-you");
+    assert_eq!(rows[0]["why"], "permission: Bash: make");
+    let text = ok(r.run(&["agents"]));
+    assert!(text.starts_with("needs-you "), "{text}");
+}
