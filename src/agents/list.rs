@@ -117,6 +117,57 @@ pub fn rows(tmux: &Tmux) -> Result<Vec<Row>, TmuxError> {
         .collect())
 }
 
+/// Where each agent's state comes from besides its hooks, for `doctor`.
+pub struct Source {
+    /// `session:window.pane %N`.
+    pub pane: String,
+    pub harness: String,
+    /// `@tmuxmate-state-source`; empty: the hooks alone.
+    pub source: String,
+}
+
+impl Source {
+    /// What the person reads, and whether the agent has every source its CLI offers.
+    pub fn describe(&self) -> (bool, String) {
+        use super::listen::{OSC, SESSION_FILE, TITLE};
+        let full = matches!(
+            (self.harness.as_str(), self.source.as_str()),
+            ("codex", OSC) | ("gemini", TITLE) | ("claude", SESSION_FILE)
+        );
+        let what = match self.source.as_str() {
+            "" if self.harness == "claude" => {
+                "hooks alone (no session file of its Claude was found: a permission denied with Escape is not seen)".to_string()
+            }
+            "" => "hooks alone".to_string(),
+            s => format!("hooks and {s}"),
+        };
+        (full, format!("{} {}: {what}", self.harness, self.pane))
+    }
+}
+
+/// Every agent pane of the server and its source.
+pub fn sources(tmux: &Tmux) -> Result<Vec<Source>, TmuxError> {
+    let fmt = format!(
+        "#{{session_name}}:#{{window_index}}.#{{pane_index}} #{{pane_id}}\t#{{{}}}\t#{{{}}}",
+        options::STATE_SOURCE.name,
+        options::STATE_RECORD.name
+    );
+    let out = tmux.run(&targs!["list-panes", "-a", "-F", Arg::ours(&fmt)])?;
+    Ok(out
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.splitn(3, '\t');
+            let (pane, source, rec) = (f.next()?, f.next()?, f.next()?);
+            let (r, _) = super::store::parse_record(rec)?;
+            (r.state != State::Exited).then(|| Source {
+                pane: pane.to_string(),
+                harness: r.harness,
+                source: source.to_string(),
+            })
+        })
+        .collect())
+}
+
 /// "needs-you  4m  claude  dev:2.1 %5  permission: Bash: ls", one line an agent.
 pub fn text(rows: &[Row], now_ms: u64) -> String {
     if rows.is_empty() {

@@ -57,6 +57,7 @@ pub fn run(ctx: &Ctx, tmux: &Tmux) -> Vec<Check> {
     );
     check_tmux(ctx, tmux, &mut r);
     check_options(tmux, &mut r);
+    check_agent_sources(tmux, &mut r);
     for w in [Which::Claude, Which::Codex, Which::Gemini] {
         check_harness(ctx, w, &mut r);
     }
@@ -64,6 +65,27 @@ pub fn run(ctx: &Ctx, tmux: &Tmux) -> Vec<Check> {
     check_pollers(&mut r);
     check_log(&mut r);
     r.0
+}
+
+/// Which source each running agent's state comes from (hooks, and the CLI's own signal).
+fn check_agent_sources(tmux: &Tmux, r: &mut Report) {
+    let Ok(agents) = crate::agents::list::sources(tmux) else {
+        return;
+    };
+    for a in agents {
+        match a.describe() {
+            (true, d) => r.ok("agent state", d),
+            (false, d) => r.add(
+                "agent state",
+                Status::Warning,
+                d,
+                Some(
+                    "load the snippet (it sets @tmuxmate-bin), free the pane's pipe-pane, or restart the agent with its hooks installed (`tmuxmate install <cli>`)"
+                        .into(),
+                ),
+            ),
+        }
+    }
 }
 
 /// Every number and flag option of the table that the server holds must parse: a typo

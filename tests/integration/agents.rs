@@ -652,6 +652,29 @@ fn codex_status_sequences_move_the_state_at_once_and_a_users_pipe_is_left_alone(
     wait_until("the hook's error", Duration::from_secs(20), || {
         (state(&s, &b.pane) == "needs-you").then_some(())
     });
+    // doctor says which source each agent has (the ended one is not listed).
+    let out = s.run(&["doctor", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows: Vec<(String, String)> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["area"] == "agent state")
+        .map(|c| {
+            (
+                c["status"].as_str().unwrap().to_string(),
+                c["detail"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].0, "warning", "{rows:?}");
+    assert!(
+        rows[0].1.starts_with("codex ")
+            && rows[0].1.contains(&b.pane)
+            && rows[0].1.contains("pipe-pane is taken"),
+        "{rows:?}"
+    );
 }
 
 #[test]
@@ -757,6 +780,14 @@ fn claudes_session_file_tells_a_denied_permission_no_hook_reports() {
         file.display().to_string()
     );
     assert_eq!(opt(&s, &a.pane, "@tmuxmate-state-source"), "session-file");
+    let doctor = String::from_utf8_lossy(&s.run(&["doctor", "--json"]).stdout).to_string();
+    assert!(
+        doctor.contains(&format!(
+            "claude main:1.0 {}: hooks and session-file",
+            a.pane
+        )),
+        "{doctor}"
+    );
     wait_until("the follower", Duration::from_secs(20), || {
         (!opt(&s, &a.pane, "@tmuxmate-follower").is_empty()).then_some(())
     });
