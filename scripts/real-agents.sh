@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# scripts/real-agents.sh [claude] [codex] [gemini]
+# scripts/real-agents.sh [claude] [codex] [gemini]          the bridge (default)
+# scripts/real-agents.sh state [claude] [codex] [gemini]    agent state (or STATE=1)
 #
 # The bridge against the REAL Claude Code, Codex CLI and Gemini CLI of the agent rig
 # (../shared/rig, on a mock model API; not run by CI: it needs the rig's ~900 MB of CLIs).
@@ -13,6 +14,28 @@
 # table: case, CLI, result, time. Exit status 1 if any case failed; a failed run keeps its
 # temp dir (mock logs, chat files, `failed-<cli>-<case>.screens`: each pane's screen at a
 # failed ask) and says where.
+#
+# `state`: the agent state tmuxmate keeps in the pane options (@tmuxmate-state, -why,
+# -record), each CLI with tmuxmate's hooks as `tmuxmate install` writes them (into the
+# rig's HOME/CODEX_HOME before the start; Codex's trusted by the rig), @tmuxmate-bin set
+# (Codex's pipe reader, Gemini's title hook), asking before a shell call (the rig copy's
+# rigcfg.py gets knobs: Claude without the Bash allow rule, Codex approval on-request in
+# the workspace sandbox with an escalated exec_command, Gemini --approval-mode default),
+# Codex --no-daemon, Claude's retries off (CLAUDE_CODE_MAX_RETRIES=0). Alerts are counted
+# through @tmuxmate-notify-command (a script appending its argument to a file; cooldown 0,
+# so none is hidden by it), with a tmux client on a pty of its own attached to another
+# session. Cases: 1 a scripted shell call -> needs-you/permission… within 1 s of the
+# dialog on screen, exactly one alert; 2 the approve key -> working; 3 the turn ends ->
+# done, one alert; 3b a plain turn with no client attached at all -> done, one alert;
+# 4 a shell call denied with Escape (no hook fires) -> idle/denied or interrupted; 5 the
+# mock answers an API error (Claude 529 overloaded, Codex 500, Gemini 400: Gemini retries
+# a 5xx/429 without end; STATE_ERROR_<CLI>=status:type to change it) -> needs-you/error…,
+# one alert; 6 the quit command -> exited. A pane is polled every ~50 ms (its options and
+# screen); "latency ms" is the record's since_ms minus: the first poll showing the dialog
+# (1, 4's first step; negative = the state was there before the dialog was drawn), the
+# key press (2, 4), the reply or an error on screen (3, 3b, 5), the quit command (6).
+# Prints the table case, CLI, expected, observed, latency, result; exit 1 if any failed
+# (then the temp dir keeps each CLI's alerts, screens, mock log and tmuxmate log).
 #
 # Knobs: RIG_SRC (default: ../shared/rig beside the repository), RIG_NODE_MODULES (an
 # installed node_modules to link instead of npm install), TMUXMATE_BIN (default: a
@@ -39,6 +62,35 @@ cleanup() {
 trap cleanup EXIT
 cp -r "$RIG_SRC" "$WORK/rig"
 chmod -R u+w "$WORK/rig"
+MODE=bridge
+if [ "${1:-}" = state ] || [ "${STATE:-0}" = 1 ]; then
+  MODE=state
+  [ "${1:-}" = state ] && shift
+  # The copy's rigcfg.py gets three knobs (defaults: the rig's behaviour), so that a shell
+  # call asks for permission: RIG_CLAUDE_ASK="Bash" drops those tools from Claude's allow
+  # rules, RIG_CODEX_APPROVAL / RIG_CODEX_SANDBOX replace approval_policy "never" and
+  # sandbox_mode "danger-full-access", and RIG_CODEX_KEEP_HOOKS=1 keeps a hooks.json
+  # written before the start (tmuxmate's).
+  python3 - "$WORK/rig/rigcfg.py" <<'PATCH' || { echo "real-agents: could not patch the rig's rigcfg.py" >&2; KEEP=1; exit 2; }
+import sys
+p = sys.argv[1]
+s = open(p).read()
+subs = [
+    ('{"allow": ["Bash", "TodoWrite", "Read", "Write", "Edit", "Glob", "Grep"],',
+     '{"allow": [t for t in ["Bash", "TodoWrite", "Read", "Write", "Edit", "Glob", "Grep"] if t not in os.environ.get("RIG_CLAUDE_ASK", "").split(",")],'),
+    ('approval_policy = "never"\nsandbox_mode = "danger-full-access"', 'approval_policy = "{approval}"\nsandbox_mode = "{sandbox}"'),
+    ('text = CODEX_TEMPLATE.format(model=json.dumps(a.model),',
+     'text = CODEX_TEMPLATE.format(approval=os.environ.get("RIG_CODEX_APPROVAL", "never"), sandbox=os.environ.get("RIG_CODEX_SANDBOX", "danger-full-access"), model=json.dumps(a.model),'),
+    ('elif a.no_hooks and os.path.exists(hooks_path):',
+     'elif a.no_hooks and os.path.exists(hooks_path) and os.environ.get("RIG_CODEX_KEEP_HOOKS") != "1":'),
+]
+for a, b in subs:
+    if s.count(a) != 1:
+        sys.exit(f"rigcfg.py: {a!r} not found once")
+    s = s.replace(a, b)
+open(p, "w").write(s)
+PATCH
+fi
 if [ ! -x "$WORK/rig/node_modules/.bin/claude" ]; then
   if [ -n "${RIG_NODE_MODULES:-}" ]; then
     rm -rf "$WORK/rig/node_modules"
@@ -53,7 +105,7 @@ if [ -z "${TMUXMATE_BIN:-}" ]; then
   (cd "$HERE" && cargo build --release -q)
   TMUXMATE_BIN=${CARGO_TARGET_DIR:-$HERE/target}/release/tmuxmate
 fi
-export TMUXMATE_BIN WORK
+export TMUXMATE_BIN WORK MODE
 export RIG_RUN_ROOT=$WORK/run
 unset TMUX TMUX_PANE
 # Not `exec`: the EXIT trap must still run to remove the temp dir.
@@ -436,6 +488,388 @@ def side_cases(cli, info, rig, tm, env, work, pane):
     ok = c.returncode == 0 and same and hist_clean
     row("side close: no split, layout, history", cli, ok, secs, c.stdout.strip()[-160:] if ok else f"rc {c.returncode} {c.stdout[-200:]} {c.stderr[-200:]}; panes {panes1!r}; layout same {same}; history clean {hist_clean}")
     rig.tmux("set-option", "-g", "remain-on-exit", "off")
+
+# ---------------------------------------------------------------------------------------
+# STATE mode: the agent state tmuxmate keeps in the pane options, against the real CLIs.
+
+SROWS = []  # (case, cli, expected, observed, latency, result, detail)
+
+def srow(case, cli, expected, observed, lat, ok, detail=""):
+    lat_s = "" if lat is None else f"{lat:.0f}"
+    SROWS.append((case, cli, expected, observed, lat_s, "PASS" if ok else "FAIL", detail))
+    print(f"{'PASS' if ok else 'FAIL'} {cli:6} {case:30} want {expected:34} got {observed:48} {lat_s:>6} ms  {detail}", flush=True)
+
+# Per CLI: the permission dialog on screen, the approve key, the exit command, the error
+# the mock answers with (and the CLI's own retries switched off where it has a knob).
+STATE_CLI = {
+    "claude": {"dialog": r"Do you want to proceed\?", "approve": ["Enter"], "quit": "/exit",
+               "error": {"status": 529, "type": "overloaded_error", "message": "rig mock overloaded"}},
+    "codex": {"dialog": r"Would you like to run the following command|Yes, proceed", "approve": ["y"], "quit": "/quit",
+              "error": {"status": 500, "type": "server_error", "message": "rig mock server error"}},
+    # Gemini CLI 0.61 retries a 429/5xx without end (its model-fallback handler restarts
+    # the attempts: with general.maxAttempts 1 the rig's mock saw ~35 requests a second
+    # for minutes; by default 10 attempts with 5-30 s backoff, then the same): a 400,
+    # which it does not retry, ends the turn. STATE_ERROR_GEMINI=503:UNAVAILABLE to see.
+    "gemini": {"dialog": r"Allow execution|Allow once", "approve": ["Enter"], "quit": "/quit",
+               "error": {"status": 400, "type": "INVALID_ARGUMENT", "message": "rig mock bad request"}},
+}
+for _cli, _cfg in STATE_CLI.items():  # STATE_ERROR_<CLI>=status:type overrides the error
+    _e = os.environ.get(f"STATE_ERROR_{_cli.upper()}")
+    if _e:
+        _st, _, _ty = _e.partition(":")
+        _cfg["error"] = {"status": int(_st), "type": _ty or "error", "message": f"rig mock {_st}"}
+SCREEN_ERR = r"(?i)api error|overloaded|server error|rig mock|unavailable|high demand|error"
+
+
+class Poller:
+    """Polls the pane (its state options and its screen) every ~50 ms in a thread: every
+    change of the record is kept with the time it was seen, and the first time a screen
+    pattern matched after mark()."""
+
+    def __init__(self, rig, pane):
+        import threading
+        self.rig, self.pane = rig, pane
+        self.lock = threading.Lock()
+        self.changes = []  # (seen_ms, state, why, seq, since_ms, event)
+        self.screen = ""
+        self.patterns = {}  # name -> (regex, first_ms)
+        self.stop_flag = False
+        self.err = ""
+        self.t = threading.Thread(target=self.loop, daemon=True)
+        self.t.start()
+
+    def loop(self):
+        fmt = "#{@tmuxmate-state}\t#{@tmuxmate-state-why}\t#{@tmuxmate-state-record}"
+        last = None
+        while not self.stop_flag:
+            try:
+                out = self.rig.tmux("display", "-p", "-t", self.pane, fmt, ";", "capture-pane", "-p", "-t", self.pane, check=False)
+            except Exception as e:  # a slow machine: keep polling
+                self.err = repr(e)
+                time.sleep(0.2)
+                continue
+            now = time.time() * 1000
+            first, _, screen = out.partition("\n")
+            st, why, rec = (first.split("\t", 2) + ["", "", ""])[:3]
+            try:
+                r = json.loads(rec)
+            except ValueError:
+                r = {}
+            key = (st, why, r.get("seq"))
+            with self.lock:
+                self.screen = screen
+                if key != last and st:
+                    self.changes.append((now, st, why, r.get("seq"), r.get("since_ms"), r.get("event", "")))
+                    last = key
+                for name, (rx, t) in list(self.patterns.items()):
+                    if t is None and re.search(rx, screen):
+                        self.patterns[name] = (rx, now)
+            time.sleep(0.05)
+
+    def watch(self, name, rx):
+        with self.lock:
+            self.patterns[name] = (rx, None)
+
+    def seen(self, name):
+        with self.lock:
+            return self.patterns.get(name, (None, None))[1]
+
+    def current(self):
+        with self.lock:
+            return self.changes[-1] if self.changes else None
+
+    def since(self, t_ms):
+        with self.lock:
+            return [c for c in self.changes if c[0] >= t_ms]
+
+    def wait(self, pred, t_ms, timeout):
+        """The first change seen at or after t_ms for which pred(state, why) holds."""
+        end = time.time() + timeout
+        while time.time() < end:
+            for c in self.since(t_ms):
+                if pred(c[1], c[2]):
+                    return c
+            time.sleep(0.05)
+        return None
+
+    def close(self):
+        self.stop_flag = True
+        self.t.join(timeout=5)
+
+
+def attach_client(sockpath, session):
+    """A tmux client on a pty of its own, attached to `session` (a person at another
+    window): alerts go to attached clients that do not show the pane."""
+    import fcntl, pty, struct, termios, threading
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execve("/usr/bin/tmux", ["tmux", "-S", sockpath, "attach-session", "-t", session],
+                      {"PATH": "/usr/bin:/bin", "TERM": "xterm-256color", "LANG": "C.UTF-8"})
+        finally:
+            os._exit(127)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+
+    def drain():
+        while True:
+            try:
+                if not os.read(fd, 65536):
+                    break
+            except OSError:
+                break
+    threading.Thread(target=drain, daemon=True).start()
+    return pid, fd
+
+
+def hooks_of(installed_settings):
+    try:
+        return json.load(open(installed_settings)).get("hooks", {})
+    except (OSError, ValueError):
+        return {}
+
+
+def run_state(cli):
+    cfg = STATE_CLI[cli]
+    sock = f"rs{cli[:2]}{os.getpid()}"
+    rig = v.Rig(sock)
+    run = rig.run
+    work = f"{WORK}/sproj-{cli}"
+    os.makedirs(work, exist_ok=True)
+    # tmuxmate's hooks, as `tmuxmate install` writes them (into a scratch HOME for Claude
+    # and Gemini, whose settings the rig merges; into the run's CODEX_HOME for Codex,
+    # trusted by the rig's start script).
+    ihome = f"{WORK}/install-{cli}"
+    os.makedirs(ihome, exist_ok=True)
+    ienv = ["env", "-i", "PATH=/usr/bin:/bin", f"HOME={ihome}"]
+    knobs = {"RIG_CODEX_DAEMON": "0", "RIG_GEMINI_RELAUNCH": "0", "RIG_CLAUDE_TUI": "default", "RIG_WAIT": "120"}
+    if cli == "claude":
+        subprocess.run([*ienv, TM, "install", "claude"], capture_output=True, check=True)
+        extra = {"hooks": hooks_of(f"{ihome}/.claude/settings.json"), "env": {"CLAUDE_CODE_MAX_RETRIES": "0"}}
+        json.dump(extra, open(f"{WORK}/claude-extra.json", "w"))
+        knobs.update({"RIG_CLAUDE_SETTINGS": f"{WORK}/claude-extra.json", "RIG_CLAUDE_ASK": "Bash"})
+    elif cli == "codex":
+        os.makedirs(f"{run}/codex-home", exist_ok=True)
+        subprocess.run([*ienv, f"CODEX_HOME={run}/codex-home", TM, "install", "codex"], capture_output=True, check=True)
+        # Codex 0.171 refuses approval_policy "untrusted": on-request in the workspace
+        # sandbox, and the scripted call asks to run outside it (see tool_step).
+        knobs.update({"RIG_CODEX_APPROVAL": "on-request", "RIG_CODEX_SANDBOX": "workspace-write", "RIG_CODEX_KEEP_HOOKS": "1"})
+    else:
+        subprocess.run([*ienv, TM, "install", "gemini"], capture_output=True, check=True)
+        extra = {"hooks": hooks_of(f"{ihome}/.gemini/settings.json")}
+        json.dump(extra, open(f"{WORK}/gemini-extra.json", "w"))
+        knobs.update({"RIG_GEMINI_SETTINGS": f"{WORK}/gemini-extra.json", "RIG_GEMINI_APPROVAL": "default"})
+    t0 = time.time()
+    try:
+        info = rig.start(cli, work, f"{RIG}/scripts/echo.json", knobs)
+    except Exception as e:
+        srow("rig start", cli, "prompt reached", "failed", None, False, str(e)[-300:])
+        rig.stop(purge=False)
+        return
+    pane = info["RIG_PANE"]
+    sockpath = info["TMUX_SOCKET_PATH"]
+    agent_home = info["AGENT_HOME"] if cli != "codex" else f"{run}/codex-user-home"
+    # What tmux runs (the pipe reader, the title hook, the notify command) gets the same
+    # HOME as the hooks, so one state dir (locks, alerts, log) for all of them.
+    rig.tmux("set-environment", "-g", "HOME", agent_home)
+    alerts = f"{WORK}/alerts-{cli}.log"
+    open(alerts, "w").close()
+    notify = f"{WORK}/notify-{cli}.sh"
+    with open(notify, "w") as fh:
+        fh.write(f"#!/bin/sh\nprintf '%s\\t%s\\n' \"$(date +%s%3N)\" \"$1\" >> {alerts}\n")
+    os.chmod(notify, 0o755)
+    rig.tmux("set", "-g", "@tmuxmate-bin", TM)
+    rig.tmux("set", "-g", "@tmuxmate-notify-command", notify)
+    # Every transition's alert counted, none hidden by the per-pane cooldown (default 10 s).
+    rig.tmux("set", "-g", "@tmuxmate-notify-cooldown-s", "0")
+    rig.tmux("new-session", "-d", "-s", "elsewhere", "-x", "200", "-y", "50")
+    client = attach_client(sockpath, "elsewhere")
+    def clients():
+        return rig.tmux("list-clients", "-F", "#{client_name} #{session_name}", check=False).split("\n")
+    v.wait_for(lambda: any("elsewhere" in c for c in clients()), timeout=20)
+    logf = f"{agent_home}/.local/state/tmuxmate/log"
+    print(f"real-agents: {cli} in {pane} of {sockpath}; tmuxmate log {logf}; alerts {alerts}", flush=True)
+
+    def alert_lines():
+        return [l.rstrip("\n").split("\t", 1)[-1] for l in open(alerts)]
+
+    def screens(tag):
+        with open(f"{WORK}/state-{cli}-{tag}.screen", "w") as fh:
+            fh.write(rig.capture(pane))
+
+    def obs(c):
+        return "none seen" if not c else (f"{c[1]}/{c[2]}" if c[2] else c[1])
+
+    def lat_of(c, t_ms):
+        if not c or t_ms is None:
+            return None
+        return (c[4] or c[0]) - t_ms
+
+    def now_ms():
+        return time.time() * 1000
+
+    steps_err = [{"error": cfg["error"]}]
+
+    def tool_step(cmd, why):
+        if cli == "codex":  # escalation out of the sandbox: Codex asks for it under on-request
+            return {"tool": "exec_command", "input": {"cmd": cmd, "yield_time_ms": 10000, "sandbox_permissions": "require_escalated", "justification": why}}
+        return {"bash": cmd, "description": why}
+    p = info["MOCK_SCRIPT"]
+    with open(p + ".tmp", "w") as fh:
+        # Case 4's turn goes on with the error too: after an Escape Claude sends the next
+        # prompt in the same user message as the rejected tool's result, which the mock
+        # counts as the next step of case 4's turn, not as a new prompt.
+        json.dump([
+            {"match": "STATE-CASE-1", "steps": [tool_step(f"touch approved-{cli}.txt", "rig: needs approval"), {"text": "Approved run finished.", "delay": 2}]},
+            {"match": "STATE-CASE-3B", "steps": [{"text": "Plain turn finished.", "delay": 1}]},
+            {"match": "STATE-CASE-4", "steps": [tool_step(f"touch denied-{cli}.txt", "rig: to be denied"), *steps_err]},
+            {"match": "STATE-CASE-5", "steps": steps_err},
+        ], fh)
+    os.replace(p + ".tmp", p)
+    poll = Poller(rig, pane)
+    try:
+        # 1. A tool call asks for permission: needs-you/permission…, within 1 s of the
+        # dialog, and exactly one alert.
+        n0 = len(alert_lines())
+        t1 = now_ms()
+        poll.watch("dialog1", cfg["dialog"])
+        rig.send(pane, "STATE-CASE-1 run the tool please")
+        c = poll.wait(lambda s, w: s == "needs-you" and w.startswith("permission"), t1, 120)
+        v.wait_for(lambda: poll.seen("dialog1"), timeout=30)
+        td = poll.seen("dialog1")
+        time.sleep(3)  # an alert runs through run-shell -b: give it time, and any second one
+        new = alert_lines()[n0:]
+        perm_alerts = [a for a in new if "needs you: permission" in a]
+        lat = lat_of(c, td)
+        screens("1-dialog")
+        ok = bool(c) and td is not None and lat is not None and lat <= 1000 and len(perm_alerts) == 1 and len(new) == 1
+        srow("1 permission asked", cli, "needs-you/permission…, 1 alert", f"{obs(poll.current())}", lat, ok,
+             f"dialog on screen {'yes' if td else 'NO'}; state set {'after' if (lat or 0) >= 0 else 'before'} the dialog; alerts {len(new)}: {new}")
+        if not c:
+            raise RuntimeError("no permission state: the later cases need it")
+        # 2. Approve: working.
+        n0 = len(alert_lines())
+        t2 = now_ms()
+        poll.watch("final1", "Approved run finished")
+        rig.tmux("send-keys", "-t", pane, *cfg["approve"])
+        c = poll.wait(lambda s, w: s == "working", t2, 60)
+        srow("2 approved", cli, "working", obs(c), lat_of(c, t2), bool(c), "latency from the approve key" + (f"; changes {[x[1:3] for x in poll.since(t2)]}" if not c else ""))
+        # 3. The turn ends (a client attached elsewhere): done, one alert.
+        c = poll.wait(lambda s, w: s == "done", t2, 90)
+        time.sleep(3)
+        new = alert_lines()[n0:]
+        done_alerts = [a for a in new if a.endswith(" is done")]
+        tf = poll.seen("final1")
+        ok = bool(c) and len(done_alerts) == 1 and len(new) == 1
+        screens("3-done")
+        srow("3 turn end (client elsewhere)", cli, "done, 1 alert", obs(c) if c else obs(poll.current()), lat_of(c, tf), ok,
+             f"latency from the reply on screen; alerts {len(new)}: {new}")
+        # 3b. The same with no client attached at all.
+        os.kill(client[0], 15)
+        os.waitpid(client[0], 0)
+        v.wait_for(lambda: not any(x.strip() for x in clients()), timeout=20)
+        n0 = len(alert_lines())
+        t3 = now_ms()
+        poll.watch("final3b", "Plain turn finished")
+        rig.send(pane, "STATE-CASE-3B a plain question")
+        cw = poll.wait(lambda s, w: s == "working", t3, 60)
+        c = poll.wait(lambda s, w: s == "done", t3, 90)
+        time.sleep(3)
+        new = alert_lines()[n0:]
+        ok = bool(c) and len([a for a in new if a.endswith(" is done")]) == 1 and len(new) == 1
+        srow("3b turn end (no client)", cli, "done, 1 alert", obs(c) if c else obs(poll.current()), lat_of(c, poll.seen("final3b")), ok,
+             f"working seen {bool(cw)}; clients {[x for x in clients() if x.strip()]}; alerts {len(new)}: {new}")
+        client = attach_client(sockpath, "elsewhere")
+        v.wait_for(lambda: any("elsewhere" in c for c in clients()), timeout=20)
+        # 4. Another tool call, denied with Escape (no hook fires): idle/denied|interrupted.
+        n0 = len(alert_lines())
+        t4 = now_ms()
+        poll.watch("dialog4", cfg["dialog"])
+        rig.send(pane, "STATE-CASE-4 run the tool again")
+        c = poll.wait(lambda s, w: s == "needs-you" and w.startswith("permission"), t4, 120)
+        v.wait_for(lambda: poll.seen("dialog4"), timeout=30)
+        td = poll.seen("dialog4")
+        time.sleep(1.0)
+        screens("4-dialog")
+        t4e = now_ms()
+        rig.tmux("send-keys", "-t", pane, "Escape")
+        # At rest again (Codex passes through working: blocked, working, idle).
+        c2 = poll.wait(lambda s, w: s in ("idle", "done", "exited") or s == "needs-you" and not w.startswith("permission"), t4e, 30)
+        time.sleep(2)
+        new = alert_lines()[n0:]
+        screens("4-escaped")
+        ok = bool(c) and bool(c2) and c2[1] == "idle" and c2[2] in ("denied", "interrupted")
+        after = [x[1:3] for x in poll.since(t4e)]
+        srow("4 denied with Escape", cli, "idle/denied or interrupted", obs(c2) if c2 else obs(poll.current()), lat_of(c2, t4e), ok,
+             f"latency from the Escape key; asked first: {obs(c)} ({round(lat_of(c, td)) if c and td else '?'} ms after the dialog); changes after Escape {after}; alerts {len(new)}: {new}")
+        # 5. The model API fails: needs-you/error…
+        n0 = len(alert_lines())
+        t5 = now_ms()
+        poll.watch("err5", SCREEN_ERR)
+        rig.send(pane, "STATE-CASE-5 this one fails")
+        c = poll.wait(lambda s, w: s == "needs-you" and w.startswith("error"), t5, 180)
+        time.sleep(3)
+        new = alert_lines()[n0:]
+        screens("5-error")
+        errs = [a for a in new if "needs you: error" in a]
+        ok = bool(c) and len(errs) == 1
+        te = poll.seen("err5")
+        srow("5 API error", cli, "needs-you/error…, 1 alert", obs(c) if c else obs(poll.current()), lat_of(c, te), ok,
+             f"{cfg['error']['status']} {cfg['error']['type']}; latency from an error on screen; changes {[x[1:3] for x in poll.since(t5)]}; alerts {len(new)}: {new}")
+        # 6. The CLI quits: exited. (A turn still running after a failed case 5 is
+        # cancelled first, so that the quit command is not queued behind it.)
+        cur = poll.current()
+        if cur and cur[1] == "working":
+            rig.tmux("send-keys", "-t", pane, "Escape")
+            time.sleep(1.5)
+        t6 = now_ms()
+        rig.send(pane, cfg["quit"])
+        c = poll.wait(lambda s, w: s == "exited", t6, 90)
+        dead = rig.fmt(pane, "#{pane_dead}")
+        srow("6 CLI quits", cli, "exited", obs(c) if c else obs(poll.current()), lat_of(c, t6), bool(c),
+             f"latency from the quit command; pane dead {dead}; changes {[x[1:3] for x in poll.since(t6)]}")
+    except Exception as e:
+        srow("no exception", cli, "-", "exception", None, False, repr(e)[-300:])
+    finally:
+        poll.close()
+        try:
+            os.kill(client[0], 15)
+            os.waitpid(client[0], 0)
+        except OSError:
+            pass
+        failed = any(r[1] == cli and r[5] != "PASS" for r in SROWS)
+        if failed or os.environ.get("KEEP") == "1":
+            for src, dst in ((logf, f"{WORK}/tmuxmate-log-{cli}.txt"), (f"{info.get('MOCK_LOG', '')}", f"{WORK}/mock-{cli}.log")):
+                try:
+                    shutil.copy(src, dst)
+                except OSError:
+                    pass
+        rig.stop(purge=os.environ.get("KEEP") != "1" and not failed)
+
+
+def state_main(which):
+    for cli in which:
+        try:
+            run_state(cli)
+        except Exception as e:
+            srow("no exception", cli, "-", "exception", None, False, repr(e)[-300:])
+            v.Rig(f"rs{cli[:2]}{os.getpid()}").stop(purge=False)
+    heads = ("case", "CLI", "expected", "observed state/why", "latency ms", "result")
+    rows = [r[:6] for r in SROWS]
+    w = [max(len(str(r[i])) for r in rows + [heads]) for i in range(6)]
+    print()
+    print("| " + " | ".join(h.ljust(w[i]) for i, h in enumerate(heads)) + " |")
+    print("|" + "|".join("-" * (x + 2) for x in w) + "|")
+    for r in rows:
+        print("| " + " | ".join(str(r[i]).ljust(w[i]) for i in range(6)) + " |")
+    bad = [r for r in SROWS if r[5] != "PASS"]
+    print(f"\n{len(SROWS) - len(bad)} passed, {len(bad)} failed")
+    for r in bad:
+        print(f"FAIL {r[1]} {r[0]}: {r[6]}")
+    sys.exit(1 if bad else 0)
+
+
+if os.environ.get("MODE") == "state":
+    state_main(sys.argv[1:] or ["claude", "codex", "gemini"])
 
 which = sys.argv[1:] or ["claude", "codex", "gemini"]
 for cli in which:

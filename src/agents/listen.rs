@@ -8,7 +8,9 @@
 //!   (`if-shell -F '#{pane_pipe}'`), so a user's pipe (tmux-logging) is never closed; the
 //!   pane then keeps the hooks alone and `@tmuxmate-state-source` says why;
 //! - the listener commands are ours: tmux fills in the binary, the socket and the pane
-//!   (`#{q:...}`) when it runs them; no text of the agent's reaches a parser or a shell;
+//!   (`#{q:...}`) when it runs them, and they carry the hook's state directory (so hooks
+//!   and listeners share one lock per pane whatever the server's environment); no text of
+//!   the agent's reaches a parser or a shell;
 //! - each listener event is one [`super::apply_with`] under the pane's lock, unattended:
 //!   errors are logged.
 
@@ -105,8 +107,13 @@ fn set_source(tmux: &Tmux, pane: &str, value: &str) {
 /// The command a listener runs: our binary on this server, with `verb` for the pane.
 /// tmux expands it when it runs it (the values are tmux's own, quoted for the shell).
 fn listener(verb: &str, pane_format: &str) -> String {
+    // The hook's own state directory, not the server's environment: the listener takes
+    // the same pane lock and alert files as the hooks (shell-quoted, then encoded for the
+    // one format expansion tmux gives the command).
+    let dir = crate::sys::shell::readable(&state::state_dir().to_string_lossy());
     format!(
-        "#{{q:{}}} -S #{{q:socket_path}} agents {verb} -t {pane_format}",
+        "env TMUXMATE_STATE_DIR={} #{{q:{}}} -S #{{q:socket_path}} agents {verb} -t {pane_format}",
+        crate::tmux::arg::escape_format(&dir),
         options::BIN.name
     )
 }

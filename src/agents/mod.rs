@@ -135,7 +135,8 @@ pub fn apply_with(
         };
         let how = alert::How::read(tmux);
         let cooled = now.saturating_sub(cur.alerted_ms) >= how.cooldown_ms;
-        let alert = st.alert && cooled && !cur.clients.is_empty();
+        // With nobody attached, the person's command is the one way to reach them.
+        let alert = st.alert && cooled && (!cur.clients.is_empty() || !how.command.is_empty());
         let text = message(label, &rec);
         if alert {
             alert::claim(&server, pane, rec.seq, &text).map_err(io)?;

@@ -826,3 +826,78 @@ fn claudes_session_file_tells_a_denied_permission_no_hook_reports() {
     write("waiting", Some("permission prompt"));
     wait_state(&s, &a.pane, "needs-you", "permission");
 }
+
+#[test]
+fn the_listeners_share_the_hooks_state_dir_not_the_servers() {
+    let s = server!();
+    s.tmux(&["set", "-g", "@tmuxmate-bin", BIN]);
+    // The agents' hooks see another state directory than the tmux server (a HOME or
+    // TMUXMATE_STATE_DIR of the agent's own).
+    let other = s.dir.join("agent's #{state}");
+    std::fs::create_dir_all(&other).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let hook_in = |a: &Agent, harness: &str, input: &Path| {
+        a.sh(&format!(
+            "TMUXMATE_STATE_DIR='{}' setsid sh -c '\"$0\" hook {harness} < \"$1\"; true' \"$TM\" '{}'",
+            other.display().to_string().replace('\'', "'\\''"),
+            input.display()
+        ))
+    };
+    let g = s.agent_pane_as("gemini", "node");
+    hook_in(
+        &g,
+        "gemini",
+        &g.fixture("hook-gemini-AfterTool-run_shell_command.json"),
+    );
+    let x = s.agent_pane_as("codex", "codex");
+    hook_in(&x, "codex", &x.fixture("hook-codex-UserPromptSubmit.json"));
+    wait_until("the listeners", Duration::from_secs(20), || {
+        (opt(&s, &g.pane, "@tmuxmate-state-source") == "title"
+            && opt(&s, &x.pane, "@tmuxmate-state-source") == "osc7501")
+            .then_some(())
+    });
+    emit(&g, "'\\033]2;✋  Action Required (proj)\\033\\\\'");
+    emit(&x, &codex("blocked"));
+    wait_state(&s, &g.pane, "needs-you", "permission");
+    wait_state(&s, &x.pane, "needs-you", "permission");
+    let locks = |d: &Path| -> Vec<String> {
+        std::fs::read_dir(d.join("agents/locks"))
+            .map(|r| {
+                r.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(locks(&other).len(), 2, "{:?}", locks(&other));
+    assert!(locks(&s.state).is_empty(), "{:?}", locks(&s.state));
+}
+
+#[test]
+fn with_no_client_attached_only_the_persons_command_is_told_once() {
+    let s = server!();
+    let a = s.agent_pane_as("claude", "claude");
+    // No notify command and no client: nothing to tell, nothing claimed.
+    hook(&a, "claude", &permission(&s, "make"));
+    assert_eq!(state(&s, &a.pane), "needs-you");
+    let file = notifier(&s);
+    s.tmux(&["set", "-g", "@tmuxmate-notify-cooldown-s", "0"]);
+    hook(&a, "claude", &a.fixture("hook-claude-Stop.json"));
+    let got = wait_alerts(&file, 1);
+    assert!(got[0].ends_with("is done"), "{got:?}");
+    hook(&a, "claude", &a.fixture("hook-claude-Stop.json"));
+    hook(
+        &a,
+        "claude",
+        &a.fixture("hook-claude-UserPromptSubmit.json"),
+    );
+    hook(&a, "claude", &permission(&s, "make test"));
+    let got = wait_alerts(&file, 2);
+    assert!(
+        got[1].ends_with("needs you: permission: Bash: make test"),
+        "{got:?}"
+    );
+    // The repeated Stop was no transition: two alerts, in order.
+    assert_eq!(got.len(), 2, "{got:?}");
+}
