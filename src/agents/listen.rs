@@ -246,7 +246,12 @@ pub fn osc_stream(tmux: &Tmux, pane: &str) -> Result<(), String> {
         for payload in scan.feed(&buf[..n]) {
             let place = place_and_title(tmux, pane).map(|p| p.0)?;
             let r = super::apply_with(tmux, &socket, pane, "codex", &place, |cur| {
-                sources::from_osc7501(cur.record.as_ref(), &payload)
+                let sig = sources::from_osc7501(cur.record.as_ref(), &payload)?;
+                Some(sources::with_noted_error(
+                    sig,
+                    &cur.last_error,
+                    cur.record.as_ref(),
+                ))
             });
             if let Err(e) = r {
                 state::log(&format!("agent state of {pane}: {e}"));

@@ -101,6 +101,18 @@ pub fn apply(
                 .record
                 .as_ref()
                 .is_some_and(|r| r.state == State::NeedsYou && r.why == machine::ERROR);
+            if !failed {
+                // Kept for the stream's error, should this attempt be the last.
+                let noted = format!("{} {}", state::now_ms(), sig.why);
+                let _ = tmux.run(&crate::targs![
+                    "set-option",
+                    "-pq",
+                    "-t",
+                    crate::tmux::Arg::id(pane),
+                    crate::tmux::options::STATE_ERROR.name,
+                    crate::tmux::Arg::literal(&noted),
+                ]);
+            }
             return failed.then(|| sig.clone());
         }
         Some(sig.clone())

@@ -59,9 +59,13 @@ pub fn from_hook(h: Harness, input: &Value) -> Option<Signal> {
         }
         (_, "Stop") => (State::Done, String::new()),
         (Harness::Claude, "StopFailure") => {
-            let e = text_of(&input["error"])
-                .or_else(|| text_of(&input["last_assistant_message"]))
-                .unwrap_or_else(|| "the turn failed".into());
+            // `error` is a kind (`server_error`, `rate_limit`, `unknown`); the message
+            // Claude showed says what happened.
+            let kind = text_of(&input["error"]).filter(|k| k != "unknown");
+            let e = match (kind, text_of(&input["last_assistant_message"])) {
+                (Some(k), Some(m)) => format!("{k}: {m}"),
+                (k, m) => m.or(k).unwrap_or_else(|| "the turn failed".into()),
+            };
             (State::NeedsYou, format!("error: {e}"))
         }
         (Harness::Codex, "PostModelRequest") => {
@@ -197,7 +201,21 @@ mod tests {
                 c,
                 json!({"hook_event_name":"StopFailure","error":"rate_limit","last_assistant_message":"API Error: 400"})
             ),
-            Some((State::NeedsYou, "error: rate_limit".into()))
+            Some((State::NeedsYou, "error: rate_limit: API Error: 400".into()))
+        );
+        // The real one (rig-recorded): a kind of `unknown` says nothing.
+        assert_eq!(
+            sig(
+                c,
+                serde_json::from_str(include_str!(
+                    "../../tests/fixtures/hook-claude-StopFailure.json"
+                ))
+                .unwrap()
+            ),
+            Some((
+                State::NeedsYou,
+                "error: API Error: 400 rig forced failure".into()
+            ))
         );
         assert_eq!(
             sig(

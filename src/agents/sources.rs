@@ -83,6 +83,25 @@ pub fn from_osc7501(prev: Option<&Record>, payload: &str) -> Option<Signal> {
     }
 }
 
+/// A generic error from the stream takes the words of the failed request the hook saw
+/// in the same turn (`noted`: `<unix ms> <why>`, newer than the working turn's start), and
+/// never those of an earlier turn's attempt that a retry made good.
+pub fn with_noted_error(mut sig: Signal, noted: &str, prev: Option<&Record>) -> Signal {
+    let turn_start = prev
+        .filter(|p| p.state == State::Working)
+        .map(|p| p.since_ms);
+    if sig.to == State::NeedsYou
+        && sig.why == ERROR
+        && let Some(start) = turn_start
+        && let Some((ms, why)) = noted.split_once(' ')
+        && ms.parse::<u64>().is_ok_and(|ms| ms >= start)
+        && why.starts_with("error: ")
+    {
+        sig.why = one_line(why).chars().take(WHY_MAX).collect();
+    }
+    sig
+}
+
 /// Codex ended for good (`state=clear`): the reader's work is over.
 pub fn is_clear(payload: &str) -> bool {
     payload.split(':').next() == Some("state=clear") || payload.trim() == "clear"
@@ -184,6 +203,28 @@ mod tests {
         // A subagent's record and an unknown state say nothing about the agent.
         assert_eq!(to(from_osc7501(Some(&w), "id=a1:title=x")), None);
         assert_eq!(to(from_osc7501(Some(&w), "state=dancing")), None);
+    }
+
+    #[test]
+    fn a_streamed_error_takes_the_words_of_this_turns_failed_request_only() {
+        let err = || from_osc7501(None, "state=error:app=codex").unwrap();
+        let mut w = rec(State::Working, "");
+        w.since_ms = 1000;
+        let why = |noted: &str, prev: &Record| with_noted_error(err(), noted, Some(prev)).why;
+        assert_eq!(why("1500 error: high demand", &w), "error: high demand");
+        // An attempt of an earlier turn, a note that is not an error, none at all.
+        assert_eq!(why("999 error: high demand", &w), ERROR);
+        assert_eq!(why("1500 something", &w), ERROR);
+        assert_eq!(why("", &w), ERROR);
+        assert_eq!(why("x error: y", &w), ERROR);
+        // Only a working turn has a start to compare with.
+        assert_eq!(why("1500 error: high demand", &rec(State::Idle, "")), ERROR);
+        // A specific error from the stream keeps its own words.
+        let own = from_osc7501(None, "state=error:msg=aGk=").unwrap();
+        assert_eq!(
+            with_noted_error(own, "1500 error: x", Some(&w)).why,
+            "error: hi"
+        );
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub struct Read {
     pub source: String,
     /// `@tmuxmate-state-file`: the agent's state file being followed.
     pub state_file: String,
+    /// `@tmuxmate-state-error`: a failed request's error seen while the agent retried.
+    pub last_error: String,
     pub record: Option<Record>,
     pub alerted_ms: u64,
     pub clients: Vec<Client>,
@@ -98,9 +100,10 @@ pub fn record_json(r: &Record, alerted_ms: u64) -> String {
 /// The pane's record, the server's key and the attached clients, in one tmux call.
 pub fn read(tmux: &Tmux, pane: &str) -> Result<Read, TmuxError> {
     let fmt = format!(
-        "#{{socket_path}}\t#{{start_time}}\t#{{pane_pipe}}\t#{{{}}}\t#{{{}}}\t#{{{}}}",
+        "#{{socket_path}}\t#{{start_time}}\t#{{pane_pipe}}\t#{{{}}}\t#{{{}}}\t#{{{}}}\t#{{{}}}",
         options::STATE_SOURCE.name,
         options::STATE_FILE.name,
+        options::STATE_ERROR.name,
         options::STATE_RECORD.name
     );
     let out = tmux.run(&targs![
@@ -116,8 +119,9 @@ pub fn read(tmux: &Tmux, pane: &str) -> Result<Read, TmuxError> {
     ])?;
     let mut lines = out.lines();
     let first = lines.next().unwrap_or("");
-    let mut f = first.splitn(6, '\t');
-    let (sock, start, pipe, source, file, rec) = (
+    let mut f = first.splitn(7, '\t');
+    let (sock, start, pipe, source, file, error, rec) = (
+        f.next().unwrap_or(""),
         f.next().unwrap_or(""),
         f.next().unwrap_or(""),
         f.next().unwrap_or(""),
@@ -137,6 +141,7 @@ pub fn read(tmux: &Tmux, pane: &str) -> Result<Read, TmuxError> {
         piped: pipe == "1",
         source: source.to_string(),
         state_file: file.to_string(),
+        last_error: error.to_string(),
         record,
         alerted_ms,
         clients,

@@ -309,6 +309,11 @@ pub const STATE_FILE: Opt = ours(
     Scope::Pane,
     "the agent's own state file tmuxmate follows (Claude Code's session file)",
 );
+pub const STATE_ERROR: Opt = ours(
+    "@tmuxmate-state-error",
+    Scope::Pane,
+    "the last failed model request's error while the agent retries (`<unix ms> <why>`), for the failed turn to say why",
+);
 pub const WINDOW_STATE: Opt = ours(
     "@tmuxmate-window-state",
     Scope::Window,
@@ -415,6 +420,7 @@ pub const ALL: &[Opt] = &[
     STATE_RECORD,
     STATE_SOURCE,
     STATE_FILE,
+    STATE_ERROR,
     WINDOW_STATE,
     WINDOW_MARKER,
     AGENTS_STATUS,

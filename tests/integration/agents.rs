@@ -606,17 +606,24 @@ fn codex_status_sequences_move_the_state_at_once_and_a_users_pipe_is_left_alone(
     emit(&a, &codex("working"));
     wait_state(&s, &a.pane, "working", "");
     let err = a.fixture("hook-codex-PostModelRequest-error.json");
-    // A failed attempt alone is not a failed turn while the stream is read (Codex retries).
+    // A failed attempt alone is not a failed turn while the stream is read (Codex retries);
+    // the stream's error then says why with the attempt's words.
     hook(&a, "codex", &err);
     assert_eq!(state(&s, &a.pane), "working");
     emit(&a, &codex("error"));
+    let why = wait_until("the error's words", Duration::from_secs(20), || {
+        let why = opt(&s, &a.pane, "@tmuxmate-state-why");
+        (state(&s, &a.pane) == "needs-you" && why.contains("high demand")).then_some(why)
+    });
+    assert!(why.starts_with("error: "), "{why}");
+    // The next turn's error is not explained by that attempt; a hook after it is.
+    emit(&a, &codex("idle"));
+    emit(&a, &codex("working"));
+    wait_state(&s, &a.pane, "working", "");
+    emit(&a, &codex("error"));
     wait_state(&s, &a.pane, "needs-you", "error: the turn failed");
     hook(&a, "codex", &err);
-    wait_until("the error's words", Duration::from_secs(20), || {
-        opt(&s, &a.pane, "@tmuxmate-state-why")
-            .contains("high demand")
-            .then_some(())
-    });
+    wait_state(&s, &a.pane, "needs-you", &why);
     // The end: the reader stops and the pipe closes.
     emit(&a, &codex("clear"));
     wait_state(&s, &a.pane, "exited", "");
