@@ -24,6 +24,8 @@ pub struct Row {
     /// Unix milliseconds of the last change.
     pub since_ms: u64,
     pub why: String,
+    /// The server's socket, when several servers are listed.
+    pub socket: String,
 }
 
 fn rank(s: State) -> u8 {
@@ -43,6 +45,12 @@ pub fn sort(agents: &mut [Pane]) {
     agents.sort_by(|a, b| {
         (rank(a.state), a.since_s, &a.pane).cmp(&(rank(b.state), b.since_s, &b.pane))
     });
+}
+
+/// Rows of several servers in the same order as [`sort`].
+pub fn sort_rows(rows: &mut [Row]) {
+    let key = |r: &Row| (State::parse(r.state).map_or(u8::MAX, rank), r.since_ms);
+    rows.sort_by_key(key);
 }
 
 /// The panes the jump key visits, in order: needs-you, then done.
@@ -66,14 +74,18 @@ pub fn next_after(order: &[String], last: &str) -> Option<String> {
 pub fn json(rows: &[Row]) -> Vec<serde_json::Value> {
     rows.iter()
         .map(|r| {
-            serde_json::json!({
+            let mut v = serde_json::json!({
                 "paneId": r.pane_id,
                 "target": r.target,
                 "harness": r.harness,
                 "state": r.state,
                 "since": r.since_ms,
                 "why": r.why,
-            })
+            });
+            if !r.socket.is_empty() {
+                v["socket"] = r.socket.clone().into();
+            }
+            v
         })
         .collect()
 }
@@ -112,6 +124,7 @@ pub fn rows(tmux: &Tmux) -> Result<Vec<Row>, TmuxError> {
                 },
                 why: crate::sys::printable::visible(&a.why).0,
                 pane_id: a.pane,
+                socket: String::new(),
             }
         })
         .collect())
@@ -185,6 +198,9 @@ pub fn text(rows: &[Row], now_ms: u64) -> String {
             "{:<9} {:>4}  {:<6} {} {}",
             r.state, ago, who, r.target, r.pane_id
         ));
+        if !r.socket.is_empty() {
+            out.push_str(&format!(" (-S {})", r.socket));
+        }
         if !r.why.is_empty() {
             out.push_str("  ");
             out.push_str(&r.why);
@@ -251,11 +267,28 @@ mod tests {
             state: "needs-you",
             since_ms: 100_000,
             why: "permission: Bash: ls".into(),
+            socket: String::new(),
         };
         assert_eq!(
-            text(&[r], 400_000),
+            text(std::slice::from_ref(&r), 400_000),
             "needs-you   5m  claude dev:2.1 %5  permission: Bash: ls\n"
         );
+        let mut done = Row {
+            state: "done",
+            since_ms: 50_000,
+            socket: "/tmp/s".into(),
+            why: String::new(),
+            ..r.clone()
+        };
+        assert_eq!(
+            text(std::slice::from_ref(&done), 400_000),
+            "done        5m  claude dev:2.1 %5 (-S /tmp/s)\n"
+        );
+        // Rows of several servers: needs-you before done, though done waited longer.
+        done.since_ms = 1;
+        let mut rows = vec![done, r];
+        sort_rows(&mut rows);
+        assert_eq!(rows[0].state, "needs-you");
         assert_eq!(human(59), "59s");
         assert_eq!(human(7200), "2h");
     }

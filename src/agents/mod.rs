@@ -18,6 +18,7 @@ pub mod list;
 pub mod listen;
 pub mod machine;
 pub mod osc;
+pub mod servers;
 pub mod signal;
 pub mod sources;
 pub mod store;
@@ -154,6 +155,7 @@ pub fn apply_with(
             alert::claim(&server, pane, rec.seq, &text).map_err(io)?;
         }
         store::write(tmux, pane, &rec, if alert { now } else { cur.alerted_ms }).map_err(tm)?;
+        servers::remember(socket);
         if rec.state == State::Exited {
             listen::remove(tmux, pane, &cur);
         }

@@ -134,7 +134,7 @@ pub fn dispatch(cli: Cli) -> CliResult {
         Command::Run(a) => run::run(&tmux, a),
         Command::Kill(a) => kill::run(&tmux, a),
         Command::Snapshots(a) => snapshots::run(&tmux, a),
-        Command::Agents(a) => agents::run(&tmux, a),
+        Command::Agents(a) => agents::run(&tmux, a, sock.is_some() || path.is_some()),
         Command::Watch { action } => watch::run(&tmux, action),
         Command::Agent { action } => agent::run(&tmux, action),
         Command::Side { action } => side::run(&tmux, action),

@@ -908,3 +908,43 @@ fn with_no_client_attached_only_the_persons_command_is_told_once() {
     // The repeated Stop was no transition: two alerts, in order.
     assert_eq!(got.len(), 2, "{got:?}");
 }
+
+#[test]
+fn agents_lists_every_server_agents_were_seen_on_unless_one_is_named() {
+    let s = server!();
+    let t = server!();
+    let a = s.agent_pane_as("claude", "claude");
+    let b = t.agent_pane_as("codex", "codex");
+    hook(&a, "claude", &a.fixture("hook-claude-Stop.json"));
+    // The second server's agent, with the same state dir as the first's (one person).
+    let r = b.sh(&format!(
+        "TMUXMATE_STATE_DIR='{}' setsid sh -c '\"$0\" hook codex < \"$1\"; true' \"$TM\" '{}'",
+        s.state.display(),
+        permission(&t, "make").display()
+    ));
+    assert_eq!(r.rc, 0);
+    assert_eq!(state(&t, &b.pane), "needs-you");
+    // No -L/-S and no server of its own: both servers' agents, needs-you first.
+    let mut c = std::process::Command::new(BIN);
+    s.env(&mut c);
+    let out = c.args(["agents", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let rows = v["agents"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{v}");
+    assert_eq!(rows[0]["state"], "needs-you");
+    assert_eq!(rows[0]["socket"], t.socket_path().display().to_string());
+    assert_eq!(rows[1]["state"], "done");
+    assert_eq!(rows[1]["socket"], s.socket_path().display().to_string());
+    // Named with -L: that server's alone, no socket column.
+    let v: serde_json::Value = serde_json::from_str(&ok(s.run(&["agents", "--json"]))).unwrap();
+    assert_eq!(v["agents"].as_array().unwrap().len(), 1, "{v}");
+    assert!(v["agents"][0].get("socket").is_none(), "{v}");
+    // A server that ended is forgotten.
+    drop(t);
+    let mut c = std::process::Command::new(BIN);
+    s.env(&mut c);
+    let text = ok(c.arg("agents").output().unwrap());
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("done "), "{text}");
+}
