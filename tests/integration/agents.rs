@@ -788,9 +788,10 @@ fn claudes_session_file_tells_a_denied_permission_no_hook_reports() {
     );
     assert_eq!(opt(&s, &a.pane, "@tmuxmate-state-source"), "session-file");
     let doctor = String::from_utf8_lossy(&s.run(&["doctor", "--json"]).stdout).to_string();
+    let place = opt(&s, &a.pane, "session_name}:#{window_index}.#{pane_index");
     assert!(
         doctor.contains(&format!(
-            "claude main:1.0 {}: hooks and session-file",
+            "claude {place} {}: hooks and session-file",
             a.pane
         )),
         "{doctor}"

@@ -92,7 +92,7 @@ fn warm_calls_start_no_ssh_client_and_answer_as_ssh_does() {
     // A listing names each window; tmux 3.2a keeps the first window's automatic name
     // ("tmux", its name before the pane's exec) until the pane next prints, so the two
     // listings below could differ by a rename between them. A set name stays.
-    r.s.tmux(&["rename-window", "-t", "main:0", "first"]);
+    r.s.tmux(&["rename-window", "-t", "main:^", "first"]);
 
     // The same answers both ways, byte for byte; the mux way starts no ssh at all.
     let same = |args: &[&str]| {
