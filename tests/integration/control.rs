@@ -542,7 +542,10 @@ fn list_joins_window_links_and_reads_each_foreground_afresh() {
             .find(|p| p.pane_id == pane)
             .map(|p| (p.current_command.clone(), p.executable.clone()))
     };
-    assert!(fg(&l).is_some_and(|(c, _)| c == "sh"), "{:?}", fg(&l));
+    // A pane just made may still be tmux's fork ("tmux: server") until its shell execs.
+    wait_until("sh in the new pane", Duration::from_secs(10), || {
+        fg(&list()).is_some_and(|(c, _)| c == "sh").then_some(())
+    });
     // A child in the foreground (the pane's shell still runs), then an exec in place.
     s.tmux(&["send-keys", "-t", &pane, "-l", "cat"]);
     s.tmux(&["send-keys", "-t", &pane, "Enter"]);
