@@ -63,7 +63,9 @@ for v in "${versions[@]}"; do
         status=FAILED
         failed=1
         grep -E '^(test .* \.\.\. FAILED|    [a-z_:]+$)' "$log" | sort -u | head -40 || true
-        grep -A12 'panicked at' "$log" | head -80 || true
+        # Each failure's whole message (a test may print a long output before the error
+        # it failed on), up to its backtrace.
+        awk '/panicked at/ {on = 1; n = 0} on && /^stack backtrace:/ {on = 0} on && n++ < 120' "$log" | head -400 || true
     fi
     result=$(grep -E '^test result:' "$log" | tail -1)
     echo "$result"

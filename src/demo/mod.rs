@@ -155,8 +155,11 @@ impl Demo {
             self.bin.display(),
             sock
         );
+        // Whole or not at all: the stand-in runs `req.N` as soon as the name exists.
         let req = self.dir.join(format!("req.{}", self.n));
-        std::fs::write(&req, script)?;
+        let tmp = self.dir.join(format!(".req.{}.tmp", self.n));
+        std::fs::write(&tmp, script)?;
+        std::fs::rename(&tmp, &req)?;
         let out = wait_file(
             &self.dir.join(format!("out.{}", self.n)),
             Duration::from_secs(20),
