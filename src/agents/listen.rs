@@ -244,7 +244,7 @@ pub fn osc_stream(tmux: &Tmux, pane: &str) -> Result<(), String> {
             Err(e) => return Err(format!("reading the pane's output: {e}")),
         };
         for payload in scan.feed(&buf[..n]) {
-            let place = place_and_title(tmux, pane).map(|p| p.0)?;
+            let place = super::place_of(tmux, pane)?;
             let r = super::apply_with(tmux, &socket, pane, "codex", &place, |cur| {
                 let sig = sources::from_osc7501(cur.record.as_ref(), &payload)?;
                 Some(sources::with_noted_error(
