@@ -26,6 +26,8 @@ pub struct Row {
     pub why: String,
     /// The server's socket, when several servers are listed.
     pub socket: String,
+    /// The ssh host the agent runs on (`@tmuxmate-hosts`); empty: this machine.
+    pub host: String,
 }
 
 fn rank(s: State) -> u8 {
@@ -85,6 +87,9 @@ pub fn json(rows: &[Row]) -> Vec<serde_json::Value> {
             if !r.socket.is_empty() {
                 v["socket"] = r.socket.clone().into();
             }
+            if !r.host.is_empty() {
+                v["host"] = r.host.clone().into();
+            }
             v
         })
         .collect()
@@ -125,9 +130,104 @@ pub fn rows(tmux: &Tmux) -> Result<Vec<Row>, TmuxError> {
                 why: crate::sys::printable::visible(&a.why).0,
                 pane_id: a.pane,
                 socket: String::new(),
+                host: String::new(),
             }
         })
         .collect())
+}
+
+/// The rows of the current server (if one runs) and of every other server agents were
+/// seen on; a server that does not answer is left out and logged.
+pub fn every_server(tmux: &Tmux) -> Result<Vec<Row>, TmuxError> {
+    let here = super::socket_of(tmux).ok();
+    let mut others = super::servers::known();
+    others.retain(|s| Some(s) != here.as_ref());
+    if here.is_none() && others.is_empty() {
+        // No server at all: the usual error says so.
+        return rows(tmux);
+    }
+    let several = others.len() + usize::from(here.is_some()) > 1;
+    let mut out = Vec::new();
+    if let Some(h) = &here {
+        let mut r = rows(tmux)?;
+        if several {
+            r.iter_mut().for_each(|x| x.socket = h.clone());
+        }
+        out.extend(r);
+    }
+    for s in others {
+        let t = Tmux::new(crate::tmux::Socket::Path(s.clone().into()));
+        match rows(&t) {
+            Ok(mut r) => {
+                r.iter_mut().for_each(|x| x.socket = s.clone());
+                out.extend(r);
+            }
+            Err(e) => crate::sys::state::log(&format!("agents: server {s}: {e}")),
+        }
+    }
+    sort_rows(&mut out);
+    Ok(out)
+}
+
+/// A listing with the agents of the hosts the servers follow (`@tmuxmate-hosts`).
+pub struct Listing {
+    pub rows: Vec<Row>,
+    pub unreached: Vec<super::hosts::Unreached>,
+}
+
+impl Listing {
+    /// The `agents --json` document (docs/json.md#agent-state): `unreachedHosts` only
+    /// when a host was not reached.
+    pub fn document(&self) -> serde_json::Value {
+        let mut doc = serde_json::json!({ "agents": json(&self.rows) });
+        if !self.unreached.is_empty() {
+            doc["unreachedHosts"] = self
+                .unreached
+                .iter()
+                .map(|u| serde_json::json!({"host": u.host, "why": u.why}))
+                .collect();
+        }
+        doc
+    }
+}
+
+/// What `tmuxmate agents` and the MCP tool show: the chosen server's agents
+/// (`chosen`: `-L`/`-S` named it), else every server's, and the agents of the hosts they
+/// follow, from the followers' snapshots (the current server's followers are started
+/// where none runs). A host followed by two servers is listed once.
+pub fn listing(tmux: &Tmux, chosen: bool) -> Result<Listing, TmuxError> {
+    let mut rows = if chosen {
+        rows(tmux)?
+    } else {
+        every_server(tmux)?
+    };
+    super::hosts::ensure_named(tmux);
+    let mut sockets: Vec<String> = if chosen {
+        super::socket_of(tmux).into_iter().collect()
+    } else {
+        let mut v = super::servers::known();
+        v.extend(super::socket_of(tmux).ok());
+        v
+    };
+    sockets.sort();
+    sockets.dedup();
+    let mut unreached: Vec<super::hosts::Unreached> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for s in sockets {
+        let h = super::hosts::seen(&s);
+        for r in h.rows {
+            if seen.insert((r.host.clone(), r.socket.clone(), r.pane_id.clone())) {
+                rows.push(r);
+            }
+        }
+        for u in h.unreached {
+            if !unreached.contains(&u) {
+                unreached.push(u);
+            }
+        }
+    }
+    sort_rows(&mut rows);
+    Ok(Listing { rows, unreached })
 }
 
 /// Where each agent's state comes from besides its hooks, for `doctor`.
@@ -198,8 +298,11 @@ pub fn text(rows: &[Row], now_ms: u64) -> String {
             "{:<9} {:>4}  {:<6} {} {}",
             r.state, ago, who, r.target, r.pane_id
         ));
-        if !r.socket.is_empty() {
-            out.push_str(&format!(" (-S {})", r.socket));
+        match (r.host.is_empty(), r.socket.is_empty()) {
+            (true, true) => {}
+            (true, false) => out.push_str(&format!(" (-S {})", r.socket)),
+            (false, true) => out.push_str(&format!(" (--host {})", r.host)),
+            (false, false) => out.push_str(&format!(" (--host {} -S {})", r.host, r.socket)),
         }
         if !r.why.is_empty() {
             out.push_str("  ");
@@ -268,6 +371,7 @@ mod tests {
             since_ms: 100_000,
             why: "permission: Bash: ls".into(),
             socket: String::new(),
+            host: String::new(),
         };
         assert_eq!(
             text(std::slice::from_ref(&r), 400_000),
@@ -283,6 +387,14 @@ mod tests {
         assert_eq!(
             text(std::slice::from_ref(&done), 400_000),
             "done        5m  claude dev:2.1 %5 (-S /tmp/s)\n"
+        );
+        let far = Row {
+            host: "dev@box:2222".into(),
+            ..r.clone()
+        };
+        assert_eq!(
+            text(std::slice::from_ref(&far), 400_000),
+            "needs-you   5m  claude dev:2.1 %5 (--host dev@box:2222)  permission: Bash: ls\n"
         );
         // Rows of several servers: needs-you before done, though done waited longer.
         done.since_ms = 1;

@@ -13,7 +13,9 @@
 //! - every path here is unattended: errors go to the log, the caller prints nothing.
 
 pub mod alert;
+pub mod changes;
 pub mod claude_file;
+pub mod hosts;
 pub mod list;
 pub mod listen;
 pub mod machine;

@@ -183,6 +183,8 @@ pub fn write(tmux: &Tmux, pane: &str, r: &Record, alerted_ms: u64) -> Result<(),
         args.extend(set(n, v));
     }
     tmux.run(&args[..])?;
+    // Hosts that follow this machine's agents hear of it now (`super::changes`).
+    super::changes::mark();
     Ok(())
 }
 

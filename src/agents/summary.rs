@@ -143,7 +143,8 @@ pub fn refresh(tmux: &Tmux) -> Result<Vec<Pane>, TmuxError> {
         .split_whitespace()
         .collect();
     let fmt = format();
-    let have_fmt = format!("#{{{}}}", options::AGENTS_STATUS.name);
+    // The socket last: the counts text is ours (no tab), a socket path may hold one.
+    let have_fmt = format!("#{{{}}}\t#{{socket_path}}", options::AGENTS_STATUS.name);
     let out = tmux.run(&targs![
         "display-message",
         "-p",
@@ -154,9 +155,29 @@ pub fn refresh(tmux: &Tmux) -> Result<Vec<Pane>, TmuxError> {
         "-F",
         Arg::ours(&fmt),
     ])?;
-    let (have, panes_out) = out.split_once('\n').unwrap_or((&out, ""));
+    let (first, panes_out) = out.split_once('\n').unwrap_or((&out, ""));
+    let (have, socket) = first.split_once('\t').unwrap_or((first, ""));
     let panes = parse(panes_out, &shells);
     let agents: Vec<Pane> = panes.iter().filter_map(|p| p.2.clone()).collect();
+    // The hosts this server follows count too, from their snapshots (no ssh here).
+    let far = super::hosts::seen(socket);
+    if !far.stale.is_empty() {
+        super::hosts::ensure(tmux, socket, &far.stale);
+    }
+    let counted: Vec<Pane> = agents
+        .iter()
+        .cloned()
+        .chain(far.rows.iter().filter_map(|r| {
+            Some(Pane {
+                pane: r.pane_id.clone(),
+                window: String::new(),
+                state: State::parse(r.state)?,
+                since_s: r.since_ms / 1000,
+                why: r.why.clone(),
+                window_state: String::new(),
+            })
+        }))
+        .collect();
     let mut windows: BTreeMap<&str, (Option<State>, String)> = BTreeMap::new();
     for (_, w, a) in &panes {
         let e = windows.entry(w.as_str()).or_insert((None, String::new()));
@@ -166,7 +187,7 @@ pub fn refresh(tmux: &Tmux) -> Result<Vec<Pane>, TmuxError> {
         }
     }
     let mut args: Vec<Arg> = Vec::new();
-    let want = text(&agents);
+    let want = text(&counted);
     if want != have {
         args.extend(targs![
             "set-option",

@@ -592,6 +592,23 @@ pub enum AgentsAction {
         #[arg(short = 't', value_name = "PANE_ID")]
         target: String,
     },
+    /// Keeps the agents of one @tmuxmate-hosts host here (started by tmux).
+    #[command(hide = true)]
+    FollowHost {
+        #[arg(value_name = "HOST")]
+        name: String,
+    },
+    /// Starts the followers of @tmuxmate-hosts where none runs (a tmux hook).
+    #[command(hide = true)]
+    FollowHosts,
+    /// On a followed host: the agents, once they differ from --after or at --wait-ms.
+    #[command(hide = true)]
+    Changes {
+        #[arg(long, default_value = "")]
+        after: String,
+        #[arg(long, default_value_t = 0)]
+        wait_ms: u64,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -1019,6 +1036,13 @@ pub enum SideAction {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    /// clap checks a command's definition only when it is parsed: a clash in a hidden
+    /// subcommand would panic there, at run time.
+    #[test]
+    fn every_command_is_well_defined() {
+        Cli::command().debug_assert();
+    }
 
     /// Every visible flag and positional of every visible subcommand, as `path: --flag`,
     /// that has no help text.

@@ -36,40 +36,20 @@ pub fn run(tmux: &Tmux, a: AgentsArgs, chosen: bool) -> CliResult {
             "osc",
             pane_id(&target).and_then(|p| agents::listen::osc_stream(tmux, p)),
         ),
-    }
-}
-
-/// The rows of the current server (if one runs) and of every other server agents were
-/// seen on; a server that does not answer is left out and logged.
-fn every_server(tmux: &Tmux) -> Result<Vec<agents::list::Row>, Error> {
-    let here = agents::socket_of(tmux).ok();
-    let mut others = agents::servers::known();
-    others.retain(|s| Some(s) != here.as_ref());
-    if here.is_none() && others.is_empty() {
-        // No server at all: the usual error says so.
-        return agents::list::rows(tmux).map_err(Error::from);
-    }
-    let several = others.len() + usize::from(here.is_some()) > 1;
-    let mut rows = Vec::new();
-    if let Some(h) = &here {
-        let mut r = agents::list::rows(tmux).map_err(Error::from)?;
-        if several {
-            r.iter_mut().for_each(|x| x.socket = h.clone());
+        Some(AgentsAction::FollowHost { name }) => {
+            soft("follow-host", agents::hosts::follow(tmux, &name))
         }
-        rows.extend(r);
-    }
-    for s in others {
-        let t = Tmux::new(crate::tmux::Socket::Path(s.clone().into()));
-        match agents::list::rows(&t) {
-            Ok(mut r) => {
-                r.iter_mut().for_each(|x| x.socket = s.clone());
-                rows.extend(r);
-            }
-            Err(e) => crate::sys::state::log(&format!("agents: server {s}: {e}")),
+        Some(AgentsAction::FollowHosts) => {
+            agents::hosts::ensure_named(tmux);
+            Ok(())
+        }
+        Some(AgentsAction::Changes { after, wait_ms }) => {
+            let limit = std::time::Duration::from_millis(wait_ms.min(agents::hosts::WAIT_MAX_MS));
+            let v = agents::changes::wait(tmux, &after, limit).map_err(Error::from)?;
+            super::out_json(&v);
+            Ok(())
         }
     }
-    agents::list::sort_rows(&mut rows);
-    Ok(rows)
 }
 
 /// The listeners name their pane by id (tmux filled it in): anything else is refused.
@@ -82,19 +62,17 @@ fn pane_id(t: &str) -> Result<&str, String> {
 }
 
 /// The chosen server's agents (`-L`/`-S`), else those of every server agents were seen
-/// on, the current one first (each row then names its server).
+/// on (each row then names its server), with the agents of the hosts they follow.
 fn list(tmux: &Tmux, json: bool, chosen: bool) -> CliResult {
-    let rows = if chosen {
-        agents::list::rows(tmux).map_err(Error::from)?
-    } else {
-        every_server(tmux)?
-    };
+    let l = agents::list::listing(tmux, chosen).map_err(Error::from)?;
     if json {
-        let v = agents::list::json(&rows);
-        super::out_json(&serde_json::json!({ "agents": v }));
+        super::out_json(&l.document());
     } else {
         let now = crate::sys::state::now_ms();
-        super::out(&agents::list::text(&rows, now));
+        super::out(&agents::list::text(&l.rows, now));
+        for u in &l.unreached {
+            eprintln!("tmuxmate: host {} not reached: {}", u.host, u.why);
+        }
     }
     Ok(())
 }

@@ -199,10 +199,14 @@ fn agents_tool(tmux: &crate::tmux::Tmux, a: AgentsArgs, tick: &dyn Fn(Duration) 
                 "tmux_agents: until needs a target (the agent to wait for; see the listing without until)",
             )));
         }
-        return match list::rows(tmux) {
-            Ok(rows) => {
+        return match list::listing(tmux, false) {
+            Ok(l) => {
                 let now = crate::sys::state::now_ms();
-                texted(list::text(&rows, now), json!({"agents": list::json(&rows)}))
+                let mut text = list::text(&l.rows, now);
+                for u in &l.unreached {
+                    text.push_str(&format!("host {} not reached: {}\n", u.host, u.why));
+                }
+                texted(text, l.document())
             }
             Err(e) => Answer::Value(failed(&Error::from(e))),
         };

@@ -201,6 +201,12 @@ pub const NOTIFY_COOLDOWN_S: Opt = user(
     "10",
     "seconds after an alert for a pane in which that pane alerts no more",
 );
+pub const HOSTS: Opt = user(
+    "@tmuxmate-hosts",
+    Kind::Text,
+    "",
+    "ssh hosts ([user@]host[:port], space-separated) whose agents the list and the status line count",
+);
 pub const JUMP_KEY: Opt = user(
     "@tmuxmate-jump-key",
     Kind::Text,
@@ -397,6 +403,7 @@ pub const ALL: &[Opt] = &[
     NOTIFY_OSC,
     NOTIFY_COMMAND,
     NOTIFY_COOLDOWN_S,
+    HOSTS,
     JUMP_KEY,
     BIN,
     SNIPPET,

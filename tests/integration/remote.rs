@@ -2256,3 +2256,131 @@ fn agents_on_a_host_are_listed_through_its_tmuxmate() {
     let text = ok(r.run(&["agents"]));
     assert!(text.starts_with("needs-you "), "{text}");
 }
+
+/// The host's hook for the agent in `a`, written to the host's own state (as a hook
+/// installed on that host writes it).
+fn host_hook(r: &Rig, a: &Agent, name: &str, v: serde_json::Value) {
+    let f = r.s.dir.join(format!("{name}.json"));
+    std::fs::write(&f, v.to_string()).unwrap();
+    let out = a.sh(&format!(
+        "TMUXMATE_STATE_DIR='{}' setsid sh -c '\"$0\" hook claude < \"$1\"; true' \"$TM\" '{}'",
+        remote_state(r).display(),
+        f.display()
+    ));
+    assert_eq!(out.rc, 0);
+}
+
+#[test]
+fn agents_on_a_followed_host_are_listed_and_counted_here() {
+    let r = rig!();
+    ok(install(&r));
+    let host = r.d.host();
+    let sid = "5eed0000-0000-4000-8000-00000000c1a2";
+    let a = r.s.agent_pane_as("claude", "claude");
+    host_hook(
+        &r,
+        &a,
+        "perm",
+        serde_json::json!({
+            "session_id": sid,
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": {"command": "make", "description": "build"},
+        }),
+    );
+    // This machine's own server, following the host.
+    let here = server!();
+    let cli = |args: &[&str]| -> Output {
+        let mut c = Command::new(BIN);
+        here.env(&mut c);
+        c.env("TMUXMATE_SSH_CONFIG", &r.d.config)
+            .env("TMUX", format!("{},1,0", here.socket_path().display()))
+            .args(args)
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    let status = || {
+        here.tmux(&["show", "-gqv", "@tmuxmate-agents-status"])
+            .trim_end_matches('\n')
+            .to_string()
+    };
+    let wait_status = |want: &str| {
+        wait_until(&format!("status {want:?}"), Duration::from_secs(30), || {
+            (status() == want).then_some(())
+        })
+    };
+    let before = r.d.connections();
+    // Nothing is followed until the option names the host.
+    ok(cli(&["agents"]));
+    assert!(!here.state.join("agents/hosts").exists());
+    here.tmux(&["set", "-g", "@tmuxmate-hosts", &host]);
+    // The listing starts the follower; the status line counts the host's agent.
+    ok(cli(&["agents"]));
+    wait_status("1 needs you");
+    let j: serde_json::Value = serde_json::from_str(&ok(cli(&["agents", "--json"]))).unwrap();
+    let rows = j["agents"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{j}");
+    assert_eq!(rows[0]["host"], host.as_str(), "{j}");
+    assert_eq!(rows[0]["paneId"], a.pane.as_str(), "{j}");
+    assert_eq!(rows[0]["state"], "needs-you", "{j}");
+    assert_eq!(rows[0]["why"], "permission: Bash: make", "{j}");
+    let text = ok(cli(&["agents"]));
+    // The host's agent is on that host's test server, not its default one: named in full.
+    let at = format!("(--host {host} -S {})", r.s.socket_path().display());
+    assert!(
+        text.starts_with("needs-you ") && text.contains(&at),
+        "{text}"
+    );
+    // A change on the host reaches the counts here on its own (the long-poll answers it).
+    host_hook(
+        &r,
+        &a,
+        "stop",
+        serde_json::json!({"session_id": sid, "hook_event_name": "Stop"}),
+    );
+    wait_status("1 done");
+    // A second host that cannot be reached: said so, and it counts nothing.
+    let dead = format!("127.0.0.1:{}", free_port());
+    here.tmux(&["set", "-g", "@tmuxmate-hosts", &format!("{host} {dead}")]);
+    ok(cli(&["agents"]));
+    let unreached = wait_until("the dead host reported", Duration::from_secs(60), || {
+        let j: serde_json::Value = serde_json::from_str(&ok(cli(&["agents", "--json"]))).unwrap();
+        j["unreachedHosts"].as_array().cloned()
+    });
+    assert_eq!(unreached.len(), 1, "{unreached:?}");
+    assert_eq!(unreached[0]["host"], dead.as_str());
+    assert_eq!(status(), "1 done");
+    // The host loses its tmuxmate: its agent is unknown, never its last word.
+    let bin = installed_at(&r);
+    std::fs::rename(&bin, bin.with_extension("gone")).unwrap();
+    host_hook(
+        &r,
+        &a,
+        "prompt",
+        serde_json::json!({"session_id": sid, "hook_event_name": "UserPromptSubmit", "prompt": "go"}),
+    );
+    wait_status("1 unknown");
+    let j: serde_json::Value = serde_json::from_str(&ok(cli(&["agents", "--json"]))).unwrap();
+    let row = &j["agents"][0];
+    assert_eq!(row["state"], "unknown", "{j}");
+    assert!(row["why"].as_str().unwrap().contains("not reached"), "{j}");
+    // No longer named: the followers end and take their snapshots with them.
+    here.tmux(&["set", "-g", "@tmuxmate-hosts", ""]);
+    wait_status("");
+    wait_until("the snapshots removed", Duration::from_secs(90), || {
+        let left = std::fs::read_dir(here.state.join("agents/hosts"))
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+                    .count()
+            })
+            .unwrap_or(0);
+        (left == 0).then_some(())
+    });
+    // All of it over the host's one connection.
+    assert!(
+        r.d.connections() <= before + 1,
+        "{} connections",
+        r.d.connections() - before
+    );
+}

@@ -69,6 +69,9 @@ impl Sshd {
         std::fs::create_dir_all(dir.join("bin")).unwrap();
         // Where a stand-in agent CLI started on the "host" records (tests/bridge.rs).
         std::fs::create_dir_all(dir.join("standin")).unwrap();
+        // The host's own tmux directory: a host-side tmuxmate that lists "every server"
+        // asks the default socket too, which must never be this machine's.
+        std::fs::create_dir_all(dir.join("tmux-tmp")).unwrap();
         // sshd's privilege separation directory.
         let _ = std::fs::create_dir_all("/run/sshd");
         let log = dir.join("sshd.log");
@@ -92,7 +95,7 @@ impl Sshd {
                      PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
                      MaxSessions 10\nPidFile none\nLogLevel VERBOSE\n\
                      SetEnv HOME={d}/home PATH={d}/bin:{tmux_dir}/usr/local/bin:/usr/bin:/bin \
-                     STANDIN_DIR={d}/standin\n",
+                     STANDIN_DIR={d}/standin TMUX_TMPDIR={d}/tmux-tmp\n",
                     d = dir.display()
                 ),
             )
