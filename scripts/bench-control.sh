@@ -2,15 +2,17 @@
 # Control-plane benchmarks (issue "Control plane"), on a private tmux server; nothing
 # touches your own server or state.
 #
-#   capture  `tmuxmate capture --all` of a pane holding 100 000 history lines (~8.3 MB)
-#            against bare `tmux capture-pane -p -S -` (target: within 1.3x, medians)
-#   run      `tmuxmate run -- true` end to end: new window (outside tmux: the
-#            `tmuxmate` session around it), wrapper, result, snapshot, removal
-#            (target: median under 25 ms)
+#   capture  `tmuxmate capture --all` of the whole scrollback at 1 KB, 100 KB, 588 KB,
+#            5.5 MB and 50 MB (SIZES), each against bare `tmux capture-pane -p -S -` on
+#            the same pane, with each side's CPU per MB (target: within 1.1x, medians)
+#   run      `tmuxmate run -- true` end to end (new window, wrapper, result, snapshot,
+#            removal) against tmux's own floor for a fresh pane: `new-window -d` of the
+#            command plus the wait for its exit; on a small and a 200-pane server
+#            (target: within 1.3x)
 #   send     `tmuxmate send --enter` of one line into a pane reading it, against raw
 #            `tmux send-keys -l TEXT` + `tmux send-keys Enter` (target: within 1.5x)
-#   list     `tmuxmate list --json` on a server with 500 panes against
-#            `tmux list-panes -a -F` with the same fields (target: within 1.3x)
+#   list     `tmuxmate list --json` on servers of 200 and 1000 panes (LIST_SIZES)
+#            against `tmux list-panes -a -F` with the same fields (target: within 1.1x)
 #
 # Usage: scripts/bench-control.sh [--strict]
 #   Environment (set by scripts/bench.sh when it calls this file; all optional):
@@ -109,38 +111,68 @@ hf() { # NAME COMMAND...
 printf 'tmuxmate bench-control: %s, %s, %s, %s runs\n' "$("$BIN" --version)" "$(tmux -V)" \
     "$("$HYPERFINE" --version)" "$RUNS"
 
-# --- capture: 100 000 history lines of 83 bytes ---------------------------------------
-T set -g history-limit 100000
-cat >"$W/fill.sh" <<'EOF'
-awk 'BEGIN { for (i = 1; i <= 100000; i++) printf "%06d %075d\n", i, i }'
-exec cat
-EOF
-P=$(T new-window -d -P -F '#{pane_id}' "sh '$W/fill.sh'")
-for _ in $(seq 1 600); do
-    [ "$(T display -p -t "$P" '#{history_size}')" -ge 99900 ] && break
-    sleep 0.1
+# --- capture: the whole scrollback at several sizes ------------------------------------
+# One pane per size, lines of 83 bytes; `--max-bytes` above the size, so tmuxmate prints
+# the whole text as the raw client does. CPU per MB is hyperfine's user+system of each
+# process (tmuxmate speaks to the server itself: no tmux client runs under it).
+T set -g history-limit 700000
+cpu_ms() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.2f" % ((r["user"]+r["system"])*1000))' "$1"; }
+printf '\ncapture of the whole scrollback (tmuxmate capture --all --max-bytes above the size, vs tmux capture-pane -p -S -)\n'
+printf '  %-8s %10s %12s %12s %7s %14s %14s\n' size bytes "tmux ms" "tmuxmate ms" ratio "tmux CPU/MB" "ours CPU/MB"
+for size in ${SIZES:-1K 100K 588K 5.5M 50M}; do
+    case "$size" in
+        *K) bytes=$(awk -v v="${size%K}" 'BEGIN { printf "%d", v * 1000 }') ;;
+        *M) bytes=$(awk -v v="${size%M}" 'BEGIN { printf "%d", v * 1000000 }') ;;
+    esac
+    lines=$(( bytes / 84 ))
+    [ "$lines" -ge 1 ] || lines=1
+    printf 'awk "BEGIN { for (i = 1; i <= %d; i++) printf \\"%%06d %%075d\\\\n\\", i, i }"\nexec cat\n' "$lines" >"$W/fill-$size.sh"
+    P=$(T new-window -d -P -F '#{pane_id}' "sh '$W/fill-$size.sh'")
+    # The screen's own rows hold the last lines; the history the rest.
+    want=$(( lines > 40 ? lines - 40 : 0 ))
+    for _ in $(seq 1 1200); do
+        [ "$(T display -p -t "$P" '#{history_size}')" -ge "$want" ] && break
+        sleep 0.1
+    done
+    got=$(T capture-pane -p -S - -t "$P" | wc -c)
+    runs=$RUNS
+    [ "$got" -gt 4000000 ] && runs=10
+    [ "$got" -gt 20000000 ] && runs=5
+    max=$(( got * 2 + 100000 ))
+    RUNS=$runs hf "cap-tmux-$size" -n "tmux capture-pane -p -S - ($size)" "tmux -L $SOCK capture-pane -p -S - -t $P"
+    RUNS=$runs hf "cap-ours-$size" -n "tmuxmate capture --all ($size)" "$BIN -L $SOCK capture -t $P --all --max-bytes $max" \
+        ${BASE:+-n "base capture --all ($size)" "$BASE -L $SOCK capture -t $P --all --max-bytes $max"}
+    ct=$(median_ms "$W/cap-tmux-$size.json")
+    cm=$(median_ms "$W/cap-ours-$size.json")
+    mb=$(awk -v b="$got" 'BEGIN { printf "%.4f", b / 1000000 }')
+    tc=$(awk -v c="$(cpu_ms "$W/cap-tmux-$size.json")" -v m="$mb" 'BEGIN { printf "%.2f", c / m }')
+    oc=$(awk -v c="$(cpu_ms "$W/cap-ours-$size.json")" -v m="$mb" 'BEGIN { printf "%.2f", c / m }')
+    ratio=$(awk -v a="$cm" -v b="$ct" 'BEGIN { printf "%.2f", a / b }')
+    printf '  %-8s %10s %12s %12s %6sx %11s ms %11s ms\n' "$size" "$got" "$ct" "$cm" "$ratio" "$tc" "$oc"
+    base_row "cap-ours-$size" "$ct"
+    verdict "capture $size: tmuxmate / tmux" "$ratio" "<=" 1.1 "x"
+    T kill-pane -t "$P"
 done
-[ "$(T display -p -t "$P" '#{history_size}')" -ge 99900 ] || { say "bench-control: the pane never filled"; exit 1; }
-bytes=$(T capture-pane -p -S - -t "$P" | wc -c)
-hf capture-tmux -n "tmux capture-pane -p -S -" "tmux -L $SOCK capture-pane -p -S - -t $P"
-hf capture-tmuxmate -n "tmuxmate capture --all" "$BIN -L $SOCK capture -t $P --all" \
-    ${BASE:+-n "base capture --all" "$BASE -L $SOCK capture -t $P --all"}
-ct=$(median_ms "$W/capture-tmux.json")
-cm=$(median_ms "$W/capture-tmuxmate.json")
-printf '\ncapture: pane %s, 100000 history lines, %s bytes\n' "$P" "$bytes"
-printf '  %-46s %s ms\n' "tmux capture-pane -p -S - (median)" "$ct" \
-    "tmuxmate capture --all (median, default budget)" "$cm"
-base_row capture-tmuxmate "$ct"
-verdict "ratio tmuxmate / tmux" "$(awk -v a="$cm" -v b="$ct" 'BEGIN { printf "%.2f", a / b }')" "<=" 1.3 "x"
 
-# --- run: `tmuxmate run -- true` end to end -------------------------------------------
+# --- run: a fresh pane, against tmux's own floor ----------------------------------------
+# The floor is what tmux itself costs for the same work: `new-window -d` of the command
+# and a wait for its exit (a wait-for channel the command signals), one client each.
 "$BIN" -L "$SOCK" run -- true | grep -qx '\[exit 0\]' || { say "bench-control: run -- true does not work"; exit 1; }
-hf run-true -n "tmuxmate run -- true" "$BIN -L $SOCK run -- true" \
-    ${BASE:+-n "base run -- true" "$BASE -L $SOCK run -- true"}
-rt=$(median_ms "$W/run-true.json")
-printf '\nrun: a new window per run in session "tmuxmate"\n'
-verdict "tmuxmate run -- true (median)" "$rt" "<=" 25 " ms"
-base_row run-true ""
+TMUXP=$(command -v tmux)
+run_rows() { # LABEL
+    local floor="sh -c '\"\$0\" -L $SOCK new-window -d -t main: \"true; \\\"\$0\\\" -L $SOCK wait-for -S f\$\$\" && \"\$0\" -L $SOCK wait-for f\$\$' $TMUXP"
+    hf run-floor -n "tmux new-window -d + wait for its exit" "$floor"
+    hf run-true -n "tmuxmate run -- true" "$BIN -L $SOCK run -- true" \
+        ${BASE:+-n "base run -- true" "$BASE -L $SOCK run -- true"}
+    local rf rt
+    rf=$(median_ms "$W/run-floor.json")
+    rt=$(median_ms "$W/run-true.json")
+    printf '\nrun -- true in a fresh pane, %s (%s panes)\n' "$1" "$(T list-panes -a | wc -l)"
+    printf '  %-46s %s ms\n' "tmux's floor: new-window -d + wait (median)" "$rf" "tmuxmate run -- true (median)" "$rt"
+    base_row run-true "$rf"
+    verdict "run: tmuxmate / floor, $1" "$(awk -v a="$rt" -v b="$rf" 'BEGIN { printf "%.2f", a / b }')" "<=" 1.3 "x"
+}
+run_rows "small server"
 
 # --- send: one line + Enter into a pane that reads it ----------------------------------
 SINK=$(T new-window -d -P -F '#{pane_id}' "cat >/dev/null")
@@ -156,26 +188,30 @@ printf '  %-46s %s ms\n' "tmux send-keys -l + send-keys Enter (median)" "$st" "t
 verdict "ratio tmuxmate / tmux" "$(awk -v a="$sm" -v b="$st" 'BEGIN { printf "%.2f", a / b }')" "<=" 1.5 "x"
 base_row send-tmuxmate "$st"
 
-# --- list: 500 panes ---------------------------------------------------------------------
-SOCK="bl"
-T -f /dev/null new-session -d -s big -x 200 -y 60 sh
-n=$(T list-panes -a | wc -l)
-while [ "$n" -lt 500 ]; do
-    T new-window -d -t big: sh
-    for _ in 1 2 3 4; do T split-window -d -t big: sh 2>/dev/null || true; done
-    n=$(T list-panes -a | wc -l)
-done
+# --- list: 200 and 1000 panes, and run on the 200-pane server -------------------------
 # Quoted inside the hyperfine command: unquoted, its word splitting reads '#' as a comment.
-F='#{session_id}#{session_name}#{session_attached}#{window_id}#{window_index}#{window_name}#{window_active}#{window_layout}#{pane_id}#{pane_index}#{pane_active}#{pane_tty}#{pane_pid}#{pane_width}#{pane_height}#{pane_current_command}#{pane_current_path}#{pane_dead}#{pane_in_mode}#{pane_mode}#{@tmuxmate-created}#{@tmuxmate-job}'
-hf list-tmux -n "tmux list-panes -a -F (same fields)" "tmux -L $SOCK list-panes -a -F '$F'"
-hf list-tmuxmate -n "tmuxmate list --json" "$BIN -L $SOCK list --json" \
-    ${BASE:+-n "base list --json" "$BASE -L $SOCK list --json"}
-lt=$(median_ms "$W/list-tmux.json")
-lm=$(median_ms "$W/list-tmuxmate.json")
-printf '\nlist: %s panes\n' "$n"
-printf '  %-46s %s ms\n' "tmux list-panes -a -F (median)" "$lt" "tmuxmate list --json (median)" "$lm"
-verdict "ratio tmuxmate / tmux" "$(awk -v a="$lm" -v b="$lt" 'BEGIN { printf "%.2f", a / b }')" "<=" 1.3 "x"
-base_row list-tmuxmate "$lt"
+# The fields tmuxmate asks for (the layout on the active pane's row only, as it does).
+F='#{session_id}#{session_name}#{session_attached}#{window_id}#{window_index}#{window_name}#{window_active}#{?pane_active,#{window_layout},}#{pane_id}#{pane_index}#{pane_active}#{pane_tty}#{pane_pid}#{pane_width}#{pane_height}#{pane_current_command}#{pane_current_path}#{pane_dead}#{pane_in_mode}#{pane_mode}#{@tmuxmate-created}#{@tmuxmate-job}'
+SOCK="bl"
+T -f /dev/null new-session -d -s main -x 200 -y 60 sh
+for want in ${LIST_SIZES:-200 1000}; do
+    n=$(T list-panes -a | wc -l)
+    while [ "$n" -lt "$want" ]; do
+        T new-window -d -t main: sh
+        for _ in 1 2 3 4; do [ "$n" -lt $((want - 1)) ] && T split-window -d -t main: sh 2>/dev/null && n=$((n + 1)); done
+        n=$(T list-panes -a | wc -l)
+    done
+    hf list-tmux -n "tmux list-panes -a -F (same fields)" "tmux -L $SOCK list-panes -a -F '$F'"
+    hf list-tmuxmate -n "tmuxmate list --json" "$BIN -L $SOCK list --json" \
+        ${BASE:+-n "base list --json" "$BASE -L $SOCK list --json"}
+    lt=$(median_ms "$W/list-tmux.json")
+    lm=$(median_ms "$W/list-tmuxmate.json")
+    printf '\nlist: %s panes\n' "$n"
+    printf '  %-46s %s ms\n' "tmux list-panes -a -F (median)" "$lt" "tmuxmate list --json (median)" "$lm"
+    verdict "list $n: tmuxmate / tmux" "$(awk -v a="$lm" -v b="$lt" 'BEGIN { printf "%.2f", a / b }')" "<=" 1.1 "x"
+    base_row list-tmuxmate "$lt"
+    [ "$n" -ge 200 ] && [ "$n" -lt 400 ] && run_rows "200-pane server"
+done
 T kill-server >/dev/null 2>&1 || true
 SOCK="bc"
 

@@ -4,7 +4,7 @@
 Usage: mcp-bench.py SPEC.json
 
 SPEC: {"runs": N, "servers": [{"name", "argv", "env", "calls": {op: [tool, args]}}],
-       "raw": {op: argv}}
+       "raw": {op: argv}, "opRuns": {op: N}, "soak": {"server", "n", "calls": [[tool, args]]}}
 For each server: startup to the tools/list answer (a fresh process per run: spawn,
 initialize, notifications/initialized, tools/list), then, on one resident process, each
 call op timed from writing the request to reading its answer. Servers, and the raw op
@@ -12,8 +12,11 @@ of the same name, are interleaved run by run (run i of each, then run i+1), so a
 change hits them all alike. For each raw op: the argv
 run to completion. Prints one JSON object: {"startup": {name: [ms...]}, "calls":
 {name: {op: [ms...]}}, "raw": {op: [ms...]}, "toolsBytes": {name: n}}.
-Timing is perf_counter around the pipe I/O only; answers are matched by id without
-parsing multi-megabyte lines.
+Timing is perf_counter around the pipe I/O and the decoding of the answer (json.loads, as
+a model's client pays it); answers are matched by id before they are decoded. opRuns
+lowers the runs of an op (a 50 MB capture). soak: n calls on one resident process of that
+server, cycling through its calls, then per thousand the p50 and p99 in ms and the
+server's VmRSS in KiB at its end: {"soak": [{"k", "p50", "p99", "rssKiB"}]}.
 """
 import json
 import os
@@ -89,6 +92,31 @@ class Conn:
             self.p.wait()
 
 
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return -1
+
+
+def run_soak(conn, soak):
+    out, times = [], []
+    calls = soak["calls"]
+    for i in range(soak["n"]):
+        tool, args = calls[i % len(calls)]
+        t0 = time.perf_counter()
+        json.loads(conn.request("tools/call", {"name": tool, "arguments": args}))
+        times.append((time.perf_counter() - t0) * 1000)
+        if (i + 1) % 1000 == 0:
+            t = sorted(times)
+            out.append({"k": (i + 1) // 1000, "p50": t[len(t) // 2],
+                        "p99": t[min(len(t) - 1, int(len(t) * 0.99))],
+                        "rssKiB": rss_kib(conn.p.pid)})
+            times = []
+    return out
+
+
 def main():
     spec = json.load(open(sys.argv[1]))
     runs = spec["runs"]
@@ -138,7 +166,7 @@ def main():
         having = [s for s in servers if op in s["calls"]]
         for s in having:
             res["calls"][s["name"]][op] = []
-        for i in range(runs + 2):
+        for i in range(spec.get("opRuns", {}).get(op, runs) + 2):
             # The raw CLI doing the same work, in the same rotation.
             if op in raw:
                 run_raw(op, i)
@@ -147,13 +175,19 @@ def main():
                 tool, args = s["calls"][op]
                 t0 = time.perf_counter()
                 ans = conns[name].request("tools/call", {"name": tool, "arguments": args})
+                a = json.loads(ans)
                 dt = (time.perf_counter() - t0) * 1000
-                if i == 0 and len(ans) < 100000:
-                    a = json.loads(ans)
+                if i == 0:
                     if "error" in a or a.get("result", {}).get("isError"):
                         res["errors"][f"{name}.{op}"] = ans[:300].decode(errors="replace")
+                    res.setdefault("answerBytes", {}).setdefault(name, {})[op] = len(ans)
+                    text = "".join(c.get("text", "") for c in a.get("result", {}).get("content", []))
+                    res.setdefault("textBytes", {}).setdefault(name, {})[op] = len(text.encode())
                 if i >= 2:  # warmup
                     res["calls"][name][op].append(dt)
+    soak = spec.get("soak")
+    if soak:
+        res["soak"] = run_soak(conns[soak["server"]], soak)
     for c in conns.values():
         c.close()
     for op in raw:

@@ -59,29 +59,14 @@ impl Captured {
 }
 
 pub fn capture(tmux: &Tmux, r: &Request) -> Result<Captured, Error> {
-    // Over ssh each call is a round trip: a `%N` pane's capture is one command list
-    // there (any surprise falls back to the calls below, which say what went wrong).
-    if tmux.is_remote()
-        && let Some(target) = r.target
-        && let Some(g) = super::capture_list::one_call(
-            tmux,
-            &super::capture_list::Ask {
-                target,
-                range: r.range.unwrap_or(Range::Screen),
-                max_bytes: r.max_bytes,
-                ansi: r.ansi,
-                join: r.join,
-            },
-        )
+    // A `%N` pane's capture is one command list: each call is a round trip (over ssh,
+    // a whole one), and the fixed cost of three was most of a small capture's time.
+    // Any surprise falls back to the calls below, which say what went wrong.
+    if let Some(target) = r.target
+        && let Some(c) = in_one_call(tmux, r, target)
     {
-        return Ok(Captured {
-            pane_id: g.pane_id,
-            target: g.target,
-            text: g.text,
-            snapshot: g.snapshot,
-        });
+        return Ok(c);
     }
-    let budget = budget::budget(tmux, r.max_bytes)?;
     // The agent address only matters when no target is given (the "newest pane we
     // created" fallback); finding it costs a tty lookup, so skip it when one is named.
     let agent = match r.target {
@@ -89,6 +74,13 @@ pub fn capture(tmux: &Tmux, r: &Request) -> Result<Captured, Error> {
         None => policy::caller(tmux).agent,
     };
     let pane = policy::resolve(tmux, r.target, &agent)?;
+    // A name resolved to its pane takes the one command list too.
+    if r.target != Some(pane.pane_id.as_str())
+        && let Some(c) = in_one_call(tmux, r, &pane.pane_id)
+    {
+        return Ok(c);
+    }
+    let budget = budget::budget(tmux, r.max_bytes)?;
     let range = r.range.unwrap_or(Range::Screen);
     // A long history is read from its end: the budget keeps only the newest text.
     let b = super::capture_tail::capture(tmux, &pane.pane_id, range, r.ansi, r.join, budget)?;
@@ -106,5 +98,25 @@ pub fn capture(tmux: &Tmux, r: &Request) -> Result<Captured, Error> {
         target,
         text: b,
         snapshot,
+    })
+}
+
+/// The capture of `%N` pane `target` as one command list (`capture_list`), or None.
+fn in_one_call(tmux: &Tmux, r: &Request, target: &str) -> Option<Captured> {
+    let g = super::capture_list::one_call(
+        tmux,
+        &super::capture_list::Ask {
+            target,
+            range: r.range.unwrap_or(Range::Screen),
+            max_bytes: r.max_bytes,
+            ansi: r.ansi,
+            join: r.join,
+        },
+    )?;
+    Some(Captured {
+        pane_id: g.pane_id,
+        target: g.target,
+        text: g.text,
+        snapshot: g.snapshot,
     })
 }

@@ -1,5 +1,5 @@
-//! A capture of a `%N` pane as one tmux invocation: what `capture` does for a server on
-//! another host, where every call is an ssh round trip (plain tmux on the host).
+//! A capture of a `%N` pane as one tmux invocation: what `capture` does for a `%N`
+//! target on any server (each call is a round trip; on another host an ssh one).
 //!
 //! Owns: the one command list that reads what a capture needs (the byte-budget and
 //! snapshot options, the pane's `session:window.pane`) and the pane's text, and cutting
@@ -10,7 +10,10 @@
 //!
 //! A long history is read from its end here too (a window sized for the budget asked, as
 //! `crate::control::capture_tail` does); a window that holds no more than the budget
-//! falls back to the several-call path, which grows it.
+//! grows from there with `capture_tail::grow`.
+//!
+//! The text is stored as its snapshot while tmux sends it ([`Tee`]): for a long capture
+//! the copy then overlaps the server's formatting rather than following it.
 //!
 //! Invariants: only a `%N` target takes this route and reaches tmux as the id rebuilt from
 //! its number (tmux's own target matching never sees the person's text); the markers are
@@ -64,14 +67,36 @@ pub fn one_call(tmux: &Tmux, a: &Ask) -> Option<Got> {
     let id = format!("%{n}");
     let markers = (nonce(), nonce());
     let (args, window) = request(a, n, &markers);
-    let out = tmux.run_bytes(&args, None).ok()?;
+    let mut tee = Tee {
+        markers: &markers,
+        header: Vec::new(),
+        past_header: false,
+        snap: None,
+    };
+    let out = tmux.run_tapped(&args, &mut tee).ok()?;
     let answer = cut(&out, &markers)?;
     let max = budget::budget_from(a.max_bytes, &answer.max_bytes).ok()?;
     let store = snapshot::storing(&answer.snapshot).ok()?;
-    let b = bound_text(answer.raw, max, a.range, answer.history?, window)?;
-    let snapshot = store
-        .then(|| snapshot_of(&id, &answer.target, &b))
-        .flatten();
+    let history = answer.history?;
+    let b = match bound_text(answer.raw, max, a.range, history, window) {
+        Some(b) => b,
+        // The window held no more than the budget: larger ones, from here.
+        None => super::capture_tail::grow(
+            tmux,
+            &id,
+            answer.raw.to_vec(),
+            window?,
+            wanted_rows(a.range, history),
+            (a.ansi, a.join),
+            max,
+        )
+        .ok()?,
+    };
+    let snapshot = match (store, tee.snap.take()) {
+        (false, _) => None,
+        (true, None) => snapshot_of(&id, &answer.target, &b),
+        (true, Some(s)) => warned(s.finish(&id, &answer.target, &b.text, b.truncated, answer.raw)),
+    };
     Some(Got {
         pane_id: id,
         target: answer.target,
@@ -184,8 +209,8 @@ fn cut<'a>(out: &'a [u8], (m1, m2): &(String, String)) -> Option<Answer<'a>> {
 
 /// The pane's text bounded to `max`. Read through a `window` of rows that is smaller than
 /// what was asked (`range`, of a `history`): the text's end, its front dropped, when it
-/// holds more than the budget; else None, since only a larger window gives the cut (the
-/// several-call path grows it).
+/// holds more than the budget; else None, since only a larger window gives the cut
+/// (`capture_tail::grow`).
 fn bound_text(
     raw: &[u8],
     max: usize,
@@ -194,10 +219,7 @@ fn bound_text(
     window: Option<u64>,
 ) -> Option<Bounded> {
     let text = budget::trim_trailing_blank(raw);
-    let wanted = match range {
-        Range::Lines(n) => n.min(history),
-        _ => history,
-    };
+    let wanted = wanted_rows(range, history);
     match window {
         Some(w) if w < wanted => {
             if text.len() <= max {
@@ -211,13 +233,75 @@ fn bound_text(
     }
 }
 
+/// How many history rows `range` asks for, of a `history` that long.
+fn wanted_rows(range: Range, history: u64) -> u64 {
+    match range {
+        Range::Lines(n) => n.min(history),
+        _ => history,
+    }
+}
+
 /// The snapshot of what was read, or None with a warning when it cannot be stored.
 fn snapshot_of(id: &str, target: &str, b: &Bounded) -> Option<String> {
-    match snapshot::record_always(id, target, &b.text, b.truncated) {
+    warned(snapshot::record_always(id, target, &b.text, b.truncated))
+}
+
+/// A stored snapshot's id, or None with a warning (the capture itself still stands).
+fn warned(r: Result<String, String>) -> Option<String> {
+    match r {
         Ok(s) => Some(s),
         Err(e) => {
             eprintln!("tmuxmate: warning: {e}");
             None
+        }
+    }
+}
+
+/// The most header (options, markers, the pane's name) read before the text; past it
+/// the answer is not ours and nothing is streamed.
+const HEADER_MAX: usize = 64 << 10;
+
+/// Streams the pane's text, as it arrives, into its snapshot's file: the header is
+/// cut off at the markers exactly as [`cut`] does, and nothing is streamed when the
+/// snapshot option says off (or the header is not what [`request`] prints).
+struct Tee<'a> {
+    markers: &'a (String, String),
+    header: Vec<u8>,
+    past_header: bool,
+    snap: Option<snapshot::Streamed>,
+}
+
+impl crate::tmux::client::Tap for Tee<'_> {
+    fn chunk(&mut self, b: &[u8]) {
+        if self.past_header {
+            if let Some(s) = &mut self.snap {
+                s.feed(b);
+            }
+            return;
+        }
+        self.header.extend_from_slice(b);
+        let Some(answer) = cut(&self.header, self.markers) else {
+            if self.header.len() > HEADER_MAX {
+                self.past_header = true;
+                self.snap = None;
+            }
+            return;
+        };
+        self.past_header = true;
+        if !snapshot::storing(&answer.snapshot).unwrap_or(false) {
+            self.snap = None;
+            return;
+        }
+        let text = answer.raw;
+        let s = self.snap.get_or_insert_with(snapshot::streamed);
+        s.feed(text);
+        self.header = Vec::new();
+    }
+    fn restart(&mut self) {
+        self.header.clear();
+        self.past_header = false;
+        if let Some(s) = &mut self.snap {
+            s.reset();
         }
     }
 }

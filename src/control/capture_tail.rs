@@ -73,8 +73,29 @@ pub fn capture(
     };
     // How many history rows the range asks for (the screen always comes too).
     let wanted = asked.map_or(history, |n| n.min(history));
-    let mut rows = first;
-    let mut raw = out[nl + 1..].to_vec();
+    grow(
+        tmux,
+        pane_id,
+        out[nl + 1..].to_vec(),
+        first,
+        wanted,
+        (ansi, join),
+        max,
+    )
+}
+
+/// Go on from a window of `rows` rows that read `raw`, of the `wanted` rows of history:
+/// the bounded text once the window holds more than the budget or all that is wanted,
+/// larger windows until then. `(ansi, join)`: capture-pane's `-e` and `-J`.
+pub fn grow(
+    tmux: &Tmux,
+    pane_id: &str,
+    mut raw: Vec<u8>,
+    mut rows: u64,
+    wanted: u64,
+    (ansi, join): (bool, bool),
+    max: usize,
+) -> Result<Bounded, TmuxError> {
     loop {
         let text = budget::trim_trailing_blank(&raw);
         if rows >= wanted {

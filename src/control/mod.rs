@@ -25,6 +25,7 @@ pub mod run;
 pub mod run_remote;
 pub mod settle;
 pub mod snapshot;
+pub mod snapshot_file;
 pub mod split;
 pub mod swap;
 pub mod watch;

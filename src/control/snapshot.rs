@@ -8,10 +8,12 @@
 //!   fsynced per append: that cost ~20 ms per store here, and the privacy invariant is
 //!   "stored privately", not "durable across a power loss"; compaction's rewrite is
 //!   fsynced before its rename, so a crash never leaves a torn log behind);
-//! - an entry whose line alone exceeds `KEEP_BYTES` (a whole-history capture) could never
-//!   survive a compaction next to anything, and appending it would make the next store
-//!   rewrite the whole log: it goes to its own file, the log keeps a stub line
-//!   (`inFile`, empty text), and only the newest `KEEP_FILES` such files are kept;
+//! - an entry whose text is over `snapshot_file::LAZY` (64 KiB) goes to its own file as
+//!   the text itself (`crate::control::snapshot_file`, which bounds that folder), and the
+//!   log keeps a stub line (`inFile`, empty text): a few whole-history captures would
+//!   otherwise make every store rewrite the log, and escaping megabytes into JSON cost
+//!   more than the capture. A capture's file may be written while tmux sends it
+//!   ([`streamed`]);
 //! - `show` reads the stored payload, never the pane (the pane may be long gone);
 //! - the file stays bounded: past `COMPACT_BYTES` it is rewritten atomically with at
 //!   most `KEEP_ENTRIES` of the newest entries totalling at most `KEEP_BYTES` (the newest
@@ -25,13 +27,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde::{Deserialize, Serialize};
 
+use crate::control::snapshot_file;
 use crate::sys::state;
 
 const COMPACT_BYTES: u64 = 8 << 20;
 const KEEP_BYTES: usize = 4 << 20;
 const KEEP_ENTRIES: usize = 200;
-/// Entries stored in their own file that are kept (the newest ones).
-const KEEP_FILES: usize = 2;
 const PREVIEW_LINES: usize = 3;
 const PREVIEW_CHARS: usize = 160;
 
@@ -90,7 +91,7 @@ pub fn log_path() -> PathBuf {
 
 /// Where entries too big for the log are stored, one file each.
 fn files_dir(log: &std::path::Path) -> PathBuf {
-    log.with_file_name("snapshots")
+    snapshot_file::dir(log)
 }
 
 fn base36(n: u64) -> String {
@@ -155,6 +156,10 @@ struct Log {
     compact_bytes: u64,
     keep_bytes: usize,
     keep_entries: usize,
+    /// A text over this many bytes goes to its own file.
+    file_bytes: usize,
+    /// What the older files may total (`snapshot_file::prune`).
+    files_total: u64,
 }
 
 impl Log {
@@ -164,6 +169,8 @@ impl Log {
             compact_bytes: COMPACT_BYTES,
             keep_bytes: KEEP_BYTES,
             keep_entries: KEEP_ENTRIES,
+            file_bytes: snapshot_file::LAZY,
+            files_total: snapshot_file::KEEP_TOTAL,
         }
     }
 
@@ -176,16 +183,39 @@ impl Log {
             .map_err(|(_, e)| std::io::Error::from(e))
     }
 
-    fn append(&self, snap: &Snapshot) -> std::io::Result<()> {
-        let mut line = serde_json::to_string(snap).map_err(std::io::Error::other)?;
+    /// Store `meta` (its text empty) with `text`: in the log line, or, when the text is
+    /// too big for it, in its own file with a stub line.
+    fn append(&self, meta: &Snapshot, text: &str) -> std::io::Result<()> {
+        if text.len() > self.file_bytes {
+            let dir = files_dir(&self.path);
+            snapshot_file::write(&dir, &meta.id, text.as_bytes())?;
+            return self.append_stub(meta);
+        }
+        let mut full = meta.clone();
+        full.text = text.to_string();
+        let mut line = serde_json::to_string(&full).map_err(std::io::Error::other)?;
         line.push('\n');
         let _lock = self.lock()?;
-        if line.len() > self.keep_bytes {
-            line = self.store_file(snap, &line)?;
-        }
+        self.append_line(&line)
+    }
+
+    /// Append the stub line of an entry whose file is in place, and bound the files.
+    fn append_stub(&self, meta: &Snapshot) -> std::io::Result<()> {
+        let mut stub = meta.clone();
+        stub.text = String::new();
+        stub.in_file = true;
+        let mut line = serde_json::to_string(&stub).map_err(std::io::Error::other)?;
+        line.push('\n');
+        let _lock = self.lock()?;
+        snapshot_file::prune(&files_dir(&self.path), self.files_total);
+        self.append_line(&line)
+    }
+
+    /// Append one line (under the lock), compacting first when it would pass the bound.
+    fn append_line(&self, line: &str) -> std::io::Result<()> {
         let size = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
         if size + line.len() as u64 > self.compact_bytes {
-            return self.compact_with(&line);
+            return self.compact_with(line);
         }
         let mut f = state::open_private(&self.path, OpenOptions::new().create(true).append(true))?;
         let mut buf = String::new();
@@ -193,46 +223,9 @@ impl Log {
         if size > 0 && !ends_with_newline(&self.path, size) {
             buf.push('\n');
         }
-        buf.push_str(&line);
+        buf.push_str(line);
         f.seek(SeekFrom::End(0))?;
         f.write_all(buf.as_bytes())
-    }
-
-    /// Store `line` (the whole entry) in its own file, drop all but the newest
-    /// `KEEP_FILES`, and return the stub line for the log. Called under the lock.
-    fn store_file(&self, snap: &Snapshot, line: &str) -> std::io::Result<String> {
-        let dir = files_dir(&self.path);
-        state::private_dir(&dir)?;
-        state::write_private(&dir.join(format!("{}.json", snap.id)), line.as_bytes())?;
-        // Oldest first: by modification time, then id (ids start with the fixed-width time).
-        let mut files: Vec<(std::time::SystemTime, std::ffi::OsString)> = std::fs::read_dir(&dir)?
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-            .map(|e| {
-                let t = e.metadata().and_then(|m| m.modified());
-                (t.unwrap_or(std::time::UNIX_EPOCH), e.file_name())
-            })
-            .collect();
-        files.sort();
-        let old = files.len().saturating_sub(KEEP_FILES);
-        for (_, n) in &files[..old] {
-            let _ = std::fs::remove_file(dir.join(n));
-        }
-        // Field by field: a clone would copy the whole text only to drop it.
-        let stub = Snapshot {
-            id: snap.id.clone(),
-            time: snap.time,
-            pane_id: snap.pane_id.clone(),
-            target: snap.target.clone(),
-            line_count: snap.line_count,
-            truncated: snap.truncated,
-            preview: snap.preview.clone(),
-            text: String::new(),
-            in_file: true,
-        };
-        let mut stub = serde_json::to_string(&stub).map_err(std::io::Error::other)?;
-        stub.push('\n');
-        Ok(stub)
     }
 
     /// Rewrite the log as the newest readable entries that fit the bounds, then `line`.
@@ -320,29 +313,92 @@ pub fn record_always(
     text: &str,
     truncated: bool,
 ) -> Result<String, String> {
-    let snap = new_snapshot(pane_id, target, text, truncated);
-    let log = Log::global();
-    log.append(&snap).map_err(|e| {
+    let now = state::now_ms();
+    let meta = meta_of(new_id(now), now, pane_id, target, text, truncated);
+    store(&Log::global(), &meta, text)
+}
+
+fn store(log: &Log, meta: &Snapshot, text: &str) -> Result<String, String> {
+    log.append(meta, text).map_err(|e| {
         format!(
             "could not store the snapshot in {}: {e}; check that the state directory is writable (TMUXMATE_STATE_DIR or XDG_STATE_HOME)",
             log.path.display()
         )
     })?;
-    Ok(snap.id)
+    Ok(meta.id.clone())
 }
 
-fn new_snapshot(pane_id: &str, target: &str, text: &str, truncated: bool) -> Snapshot {
-    let now = state::now_ms();
+/// An entry's fields but its text (empty here; the caller stores the text).
+fn meta_of(
+    id: String,
+    time: u64,
+    pane_id: &str,
+    target: &str,
+    text: &str,
+    truncated: bool,
+) -> Snapshot {
     Snapshot {
-        id: new_id(now),
-        time: now,
+        id,
+        time,
         pane_id: pane_id.to_string(),
         target: target.to_string(),
         line_count: crate::control::budget::line_count(text),
         truncated,
         preview: preview(text),
-        text: text.to_string(),
+        text: String::new(),
         in_file: false,
+    }
+}
+
+/// A snapshot whose text is written to its file while it arrives ([`streamed`]).
+pub struct Streamed {
+    id: String,
+    time: u64,
+    stream: snapshot_file::Stream,
+}
+
+/// A new entry to stream: its id is taken now.
+pub fn streamed() -> Streamed {
+    let now = state::now_ms();
+    let id = new_id(now);
+    Streamed {
+        stream: snapshot_file::Stream::new(&files_dir(&log_path()), &id),
+        id,
+        time: now,
+    }
+}
+
+impl Streamed {
+    /// The next bytes as tmux sent them.
+    pub fn feed(&mut self, b: &[u8]) {
+        self.stream.feed(b);
+    }
+    /// The answer is being read again from its start.
+    pub fn reset(&mut self) {
+        self.stream.reset();
+    }
+    /// Store the entry: the streamed file when `text` is a prefix of `fed` (all that was
+    /// fed), else `text` afresh. Its id.
+    pub fn finish(
+        self,
+        pane_id: &str,
+        target: &str,
+        text: &str,
+        truncated: bool,
+        fed: &[u8],
+    ) -> Result<String, String> {
+        let log = Log::global();
+        let meta = meta_of(self.id, self.time, pane_id, target, text, truncated);
+        if self.stream.keep(text.as_bytes(), fed) {
+            log.append_stub(&meta).map_err(|e| {
+                format!(
+                    "could not store the snapshot in {}: {e}",
+                    log.path.display()
+                )
+            })?;
+            return Ok(meta.id);
+        }
+        store(&log, &meta, text)
     }
 }
 
@@ -413,7 +469,19 @@ impl Log {
         if !s.in_file {
             return Ok(Some(s));
         }
-        let f = files_dir(&self.path).join(format!("{}.json", s.id));
+        let dir = files_dir(&self.path);
+        match snapshot_file::read(&dir, &s.id) {
+            Ok(Some(t)) => {
+                let mut s = s;
+                s.text = String::from_utf8_lossy(&t).into_owned();
+                s.in_file = false;
+                return Ok(Some(s));
+            }
+            Ok(None) => {}
+            Err(e) => return Err(format!("could not read the snapshot {}: {e}", s.id)),
+        }
+        // Stored by an earlier version: the whole entry as JSON.
+        let f = dir.join(format!("{}.json", s.id));
         match std::fs::read_to_string(&f) {
             Ok(t) => Ok(serde_json::from_str::<Snapshot>(t.trim_end())
                 .ok()
@@ -427,6 +495,15 @@ impl Log {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An entry's fields and its text, as `record_always` makes them.
+    fn new_snapshot(pane: &str, target: &str, text: &str, truncated: bool) -> (Snapshot, String) {
+        let now = state::now_ms();
+        (
+            meta_of(new_id(now), now, pane, target, text, truncated),
+            text.to_string(),
+        )
+    }
 
     #[test]
     fn ids_are_distinct_and_plain() {
@@ -445,25 +522,27 @@ mod tests {
             compact_bytes: 20_000,
             keep_bytes: 10_000,
             keep_entries: 5,
+            file_bytes: 1 << 20,
+            files_total: 0,
         };
         let mut ids = Vec::new();
         for i in 0..60 {
-            let s = new_snapshot(
+            let (s, t) = new_snapshot(
                 "%1",
                 "m:0.0",
                 &format!("{i}\n{}", "x".repeat(i * 50)),
                 false,
             );
             ids.push(s.id.clone());
-            log.append(&s).unwrap();
+            log.append(&s, &t).unwrap();
             let size = std::fs::metadata(&log.path).unwrap().len();
             assert!(size <= 20_000, "{i}: {size}");
         }
         // A torn last line is skipped, and the next append still lands on its own line.
         let mut f = OpenOptions::new().append(true).open(&log.path).unwrap();
         f.write_all(b"{\"id\":\"torn").unwrap();
-        let s = new_snapshot("%1", "m:0.0", "after", false);
-        log.append(&s).unwrap();
+        let (s, t) = new_snapshot("%1", "m:0.0", "after", false);
+        log.append(&s, &t).unwrap();
         let text = log.read_all().unwrap();
         let got: Vec<Snapshot> = text
             .lines()
@@ -484,26 +563,31 @@ mod tests {
             compact_bytes: 20_000,
             keep_bytes: 10_000,
             keep_entries: 50,
+            file_bytes: 10_000,
+            files_total: 0,
         };
         std::fs::create_dir_all(&dir).unwrap();
-        let small = new_snapshot("%1", "m:0.0", "small", false);
-        log.append(&small).unwrap();
+        let (small, t) = new_snapshot("%1", "m:0.0", "small", false);
+        log.append(&small, &t).unwrap();
         let mut big_ids = Vec::new();
         for i in 0..4 {
-            let s = new_snapshot("%1", "m:0.0", &format!("{i}{}", "y".repeat(15_000)), false);
+            let (s, t) = new_snapshot("%1", "m:0.0", &format!("{i}{}", "y".repeat(15_000)), false);
             big_ids.push(s.id.clone());
-            log.append(&s).unwrap();
+            log.append(&s, &t).unwrap();
             // The log holds stubs only: it never reaches the compaction size.
             let size = std::fs::metadata(&log.path).unwrap().len();
             assert!(size < 10_000, "{i}: {size}");
-            assert_eq!(log.find(&s.id).unwrap().unwrap().text, s.text);
+            assert_eq!(log.find(&s.id).unwrap().unwrap().text, t);
+            // The file holds the text itself, not JSON around it.
+            let f = files_dir(&log.path).join(format!("{}.txt", s.id));
+            assert_eq!(std::fs::read_to_string(f).unwrap(), t);
         }
-        // The small entry stayed; of the big ones only the newest KEEP_FILES remain.
+        // The small entry stayed; of the big ones only the newest two remain.
         assert_eq!(log.find(&small.id).unwrap().unwrap().text, "small");
         assert!(log.find(&big_ids[0]).unwrap().is_none());
         assert!(log.find(&big_ids[3]).unwrap().is_some());
         let files = std::fs::read_dir(files_dir(&log.path)).unwrap().count();
-        assert_eq!(files, KEEP_FILES);
+        assert_eq!(files, snapshot_file::KEEP_FILES);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

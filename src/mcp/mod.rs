@@ -92,6 +92,7 @@ impl Out {
             Ok(tools::Answer::Texted { text, sc }) => {
                 (sc, serde_json::to_string(&text).unwrap_or_default())
             }
+            Ok(tools::Answer::Escaped { text_json, sc }) => (sc, text_json),
             Ok(tools::Answer::Value(v)) => return self.reply(id, Ok(v)),
             Err(e) => return self.reply(id, Err(e)),
         };

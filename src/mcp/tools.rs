@@ -230,6 +230,36 @@ fn agents_tool(tmux: &crate::tmux::Tmux, a: AgentsArgs, tick: &dyn Fn(Duration) 
     }
 }
 
+/// A capture's answer. The model reads the text block: the capture as text (with the
+/// CLI's truncation marker line); the structured content is `capture --json` plus the
+/// snapshot's URI. The text is escaped into JSON once and written in both places when
+/// they are the same (no marker line): a whole-history capture is megabytes.
+fn captured(c: crate::control::capture::Captured) -> Answer {
+    let uri = c
+        .snapshot
+        .as_ref()
+        .map(|id| format!("tmuxmate://snapshot/{id}"));
+    let marked = c.text.marker().is_some();
+    let rendered = marked.then(|| c.text.render());
+    let j = c.json();
+    let esc = |t: &str| serde_json::to_string(t).unwrap_or_else(|_| "\"\"".into());
+    let text_json = esc(&j.text);
+    let sc = format!(
+        r#"{{"target":{},"paneId":{},"text":{},"lineCount":{},"truncated":{},"snapshot":{}}}"#,
+        esc(&j.target),
+        esc(&j.pane_id),
+        text_json,
+        j.line_count,
+        j.truncated,
+        uri.as_deref().map_or_else(|| "null".to_string(), esc),
+    );
+    let text_json = match rendered {
+        Some(r) => esc(&r),
+        None => text_json,
+    };
+    Answer::Escaped { text_json, sc }
+}
+
 /// A successful result: the JSON as text and as structured content (the spec's advice,
 /// for clients that read only `content`).
 fn done<T: serde::Serialize>(v: &T) -> Value {
@@ -471,6 +501,11 @@ pub enum Answer {
         text: String,
         sc: String,
     },
+    /// As `Texted`, with the text block already a JSON string (quoted and escaped).
+    Escaped {
+        text_json: String,
+        sc: String,
+    },
 }
 
 /// One `tools/call`. `cancelled` is the call's flag: a long wait (run, ask) looks at it
@@ -584,19 +619,7 @@ pub fn call(
                 },
             );
             match r {
-                Ok(c) => {
-                    // The model reads the text block: the capture as text (with the CLI's
-                    // truncation marker line), not escaped again inside JSON.
-                    let text = c.text.render();
-                    let uri = c
-                        .snapshot
-                        .as_ref()
-                        .map(|id| format!("tmuxmate://snapshot/{id}"));
-                    let mut v = serde_json::to_value(c.json()).unwrap_or_else(|_| json!({}));
-                    v["snapshot"] = json!(uri);
-                    json!({"content": [{"type": "text", "text": text}],
-                        "structuredContent": v, "isError": false})
-                }
+                Ok(c) => return Ok(captured(c)),
                 Err(e) => failed(&e),
             }
         }

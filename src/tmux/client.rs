@@ -78,6 +78,14 @@ pub struct Tmux {
     peer: std::sync::Arc<std::sync::OnceLock<Option<super::direct::Peer>>>,
 }
 
+/// What sees a call's stdout as it arrives ([`Tmux::run_tapped`]).
+pub trait Tap {
+    /// The next bytes of stdout.
+    fn chunk(&mut self, b: &[u8]);
+    /// The output is read again from its start: forget what came before.
+    fn restart(&mut self);
+}
+
 impl Tmux {
     pub fn new(socket: Socket) -> Tmux {
         let explicit = std::env::var("TMUXMATE_TMUX").ok();
@@ -283,6 +291,29 @@ impl Tmux {
         Ok(self.unprinted(&argv, out))
     }
 
+    /// [`Tmux::run_bytes`] of a query, with `tap` seeing its stdout while it arrives over
+    /// the socket (a caller stores a long capture as it comes). Through the tmux client
+    /// (another host, another version), `tap` is restarted and sees the whole output once
+    /// it is in; a query that was cut off and asked again restarts it too.
+    pub fn run_tapped<A: Args + ?Sized>(
+        &self,
+        args: &A,
+        tap: &mut dyn Tap,
+    ) -> Result<Vec<u8>, TmuxError> {
+        let argv = args.argv();
+        self.check_version()?;
+        let out = match self.socket_argv(&argv, &mut |b| tap.chunk(b)) {
+            Some(r) => r?,
+            None => {
+                tap.restart();
+                let out = self.run_argv(&argv, None)?;
+                tap.chunk(&out);
+                out
+            }
+        };
+        Ok(self.unprinted(&argv, out))
+    }
+
     /// What a command printed, as the values it printed: tmux 3.4 writes a `$` that
     /// starts a variable name (`$HOME`, `$_x`, `${`) as `\$` in everything a command
     /// prints for a client (`display-message -p`, `list-*`, `show-options`; not
@@ -318,7 +349,7 @@ impl Tmux {
         if let Err(e) = self.check_version() {
             return Some(Err(e));
         }
-        self.socket_argv(&args.argv())
+        self.socket_argv(&args.argv(), &mut |_| {})
     }
 
     /// Run a query, with `meanwhile` running alongside while the server works on it:
@@ -392,13 +423,17 @@ impl Tmux {
         self.run_argv(&argv, None).map(|_| ())
     }
 
-    fn socket_argv(&self, args: &[&str]) -> Option<Result<Vec<u8>, TmuxError>> {
+    fn socket_argv(
+        &self,
+        args: &[&str],
+        tap: &mut dyn FnMut(&[u8]),
+    ) -> Option<Result<Vec<u8>, TmuxError>> {
         let how = super::direct::eligible(args);
         if self.explicit_program || self.remote.is_some() || how == super::direct::Use::No {
             return None;
         }
         let peer = self.direct_peer()?;
-        let r = super::direct::run(&self.socket_file()?, peer, args, self.timeout, how)?;
+        let r = super::direct::run(&self.socket_file()?, peer, args, self.timeout, how, tap)?;
         Some(self.direct_answer(args, r))
     }
 
@@ -432,7 +467,7 @@ impl Tmux {
         // can (no client process); a surprise before a write is sent, or any surprise in
         // a query, falls through to the real tmux client below.
         if input.is_none()
-            && let Some(r) = self.socket_argv(args)
+            && let Some(r) = self.socket_argv(args, &mut |_| {})
         {
             return r;
         }

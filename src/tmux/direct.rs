@@ -308,9 +308,10 @@ pub fn run(
     args: &[&str],
     timeout: Duration,
     how: Use,
+    tap: &mut dyn FnMut(&[u8]),
 ) -> Option<Reply> {
     let mut sent = false;
-    let r = exchange(path, known, args, timeout, &mut sent);
+    let r = exchange(path, known, args, timeout, &mut sent, tap);
     if r.is_none() && sent && how == Use::Write {
         return Some(Reply {
             timed_out: false,
@@ -342,7 +343,7 @@ pub fn query_while<R: Send, F: FnOnce(Option<i32>) -> R + Send>(
     let pid = peer_pid(&sock);
     std::thread::scope(|sc| {
         let h = sc.spawn(move || meanwhile(pid));
-        let reply = receive(&mut sock, wire, &mut sent);
+        let reply = receive(&mut sock, wire, &mut sent, &mut |_| {});
         // A panic in `meanwhile` is its caller's bug; the answer is still good.
         match h.join() {
             Ok(r) => Ok((reply, r)),
@@ -385,9 +386,10 @@ fn exchange(
     args: &[&str],
     timeout: Duration,
     sent: &mut bool,
+    tap: &mut dyn FnMut(&[u8]),
 ) -> Option<Reply> {
     let (mut sock, wire) = send(path, known, args, timeout, sent)?;
-    receive(&mut sock, wire, sent)
+    receive(&mut sock, wire, sent, tap)
 }
 
 /// Connect, identify and send the command (list); `*sent` is set once the command may
@@ -488,7 +490,13 @@ fn send(
 }
 
 /// Read the server's answer to what `send` sent: stdout, stderr and the exit status.
-fn receive(sock: &mut UnixStream, wire: Wire, sent: &mut bool) -> Option<Reply> {
+/// `tap` sees each piece of stdout as it arrives (it is in the answer too).
+fn receive(
+    sock: &mut UnixStream,
+    wire: Wire,
+    sent: &mut bool,
+    tap: &mut dyn FnMut(&[u8]),
+) -> Option<Reply> {
     let mut buf: Vec<u8> = Vec::new();
     // Messages are consumed from `at`; the buffer is compacted only before a read, so a
     // multi-megabyte capture is not copied once per message.
@@ -541,7 +549,10 @@ fn receive(sock: &mut UnixStream, wire: Wire, sent: &mut bool) -> Option<Reply> 
                         .ok()?;
                 }
                 MSG_WRITE => match int(0)? {
-                    1 => out.stdout.extend_from_slice(&data[4..]),
+                    1 => {
+                        tap(&data[4..]);
+                        out.stdout.extend_from_slice(&data[4..]);
+                    }
                     2 => out.stderr.extend_from_slice(&data[4..]),
                     _ => return None,
                 },
@@ -628,7 +639,12 @@ mod tests {
             out.extend(msg(wire, MSG_EXIT, &3i32.to_le_bytes(), false));
             server.write_all(&out).unwrap();
             let mut sent = true;
-            let r = receive(&mut ours, wire, &mut sent).unwrap();
+            let mut seen = Vec::new();
+            let r = receive(&mut ours, wire, &mut sent, &mut |b| {
+                seen.extend_from_slice(b)
+            })
+            .unwrap();
+            assert_eq!(seen, r.stdout);
             assert_eq!((r.status, r.stdout.as_slice()), (3, &b"hi\n"[..]));
         }
         // A length over the message limit is a surprise, not a read past it.
@@ -636,7 +652,7 @@ mod tests {
         let mut bad = msg(Wire::Len32, MSG_EXIT, &0i32.to_le_bytes(), false);
         bad[4..8].copy_from_slice(&0x0001_0014u32.to_le_bytes());
         server.write_all(&bad).unwrap();
-        assert!(receive(&mut ours, Wire::Len32, &mut true).is_none());
+        assert!(receive(&mut ours, Wire::Len32, &mut true, &mut |_| {}).is_none());
     }
 
     #[test]

@@ -416,3 +416,77 @@ fn a_long_history_is_read_from_its_end_with_the_same_text() {
     assert!(!j.truncated);
     assert_eq!(j.text, full);
 }
+
+/// A whole-history capture far over the log's share is stored as the text itself, in
+/// its own file, while tmux sends it: `snapshots show` gives back the very bytes printed,
+/// by a `%N` target and by a name alike; with storing off no file (not even a temp one)
+/// is left; a cut capture stores the cut text, not what was streamed.
+#[test]
+fn a_long_capture_is_stored_whole_in_its_own_file() {
+    let s = server!();
+    s.tmux(&["set-option", "-g", "history-limit", "20000"]);
+    let p = s.window(
+        "big",
+        "awk 'BEGIN { for (i = 1; i <= 6000; i++) printf \"%05d 日本 %060d\\n\", i, i }'; exec cat",
+    );
+    wait_until("the history to fill", Duration::from_secs(30), || {
+        let h = s.tmux(&["display", "-p", "-t", &p, "#{history_size}"]);
+        (h.trim().parse::<u64>().unwrap_or(0) >= 5_900).then_some(())
+    });
+    let files = s.state.join("snapshots");
+    let listed = |dir: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .map(|r| {
+                r.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    for target in [p.clone(), s.window_address(&p)] {
+        let printed = ok(s.run(&["capture", "-t", &target, "--all", "--max-bytes", "10000000"]));
+        assert!(
+            printed.len() > 400_000 && printed.starts_with("00001 日本"),
+            "{}",
+            printed.len()
+        );
+        let rows: Vec<SnapshotRow> =
+            serde_json::from_str(&ok(s.run(&["snapshots", "--json", "--limit", "1"]))).unwrap();
+        let id = &rows[0].snapshot_id;
+        assert_eq!(ok(s.run(&["snapshots", "show", id])), printed, "{target}");
+        let stored = std::fs::read_to_string(files.join(format!("{id}.txt"))).unwrap();
+        assert_eq!(format!("{stored}\n"), printed);
+        // The log holds a stub line only.
+        let log = std::fs::metadata(s.state.join("snapshots.jsonl"))
+            .unwrap()
+            .len();
+        assert!(log < 10_000, "{log}");
+    }
+    assert!(
+        listed(&files).iter().all(|f| f.ends_with(".txt")),
+        "{:?}",
+        listed(&files)
+    );
+
+    // Cut to a budget: the stored text is the cut one.
+    let j = capture_json(&s, &["-t", &p, "--all", "--max-bytes", "200000"]);
+    assert!(j.truncated);
+    let rows: Vec<SnapshotRow> =
+        serde_json::from_str(&ok(s.run(&["snapshots", "--json", "--limit", "1"]))).unwrap();
+    let full: SnapshotFull = serde_json::from_str(&ok(s.run(&[
+        "snapshots",
+        "--json",
+        "show",
+        &rows[0].snapshot_id,
+    ])))
+    .unwrap();
+    assert_eq!(full.text, j.text);
+
+    s.tmux(&["set", "-g", "@tmuxmate-snapshots", "off"]);
+    let before = listed(&files);
+    let printed = ok(s.run(&["capture", "-t", &p, "--all", "--max-bytes", "10000000"]));
+    assert!(printed.len() > 400_000);
+    assert_eq!(listed(&files), before, "storing off wrote a file");
+}

@@ -365,6 +365,18 @@ fn every_tool_through_mcp() {
         "{cap}"
     );
     assert_eq!(cap["truncated"], false);
+    // Cut to a budget: the text block starts with the marker line, the structured
+    // text is the cut text alone (the same answer `capture --json` gives).
+    let cut = c.call("tmux_capture", json!({"target": rec.pane, "maxBytes": 8}));
+    let block = cut["content"][0]["text"].as_str().unwrap();
+    let sc = &cut["structuredContent"];
+    assert_eq!(sc["truncated"], true, "{cut}");
+    let first = block.lines().next().unwrap();
+    assert!(
+        first.starts_with("[... ") && first.ends_with(" earlier bytes truncated ...]"),
+        "{block}"
+    );
+    assert_eq!(block, format!("{first}\n{}", sc["text"].as_str().unwrap()));
     let uri = cap["snapshot"].as_str().unwrap().to_string();
     let read = c.request("resources/read", json!({"uri": uri}));
     assert!(

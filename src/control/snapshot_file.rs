@@ -1,0 +1,297 @@
+//! The snapshots too big to share the log: `<state_dir>/snapshots/<id>.txt`, the stored
+//! text itself (no JSON around it, so nothing is escaped), one file per entry; the log
+//! keeps a stub line for each (`crate::control::snapshot`).
+//!
+//! Owns: writing such a file, whole or streamed while tmux is still sending the capture
+//! (the write then overlaps the server's own formatting instead of following it: for a
+//! whole-history capture the copy was most of the time over the raw client's), reading
+//! one back, and the bound on the folder.
+//!
+//! Invariants:
+//! - a file appears under its final name only whole: it is written under a temp name of
+//!   this call (`.<id>.part`, created exclusively; ids are unique per call) and renamed;
+//! - streamed bytes are kept only when the text returned is exactly their prefix (then
+//!   the file is cut to it); otherwise the caller stores the text afresh, and a dropped
+//!   stream removes its temp file;
+//! - the folder keeps the newest `KEEP_FILES` files whatever their size, and older ones
+//!   while all kept total at most `KEEP_TOTAL`; a temp file older than `STALE` is a
+//!   crashed call's and goes too;
+//! - a read refuses a symlink or anything but a regular file, and is bounded.
+
+use std::fs::OpenOptions;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::sys::state;
+
+/// Files kept whatever their size (the newest).
+pub const KEEP_FILES: usize = 2;
+/// What older files may total besides.
+pub const KEEP_TOTAL: u64 = 32 << 20;
+/// A temp file this old belongs to a call that died.
+const STALE: Duration = Duration::from_secs(600);
+/// The largest file read back: the most a tmux answer may hold.
+const MAX_READ: u64 = crate::sys::process::MAX_STDOUT as u64;
+/// A stream opens its file only past this many bytes: a smaller text goes to the log.
+pub const LAZY: usize = 64 << 10;
+
+/// The folder beside the log at `log`.
+pub fn dir(log: &Path) -> PathBuf {
+    log.with_file_name("snapshots")
+}
+
+fn final_path(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!("{id}.txt"))
+}
+
+fn part_path(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!(".{id}.part"))
+}
+
+/// Store `text` as entry `id`'s file.
+pub fn write(dir: &Path, id: &str, text: &[u8]) -> std::io::Result<()> {
+    let mut s = Stream::new(dir, id);
+    s.open()?;
+    if let Some((_, f)) = &mut s.file {
+        f.write_all(text)?;
+    }
+    s.written = text.len() as u64;
+    s.commit(text.len() as u64)
+}
+
+/// A file being written as the text arrives (see the module docs).
+pub struct Stream {
+    dir: PathBuf,
+    id: String,
+    /// Bytes fed before the file was opened (at most `LAZY`).
+    pending: Vec<u8>,
+    file: Option<(PathBuf, std::fs::File)>,
+    written: u64,
+    /// A write failed: the stream is given up (the caller stores the text afresh).
+    failed: bool,
+}
+
+impl Stream {
+    pub fn new(dir: &Path, id: &str) -> Stream {
+        Stream {
+            dir: dir.to_path_buf(),
+            id: id.to_string(),
+            pending: Vec::new(),
+            file: None,
+            written: 0,
+            failed: false,
+        }
+    }
+
+    fn open(&mut self) -> std::io::Result<()> {
+        state::private_dir(&self.dir)?;
+        let p = part_path(&self.dir, &self.id);
+        let f = state::open_private(&p, OpenOptions::new().write(true).create_new(true))?;
+        self.file = Some((p, f));
+        Ok(())
+    }
+
+    /// The next bytes of the text.
+    pub fn feed(&mut self, b: &[u8]) {
+        if self.failed {
+            return;
+        }
+        let r = (|| {
+            if self.file.is_none() {
+                self.pending.extend_from_slice(b);
+                if self.pending.len() <= LAZY {
+                    return Ok(());
+                }
+                self.open()?;
+                let pending = std::mem::take(&mut self.pending);
+                self.write_all(&pending)
+            } else {
+                self.write_all(b)
+            }
+        })();
+        if r.is_err() {
+            self.failed = true;
+        }
+    }
+
+    fn write_all(&mut self, b: &[u8]) -> std::io::Result<()> {
+        if let Some((_, f)) = &mut self.file {
+            f.write_all(b)?;
+            self.written += b.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Start again from nothing (the answer is being read once more).
+    pub fn reset(&mut self) {
+        self.pending.clear();
+        self.written = 0;
+        if let Some((_, f)) = &mut self.file
+            && (f.set_len(0).is_err() || f.seek(SeekFrom::Start(0)).is_err())
+        {
+            self.failed = true;
+        }
+    }
+
+    /// Keep what was fed as the entry's file when `text` is a prefix of it and `fed` is
+    /// all of it (the caller's copy of the same bytes); true when kept.
+    pub fn keep(mut self, text: &[u8], fed: &[u8]) -> bool {
+        if self.failed
+            || self.file.is_none()
+            || self.written != fed.len() as u64
+            || !fed.starts_with(text)
+        {
+            return false;
+        }
+        self.commit(text.len() as u64).is_ok()
+    }
+
+    /// Cut the file to `len` bytes and give it its final name.
+    fn commit(&mut self, len: u64) -> std::io::Result<()> {
+        let Some((p, f)) = self.file.take() else {
+            return Err(std::io::Error::other("no file was opened"));
+        };
+        let r = (|| {
+            if self.written != len {
+                f.set_len(len)?;
+            }
+            drop(f);
+            std::fs::rename(&p, final_path(&self.dir, &self.id))
+        })();
+        if r.is_err() {
+            let _ = std::fs::remove_file(&p);
+        }
+        r
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if let Some((p, _)) = self.file.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Entry `id`'s text, `None` when it has no file here.
+pub fn read(dir: &Path, id: &str) -> std::io::Result<Option<Vec<u8>>> {
+    match state::read_private(&final_path(dir, id), MAX_READ) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Bound the folder (see the module docs). `keep_total` is `KEEP_TOTAL` but in tests.
+pub fn prune(dir: &Path, keep_total: u64) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    let mut files: Vec<(SystemTime, std::ffi::OsString, u64)> = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let s = name.to_string_lossy();
+        let Ok(m) = e.metadata() else { continue };
+        let t = m.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        if s.ends_with(".part") {
+            if now.duration_since(t).is_ok_and(|d| d > STALE) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        } else if s.ends_with(".txt") || s.ends_with(".json") {
+            files.push((t, name, m.len()));
+        }
+    }
+    // Newest first: by modification time, then id (ids start with the fixed-width time).
+    files.sort();
+    files.reverse();
+    let mut total = 0u64;
+    for (i, (_, name, len)) in files.iter().enumerate() {
+        total += len;
+        if i >= KEEP_FILES && total > keep_total {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("tmuxmate-snapfile-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn a_stream_is_kept_only_when_the_text_is_what_was_fed() {
+        let d = tmp("keep");
+        let body = vec![b'x'; LAZY * 3];
+        let mut s = Stream::new(&d, "a");
+        for c in body.chunks(1000) {
+            s.feed(c);
+        }
+        // A temp file while it streams, never the final name.
+        assert!(part_path(&d, "a").exists() && !final_path(&d, "a").exists());
+        assert!(s.keep(&body[..LAZY * 2], &body));
+        assert_eq!(read(&d, "a").unwrap().unwrap(), &body[..LAZY * 2]);
+        assert!(!part_path(&d, "a").exists());
+
+        // Not a prefix (the text was changed on the way): nothing is left behind.
+        let mut s = Stream::new(&d, "b");
+        s.feed(&body);
+        assert!(!s.keep(b"y", &body));
+        assert!(read(&d, "b").unwrap().is_none() && !part_path(&d, "b").exists());
+
+        // Read again from the start: what came before is gone.
+        let mut s = Stream::new(&d, "c");
+        s.feed(&body);
+        s.reset();
+        s.feed(b"fresh");
+        s.feed(&body);
+        let mut all = b"fresh".to_vec();
+        all.extend_from_slice(&body);
+        assert!(s.keep(&all, &all));
+        assert_eq!(read(&d, "c").unwrap().unwrap(), all);
+
+        // Small: no file at all (the log holds it).
+        let mut s = Stream::new(&d, "d");
+        s.feed(b"small");
+        assert!(!s.keep(b"small", b"small"));
+        assert!(!part_path(&d, "d").exists());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn the_folder_keeps_the_newest_and_a_total() {
+        let d = tmp("prune");
+        for (i, id) in ["s1", "s2", "s3", "s4", "s5"].iter().enumerate() {
+            write(&d, id, &vec![b'a'; 1000]).unwrap();
+            let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000 + i as u64);
+            let f = std::fs::File::options()
+                .write(true)
+                .open(final_path(&d, id))
+                .unwrap();
+            f.set_modified(t).unwrap();
+        }
+        // A crashed call's temp file, long ago.
+        let stale = part_path(&d, "s0");
+        std::fs::write(&stale, b"half").unwrap();
+        let f = std::fs::File::options().write(true).open(&stale).unwrap();
+        f.set_modified(SystemTime::UNIX_EPOCH).unwrap();
+        prune(&d, 3500);
+        let left: Vec<bool> = ["s1", "s2", "s3", "s4", "s5"]
+            .iter()
+            .map(|id| final_path(&d, id).exists())
+            .collect();
+        assert_eq!(left, [false, false, true, true, true]);
+        assert!(!stale.exists());
+        // A symlink where the file belongs is refused, not followed.
+        std::os::unix::fs::symlink("/etc/passwd", final_path(&d, "s9")).unwrap();
+        assert!(read(&d, "s9").is_err());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
