@@ -39,6 +39,14 @@ fn pane_showing(s: &Server, name: &str, script: &str, last: &str) -> String {
     pane
 }
 
+/// Wait until pane `p`'s history holds at least `rows` rows.
+fn wait_history(s: &Server, p: &str, rows: u64) {
+    wait_until("the history to fill", Duration::from_secs(30), || {
+        let h = s.tmux(&["display", "-p", "-t", p, "#{history_size}"]);
+        (h.trim().parse::<u64>().unwrap_or(0) >= rows).then_some(())
+    });
+}
+
 fn capture_json(s: &Server, args: &[&str]) -> CaptureJson {
     let mut v = vec!["capture", "--json"];
     v.extend_from_slice(args);
@@ -285,10 +293,7 @@ fn a_long_history_is_read_from_its_end_with_the_same_text() {
         "awk 'BEGIN { for (i = 1; i <= 30000; i++) { s = sprintf(\"%d:\", i); \
          for (j = 0; j < i % 57; j++) s = s (j % 7 ? \"x\" : \"日\"); print s } }'; exec cat",
     );
-    wait_until("the history to fill", Duration::from_secs(30), || {
-        let h = s.tmux(&["display", "-p", "-t", &p, "#{history_size}"]);
-        (h.trim().parse::<u64>().unwrap_or(0) >= 29_000).then_some(())
-    });
+    wait_history(&s, &p, 29_000);
     // The whole text, bounded by nothing: every later answer must be a cut of it.
     let whole = capture_json(&s, &["-t", &p, "--all", "--max-bytes", "100000000"]);
     assert!(!whole.truncated);
@@ -373,14 +378,7 @@ fn a_long_history_is_read_from_its_end_with_the_same_text() {
         "awk 'BEGIN { for (i = 1; i <= 20000; i++) printf \"%06d %050d\\n\", i, i; \
          for (i = 1; i <= 9000; i++) print i % 10 }'; exec cat",
     );
-    wait_until(
-        "the second history to fill",
-        Duration::from_secs(30),
-        || {
-            let h = s.tmux(&["display", "-p", "-t", &q, "#{history_size}"]);
-            (h.trim().parse::<u64>().unwrap_or(0) >= 28_000).then_some(())
-        },
-    );
+    wait_history(&s, &q, 28_000);
     let whole_q = capture_json(&s, &["-t", &q, "--all", "--max-bytes", "100000000"]).text;
     std::fs::write(&log, "").unwrap();
     let out = s
@@ -429,10 +427,7 @@ fn a_long_capture_is_stored_whole_in_its_own_file() {
         "big",
         "awk 'BEGIN { for (i = 1; i <= 6000; i++) printf \"%05d 日本 %060d\\n\", i, i }'; exec cat",
     );
-    wait_until("the history to fill", Duration::from_secs(30), || {
-        let h = s.tmux(&["display", "-p", "-t", &p, "#{history_size}"]);
-        (h.trim().parse::<u64>().unwrap_or(0) >= 5_900).then_some(())
-    });
+    wait_history(&s, &p, 5_900);
     let files = s.state.join("snapshots");
     let listed = |dir: &std::path::Path| -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(dir)
