@@ -39,27 +39,6 @@ fn pane_showing(s: &Server, name: &str, script: &str, last: &str) -> String {
     pane
 }
 
-/// Wait until pane `p`'s filler is done: its history holds at least `rows` rows, the
-/// filler has given way to `cat`, and tmux has read all it wrote (the history no longer
-/// grows between two looks). A capture taken while it still prints is cut short.
-fn wait_history(s: &Server, p: &str, rows: u64) {
-    let mut last = None;
-    wait_until("the history to fill", Duration::from_secs(30), || {
-        let o = s.tmux(&[
-            "display",
-            "-p",
-            "-t",
-            p,
-            "#{history_size} #{pane_current_command}",
-        ]);
-        let (h, cmd) = o.trim().split_once(' ')?;
-        let h = h.parse::<u64>().ok()?;
-        let settled = cmd == "cat" && h >= rows && last == Some(h);
-        last = Some(h);
-        settled.then_some(())
-    });
-}
-
 fn capture_json(s: &Server, args: &[&str]) -> CaptureJson {
     let mut v = vec!["capture", "--json"];
     v.extend_from_slice(args);

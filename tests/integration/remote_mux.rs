@@ -137,10 +137,7 @@ fn warm_calls_start_no_ssh_client_and_answer_as_ssh_does() {
         "awk 'BEGIN { for (i = 1; i <= 30000; i++) printf \"%06d %040d\\n\", i, i; \
          for (i = 1; i <= 9000; i++) print i % 10 }'; exec cat",
     );
-    wait_until("the history to fill", Duration::from_secs(30), || {
-        let h = r.s.tmux(&["display", "-p", "-t", &long, "#{history_size}"]);
-        (h.trim().parse::<u64>().unwrap_or(0) >= 38_000).then_some(())
-    });
+    wait_history(&r.s, &long, 38_000);
     let n0 = starts(&count);
     for max in ["300", "100000", "2000000", "100000000"] {
         let args = [

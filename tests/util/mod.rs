@@ -525,3 +525,24 @@ impl Server {
         pane
     }
 }
+
+/// Wait until pane `p`'s filler is done: its history holds at least `rows` rows, the
+/// filler has given way to `cat`, and tmux has read all it wrote (the history no longer
+/// grows between two looks). A capture taken while it still prints is cut short.
+pub fn wait_history(s: &Server, p: &str, rows: u64) {
+    let mut last = None;
+    wait_until("the history to fill", Duration::from_secs(30), || {
+        let o = s.tmux(&[
+            "display",
+            "-p",
+            "-t",
+            p,
+            "#{history_size} #{pane_current_command}",
+        ]);
+        let (h, cmd) = o.trim().split_once(' ')?;
+        let h = h.parse::<u64>().ok()?;
+        let settled = cmd == "cat" && h >= rows && last == Some(h);
+        last = Some(h);
+        settled.then_some(())
+    });
+}
