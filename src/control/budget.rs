@@ -227,7 +227,17 @@ pub fn line_count(text: &str) -> usize {
     if text.is_empty() {
         0
     } else {
-        text.split('\n').count()
+        // Bytes, not `split`: a char searcher is a tenth the speed on megabytes.
+        text.bytes().filter(|&c| c == b'\n').count() + 1
+    }
+}
+
+/// [`text_of`] of a borrowed slice: validated first, since the lossy decoder walks a
+/// valid text a byte at a time (several times slower on a long history).
+fn text_of_slice(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(b).into_owned(),
     }
 }
 
@@ -265,7 +275,7 @@ pub fn bound_trimmed(mut raw: Vec<u8>, max: usize) -> Bounded {
 pub fn bound(b: &[u8], max: usize) -> Bounded {
     if b.len() <= max {
         return Bounded {
-            text: String::from_utf8_lossy(b).into_owned(),
+            text: text_of_slice(b),
             truncated: false,
             dropped: 0,
             dropped_at_least: false,
@@ -273,7 +283,7 @@ pub fn bound(b: &[u8], max: usize) -> Bounded {
     }
     let cut = cut_point(b, b.len() - max);
     Bounded {
-        text: String::from_utf8_lossy(&b[cut..]).into_owned(),
+        text: text_of_slice(&b[cut..]),
         truncated: true,
         dropped: cut,
         dropped_at_least: false,
@@ -316,6 +326,22 @@ fn cut_point(b: &[u8], min: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_counted_as_split_counts_them_and_bad_utf8_is_replaced() {
+        for t in ["", "a", "a\n", "\n", "a\nb", "\n\n\n", "é\n😀\nx"] {
+            let want = if t.is_empty() {
+                0
+            } else {
+                t.split('\n').count()
+            };
+            assert_eq!(line_count(t), want, "{t:?}");
+        }
+        let b = bound(b"ok \xff\xfe end", 100);
+        assert_eq!(b.text, "ok \u{fffd}\u{fffd} end");
+        let b = bound(b"cut \xff\nkept \xe2\x82", 8);
+        assert_eq!(b.text, "kept \u{fffd}");
+    }
 
     #[test]
     fn keeps_whole_text_within_budget() {

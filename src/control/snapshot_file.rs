@@ -35,6 +35,8 @@ const STALE: Duration = Duration::from_secs(600);
 const MAX_READ: u64 = crate::sys::process::MAX_STDOUT as u64;
 /// A stream opens its file only past this many bytes: a smaller text goes to the log.
 pub const LAZY: usize = 64 << 10;
+/// Bytes buffered before a write to the open file.
+const CHUNK: usize = 256 << 10;
 
 /// The folder beside the log at `log`.
 pub fn dir(log: &Path) -> PathBuf {
@@ -64,9 +66,11 @@ pub fn write(dir: &Path, id: &str, text: &[u8]) -> std::io::Result<()> {
 pub struct Stream {
     dir: PathBuf,
     id: String,
-    /// Bytes fed before the file was opened (at most `LAZY`).
+    /// Bytes fed and not yet in the file: before it opens at most `LAZY`, then less
+    /// than `CHUNK` after each feed.
     pending: Vec<u8>,
     file: Option<(PathBuf, std::fs::File)>,
+    /// Bytes fed in all (buffered or in the file).
     written: u64,
     /// A write failed: the stream is given up (the caller stores the text afresh).
     failed: bool,
@@ -97,28 +101,31 @@ impl Stream {
         if self.failed {
             return;
         }
-        let r = (|| {
+        self.pending.extend_from_slice(b);
+        self.written += b.len() as u64;
+        let r: std::io::Result<()> = (|| {
             if self.file.is_none() {
-                self.pending.extend_from_slice(b);
                 if self.pending.len() <= LAZY {
                     return Ok(());
                 }
                 self.open()?;
-                let pending = std::mem::take(&mut self.pending);
-                self.write_all(&pending)
-            } else {
-                self.write_all(b)
             }
+            if self.pending.len() >= CHUNK {
+                self.flush()?;
+            }
+            Ok(())
         })();
         if r.is_err() {
             self.failed = true;
         }
     }
 
-    fn write_all(&mut self, b: &[u8]) -> std::io::Result<()> {
+    /// Write out what is buffered (tmux sends 16 KiB a message: a write each would be
+    /// hundreds of system calls for a long history).
+    fn flush(&mut self) -> std::io::Result<()> {
         if let Some((_, f)) = &mut self.file {
-            f.write_all(b)?;
-            self.written += b.len() as u64;
+            f.write_all(&self.pending)?;
+            self.pending.clear();
         }
         Ok(())
     }
@@ -141,6 +148,7 @@ impl Stream {
             || self.file.is_none()
             || self.written != fed.len() as u64
             || !fed.starts_with(text)
+            || self.flush().is_err()
         {
             return false;
         }
@@ -256,6 +264,17 @@ mod tests {
         all.extend_from_slice(&body);
         assert!(s.keep(&all, &all));
         assert_eq!(read(&d, "c").unwrap().unwrap(), all);
+
+        // Past the write buffer: on disk while it streams, byte for byte in order.
+        let long: Vec<u8> = (0..CHUNK * 2 + 777).map(|i| (i % 251) as u8).collect();
+        let mut s = Stream::new(&d, "e");
+        for c in long.chunks(16_364) {
+            s.feed(c);
+        }
+        let on_disk = std::fs::metadata(part_path(&d, "e")).unwrap().len() as usize;
+        assert!(on_disk >= CHUNK && on_disk <= long.len(), "{on_disk}");
+        assert!(s.keep(&long[..CHUNK * 2 + 1], &long));
+        assert_eq!(read(&d, "e").unwrap().unwrap(), &long[..CHUNK * 2 + 1]);
 
         // Small: no file at all (the log holds it).
         let mut s = Stream::new(&d, "d");
