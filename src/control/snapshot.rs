@@ -189,7 +189,7 @@ impl Log {
         if text.len() > self.file_bytes {
             let dir = files_dir(&self.path);
             snapshot_file::write(&dir, &meta.id, text.as_bytes())?;
-            return self.append_stub(meta);
+            return self.append_stub(meta, text.len());
         }
         let mut full = meta.clone();
         full.text = text.to_string();
@@ -200,14 +200,14 @@ impl Log {
     }
 
     /// Append the stub line of an entry whose file is in place, and bound the files.
-    fn append_stub(&self, meta: &Snapshot) -> std::io::Result<()> {
+    fn append_stub(&self, meta: &Snapshot, file_bytes: usize) -> std::io::Result<()> {
         let mut stub = meta.clone();
         stub.text = String::new();
         stub.in_file = true;
         let mut line = serde_json::to_string(&stub).map_err(std::io::Error::other)?;
         line.push('\n');
         let _lock = self.lock()?;
-        snapshot_file::prune(&files_dir(&self.path), self.files_total);
+        snapshot_file::bound(&files_dir(&self.path), self.files_total, file_bytes as u64);
         self.append_line(&line)
     }
 
@@ -390,7 +390,7 @@ impl Streamed {
         let log = Log::global();
         let meta = meta_of(self.id, self.time, pane_id, target, text, truncated);
         if self.stream.keep(text.as_bytes(), fed) {
-            log.append_stub(&meta).map_err(|e| {
+            log.append_stub(&meta, text.len()).map_err(|e| {
                 format!(
                     "could not store the snapshot in {}: {e}",
                     log.path.display()
@@ -586,7 +586,11 @@ mod tests {
         assert_eq!(log.find(&small.id).unwrap().unwrap().text, "small");
         assert!(log.find(&big_ids[0]).unwrap().is_none());
         assert!(log.find(&big_ids[3]).unwrap().is_some());
-        let files = std::fs::read_dir(files_dir(&log.path)).unwrap().count();
+        let files = std::fs::read_dir(files_dir(&log.path))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".txt"))
+            .count();
         assert_eq!(files, snapshot_file::KEEP_FILES);
         let _ = std::fs::remove_dir_all(&dir);
     }

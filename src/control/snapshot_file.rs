@@ -16,6 +16,11 @@
 //! - the folder keeps the newest `KEEP_FILES` files whatever their size, and older ones
 //!   while all kept total at most `KEEP_TOTAL`; a temp file older than `STALE` is a
 //!   crashed call's and goes too;
+//! - [`bound`] (called under the log's lock after each new file) keeps that bound without
+//!   a stat of every file per store: a ledger (`.bytes`, the total at the last scan plus
+//!   what was added since) says when the total may pass it; a scan then cuts the older
+//!   files to three quarters of it, so a full folder is scanned once per many stores, not
+//!   on each; a missing or unreadable ledger, and every `RESCAN`th store, scan anyway;
 //! - a read refuses a symlink or anything but a regular file, and is bounded.
 
 use std::fs::OpenOptions;
@@ -37,6 +42,10 @@ const MAX_READ: u64 = crate::sys::process::MAX_STDOUT as u64;
 pub const LAZY: usize = 64 << 10;
 /// Bytes buffered before a write to the open file.
 const CHUNK: usize = 256 << 10;
+/// Stores between two scans of the folder when the ledger says there is room.
+const RESCAN: u32 = 32;
+/// The ledger of the folder's total (see the module docs).
+const LEDGER: &str = ".bytes";
 
 /// The folder beside the log at `log`.
 pub fn dir(log: &Path) -> PathBuf {
@@ -191,10 +200,28 @@ pub fn read(dir: &Path, id: &str) -> std::io::Result<Option<Vec<u8>>> {
     }
 }
 
-/// Bound the folder (see the module docs). `keep_total` is `KEEP_TOTAL` but in tests.
-pub fn prune(dir: &Path, keep_total: u64) {
+/// Bound the folder after a new file of `added` bytes (see the module docs).
+pub fn bound(dir: &Path, keep_total: u64, added: u64) {
+    let ledger = dir.join(LEDGER);
+    let known = state::read_small(&ledger, 64).and_then(|t| {
+        let (total, stores) = t.trim_end().split_once(' ')?;
+        Some((total.parse::<u64>().ok()?, stores.parse::<u32>().ok()?))
+    });
+    let next = match known {
+        Some((total, stores)) if total + added <= keep_total && stores + 1 < RESCAN => {
+            (total + added, stores + 1)
+        }
+        _ => (scan(dir, keep_total - keep_total / 4), 0),
+    };
+    // A lost ledger only costs the next store a scan.
+    let _ = state::write_private(&ledger, format!("{} {}\n", next.0, next.1).as_bytes());
+}
+
+/// Remove what passes the bound (older files past `keep_total`, stale temp files);
+/// returns what the files left total. `keep_total` is `KEEP_TOTAL` but in tests.
+fn scan(dir: &Path, keep_total: u64) -> u64 {
     let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
+        return 0;
     };
     let now = SystemTime::now();
     let mut files: Vec<(SystemTime, std::ffi::OsString, u64)> = Vec::new();
@@ -215,12 +242,15 @@ pub fn prune(dir: &Path, keep_total: u64) {
     files.sort();
     files.reverse();
     let mut total = 0u64;
+    let mut kept = 0u64;
     for (i, (_, name, len)) in files.iter().enumerate() {
         total += len;
-        if i >= KEEP_FILES && total > keep_total {
-            let _ = std::fs::remove_file(dir.join(name));
+        if i >= KEEP_FILES && total > keep_total && std::fs::remove_file(dir.join(name)).is_ok() {
+            continue;
         }
+        kept += len;
     }
+    kept
 }
 
 #[cfg(test)]
@@ -284,6 +314,65 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
     }
 
+    fn txt_total(d: &Path) -> (usize, u64) {
+        let mut n = 0;
+        let mut t = 0;
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            if e.file_name().to_string_lossy().ends_with(".txt") {
+                n += 1;
+                t += e.metadata().unwrap().len();
+            }
+        }
+        (n, t)
+    }
+
+    #[test]
+    fn the_ledger_bounds_the_folder_with_a_scan_only_when_it_may_pass() {
+        let d = tmp("ledger");
+        let mut scans = 0;
+        for i in 0..40 {
+            let id = format!("s{i:02}");
+            write(&d, &id, &vec![b'a'; 1000]).unwrap();
+            bound(&d, 10_000, 1000);
+            let (n, total) = txt_total(&d);
+            assert!(total <= 10_000, "store {i}: {total} bytes in {n} files");
+            let ledger = std::fs::read_to_string(d.join(LEDGER)).unwrap();
+            let (t, stores) = ledger.trim_end().split_once(' ').unwrap();
+            assert_eq!(
+                t.parse::<u64>().unwrap(),
+                total,
+                "the ledger is the folder's total"
+            );
+            if stores == "0" {
+                scans += 1;
+            }
+        }
+        // The first store (no ledger yet), then one scan per four stores past the bound
+        // (each cuts to 7,500 bytes), not one per store.
+        assert!((7..=12).contains(&scans), "{scans} scans in 40 stores");
+        assert!(final_path(&d, "s39").exists() && final_path(&d, "s38").exists());
+        // A ledger that lies low (someone added files) is caught at the next RESCAN.
+        std::fs::write(d.join(LEDGER), "0 0\n").unwrap();
+        for i in 0..RESCAN {
+            std::fs::write(final_path(&d, &format!("x{i:02}")), vec![b'b'; 1000]).unwrap();
+            bound(&d, 10_000, 1000);
+        }
+        assert!(txt_total(&d).1 <= 10_000);
+        // Garbage, or a FIFO where the ledger belongs: a scan, never a hang or an error.
+        std::fs::write(d.join(LEDGER), "not a ledger").unwrap();
+        bound(&d, 10_000, 1000);
+        assert!(
+            std::fs::read_to_string(d.join(LEDGER))
+                .unwrap()
+                .ends_with(" 0\n")
+        );
+        std::fs::remove_file(d.join(LEDGER)).unwrap();
+        nix::unistd::mkfifo(&d.join(LEDGER), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        bound(&d, 10_000, 1000);
+        assert!(txt_total(&d).1 <= 10_000);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
     #[test]
     fn the_folder_keeps_the_newest_and_a_total() {
         let d = tmp("prune");
@@ -301,7 +390,7 @@ mod tests {
         std::fs::write(&stale, b"half").unwrap();
         let f = std::fs::File::options().write(true).open(&stale).unwrap();
         f.set_modified(SystemTime::UNIX_EPOCH).unwrap();
-        prune(&d, 3500);
+        scan(&d, 3500);
         let left: Vec<bool> = ["s1", "s2", "s3", "s4", "s5"]
             .iter()
             .map(|id| final_path(&d, id).exists())
