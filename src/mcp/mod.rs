@@ -4,8 +4,9 @@
 //! lifecycle of both protocol eras (`initialize` for 2024-11-05 .. 2025-11-25 clients such
 //! as Claude Code and Codex; `server/discover` of 2026-07-28, where every request carries
 //! its version in `_meta` and no handshake is needed), method dispatch, and the JSON-RPC
-//! error codes. Tools live in `tools`, resources and their update notifications in
-//! `resources`.
+//! error codes. Tools live in `tools` (the table: names, schemas, hints, routes), their
+//! handlers in `handlers` and the host route in `on_host`; resources and their update
+//! notifications in `resources`.
 //!
 //! Invariants:
 //! - No tool logic here or in `tools`: every tool calls the same domain function as its
@@ -29,6 +30,8 @@
 //!   is 10.2 MB and answers after 13.4 ms (docs/mcp.md#why-no-sdk). The per-turn call shares
 //!   this binary, so it must not carry a runtime.
 
+mod handlers;
+mod on_host;
 mod pool;
 mod resources;
 mod tools;

@@ -1,0 +1,526 @@
+//! The MCP tools' local handlers: each tool's argument type and the function that turns
+//! it into the domain request and the domain result into a tool result.
+//!
+//! Invariants: arguments are checked against the tool's type by serde (unknown fields,
+//! wrong types, a missing required field: -32602) and are otherwise passed on untouched,
+//! so every refusal comes from the same function the CLI calls, with the CLI's text, as
+//! `isError: true`; successful results carry `structuredContent` and the same JSON as
+//! text. A handler is reached only through the tool table (`tools::TOOLS`), whose test
+//! holds each argument type to the schema the tool publishes.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::tools::{Answer, Ctx};
+use super::{INVALID_PARAMS, RpcError};
+use crate::bridge::ask;
+use crate::control::budget::Range;
+use crate::control::kill_scope::KillScope;
+use crate::control::watch::start;
+use crate::control::{capture, input, kill, list, run, split, swap};
+use crate::error::Error;
+
+/// MCP's own default for blocking tools: under Codex's 60 s `tool_timeout_sec`.
+pub(super) const DEFAULT_WAIT_MS: u64 = 50_000;
+
+/// `cmd` of `tmux_run` and `tmux_watch`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum Cmd {
+    Line(String),
+    Words(Vec<String>),
+}
+
+impl Cmd {
+    /// argv words for `run` (a line runs under `sh -c`, as the CLI's `-- sh -c '...'`).
+    fn for_run(self) -> Vec<String> {
+        match self {
+            Cmd::Line(l) => vec!["sh".into(), "-c".into(), l],
+            Cmd::Words(w) => w,
+        }
+    }
+    /// The words as given, a line as one word: `watch` reads one word as a shell line,
+    /// and `run -t --until-stable` types its text into the pane's program.
+    pub(super) fn into_given(self) -> Vec<String> {
+        match self {
+            Cmd::Line(l) => vec![l],
+            Cmd::Words(w) => w,
+        }
+    }
+}
+
+/// `timeoutMin` of `tmux_watch`: minutes as a number, or the CLI's duration text.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum Minutes {
+    Number(serde_json::Number),
+    Text(String),
+}
+
+impl Minutes {
+    /// The CLI's `--timeout-min` word.
+    pub(super) fn into_word(self) -> String {
+        match self {
+            Minutes::Number(n) => n.to_string(),
+            Minutes::Text(s) => s,
+        }
+    }
+}
+
+/// A successful result: the JSON as text and as structured content (the spec's advice,
+/// for clients that read only `content`).
+pub(super) fn done<T: serde::Serialize>(v: &T) -> Value {
+    let sc = serde_json::to_value(v).unwrap_or(Value::Null);
+    json!({
+        "content": [{"type": "text", "text": sc.to_string()}],
+        "structuredContent": sc,
+        "isError": false,
+    })
+}
+
+/// A refusal or failure: the CLI's own words.
+pub(super) fn failed(e: &Error) -> Value {
+    json!({"content": [{"type": "text", "text": e.human()}], "isError": true})
+}
+
+/// A failed `agent_ask`, here or on a host: how far the message got (`None`: not
+/// reported; the text then says so) and the CLI's words.
+pub(super) fn ask_failed(delivery: Option<crate::bridge::deliver::Delivery>, text: &str) -> Value {
+    let d = serde_json::to_value(delivery).unwrap_or(Value::Null);
+    let shown = match d.as_str() {
+        Some(d) => format!("{d}: {text}"),
+        None => text.to_string(),
+    };
+    json!({"content": [{"type": "text", "text": shown}],
+        "structuredContent": {"delivery": d, "text": text},
+        "isError": true})
+}
+
+fn result<T: serde::Serialize>(r: Result<T, Error>) -> Result<Answer, RpcError> {
+    Ok(Answer::Value(match r {
+        Ok(v) => done(&v),
+        Err(e) => failed(&e),
+    }))
+}
+
+/// The arguments as the tool's type (`null` reads as no arguments).
+pub(super) fn args<T: DeserializeOwned>(name: &str, v: &Value) -> Result<T, RpcError> {
+    let v = if v.is_null() { json!({}) } else { v.clone() };
+    serde_json::from_value(v)
+        .map_err(|e| RpcError::new(INVALID_PARAMS, format!("{name}: bad arguments: {e}")))
+}
+
+fn invalid(text: impl Into<String>) -> RpcError {
+    RpcError::new(INVALID_PARAMS, text)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NoArgs {}
+
+/// `tmux_list`: the model reads the compact tree (tens of bytes a pane); the JSON is
+/// for code.
+pub(super) fn tmux_list(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    args::<NoArgs>("tmux_list", a)?;
+    Ok(match list::list(c.tmux, true) {
+        Ok(l) => match serde_json::to_string(&l) {
+            Ok(sc) => Answer::Texted { text: l.text(), sc },
+            Err(_) => Answer::Value(done(&Value::Null)),
+        },
+        Err(e) => Answer::Value(failed(&e)),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct SendKeys {
+    target: Option<String>,
+    text: Option<String>,
+    keys: Option<Vec<String>>,
+    #[serde(default)]
+    enter: bool,
+    #[serde(default)]
+    cancel_mode: bool,
+}
+
+pub(super) fn tmux_send_keys(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    let a: SendKeys = args("tmux_send_keys", a)?;
+    let t = a.target.as_deref();
+    match (a.text, a.keys) {
+        (Some(text), None) => result(input::send(c.tmux, t, &text, a.enter, a.cancel_mode)),
+        (None, Some(keys)) if !a.enter && !a.cancel_mode => result(input::keys(c.tmux, t, &keys)),
+        _ => Err(invalid(
+            "tmux_send_keys: give either text (with enter, cancelMode) or keys, not both",
+        )),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct Paste {
+    target: Option<String>,
+    text: String,
+    #[serde(default)]
+    enter: bool,
+    settle_ms: Option<u64>,
+}
+
+pub(super) fn tmux_paste(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    let a: Paste = args("tmux_paste", a)?;
+    result(input::paste(
+        c.tmux,
+        a.target.as_deref(),
+        &a.text,
+        a.enter,
+        a.settle_ms,
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct Capture {
+    target: Option<String>,
+    lines: Option<u64>,
+    #[serde(default)]
+    all: bool,
+    max_bytes: Option<usize>,
+    #[serde(default)]
+    ansi: bool,
+    #[serde(default)]
+    join: bool,
+}
+
+pub(super) fn tmux_capture(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    let a: Capture = args("tmux_capture", a)?;
+    let range = match (a.all, a.lines) {
+        (true, Some(_)) => return Err(invalid("tmux_capture: lines and all exclude each other")),
+        (true, None) => Range::All,
+        (false, Some(n)) => Range::Lines(n),
+        (false, None) => Range::Screen,
+    };
+    let r = capture::capture(
+        c.tmux,
+        &capture::Request {
+            target: a.target.as_deref(),
+            range: Some(range),
+            max_bytes: a.max_bytes,
+            ansi: a.ansi,
+            join: a.join,
+        },
+    );
+    Ok(match r {
+        Ok(c) => captured(c),
+        Err(e) => Answer::Value(failed(&e)),
+    })
+}
+
+/// A capture's answer. The model reads the text block: the capture as text (with the
+/// CLI's truncation marker line); the structured content is `capture --json` plus the
+/// snapshot's URI. The text is escaped into JSON once and written in both places when
+/// they are the same (no marker line): a whole-history capture is megabytes.
+fn captured(c: capture::Captured) -> Answer {
+    let uri = c
+        .snapshot
+        .as_ref()
+        .map(|id| format!("tmuxmate://snapshot/{id}"));
+    let marked = c.text.marker().is_some();
+    let rendered = marked.then(|| c.text.render());
+    let j = c.json();
+    let esc = |t: &str| serde_json::to_string(t).unwrap_or_else(|_| "\"\"".into());
+    let text_json = esc(&j.text);
+    let sc = format!(
+        r#"{{"target":{},"paneId":{},"text":{},"lineCount":{},"truncated":{},"snapshot":{}}}"#,
+        esc(&j.target),
+        esc(&j.pane_id),
+        text_json,
+        j.line_count,
+        j.truncated,
+        uri.as_deref().map_or_else(|| "null".to_string(), esc),
+    );
+    let text_json = match rendered {
+        Some(r) => esc(&r),
+        None => text_json,
+    };
+    Answer::Escaped { text_json, sc }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct Split {
+    target: Option<String>,
+    #[serde(default)]
+    horizontal: bool,
+    size: Option<String>,
+    cwd: Option<PathBuf>,
+    #[serde(default)]
+    cmd: Vec<String>,
+}
+
+pub(super) fn tmux_split(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    let a: Split = args("tmux_split", a)?;
+    result(split::split(
+        c.tmux,
+        &split::SplitRequest {
+            target: a.target.as_deref(),
+            horizontal: a.horizontal,
+            size: a.size.as_deref(),
+            cwd: a.cwd.as_deref(),
+            cmd: &a.cmd,
+        },
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Swap {
+    src: String,
+    dst: String,
+}
+
+pub(super) fn tmux_swap(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    let a: Swap = args("tmux_swap", a)?;
+    result(swap::swap(c.tmux, &a.src, &a.dst))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct Run {
+    target: Option<String>,
+    cmd: Cmd,
+    timeout_ms: Option<u64>,
+    until_stable: Option<u64>,
+    max_bytes: Option<usize>,
+    #[serde(default)]
+    keep: bool,
+}
+
+pub(super) fn tmux_run(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    let a: Run = args("tmux_run", a)?;
+    let cmd = if a.target.is_some() && a.until_stable.is_some() {
+        a.cmd.into_given()
+    } else {
+        a.cmd.for_run()
+    };
+    result(run::execute(
+        c.tmux,
+        &run::Request {
+            target: a.target.as_deref(),
+            cmd: &cmd,
+            timeout_ms: a.timeout_ms.unwrap_or(DEFAULT_WAIT_MS),
+            until_stable: a.until_stable,
+            max_bytes: a.max_bytes,
+            keep: a.keep,
+            progress: Some(c.tick),
+        },
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct Watch {
+    pub(super) target: Option<String>,
+    pub(super) cmd: Cmd,
+    pub(super) done_regex: Option<String>,
+    pub(super) timeout_min: Option<Minutes>,
+    pub(super) notify: Option<String>,
+    #[serde(default)]
+    pub(super) forward: Vec<String>,
+    #[serde(default)]
+    pub(super) cancel_mode: bool,
+}
+
+pub(super) fn tmux_watch(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    let a: Watch = args("tmux_watch", a)?;
+    let timeout = a.timeout_min.map(Minutes::into_word);
+    let cmd = a.cmd.into_given();
+    let r = start::start(
+        c.tmux,
+        &start::Request {
+            target: a.target.as_deref(),
+            cmd: &cmd,
+            done_regex: a.done_regex.as_deref(),
+            timeout_min: timeout.as_deref(),
+            notify: a.notify.as_deref(),
+            forward: &a.forward,
+            cancel_mode: a.cancel_mode,
+        },
+    );
+    Ok(Answer::Value(match r {
+        Ok(s) => {
+            c.session.resources.started(c.session, &s.job_id);
+            done(
+                &json!({"kind": "background", "jobId": s.job_id, "paneId": s.pane_id,
+                "uri": super::resources::watch_uri(&s.job_id)}),
+            )
+        }
+        Err(e) => failed(&e),
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Kill {
+    scope: String,
+    target: Option<String>,
+    #[serde(default)]
+    confirm: bool,
+}
+
+pub(super) fn tmux_kill(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    let a: Kill = args("tmux_kill", a)?;
+    let scope = match a.scope.as_str() {
+        "pane" => KillScope::Pane,
+        "window" => KillScope::Window,
+        "session" => KillScope::Session,
+        "server" => KillScope::Server,
+        other => {
+            return Err(invalid(format!(
+                "tmux_kill: scope {other:?} is not one of pane, window, session, server"
+            )));
+        }
+    };
+    result(kill::kill(c.tmux, scope, a.target.as_deref(), a.confirm))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct Agents {
+    target: Option<String>,
+    until: Option<Vec<String>>,
+    timeout_ms: Option<u64>,
+}
+
+/// `tmux_agents`: the listing (compact text for the model, the rows as JSON), one pane's
+/// row, or a wait for one pane's state.
+pub(super) fn tmux_agents(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    use crate::agents::{list, wait};
+    let a: Agents = args("tmux_agents", a)?;
+    let texted = |text: String, v: Value| Answer::Texted {
+        text,
+        sc: v.to_string(),
+    };
+    let fail = |e: &Error| Ok(Answer::Value(failed(e)));
+    let Some(target) = a.target else {
+        if a.until.is_some() {
+            return fail(&Error::usage(
+                "tmux_agents: until needs a target (the agent to wait for; see the listing without until)",
+            ));
+        }
+        return match list::listing(c.tmux, false) {
+            Ok(l) => {
+                let now = crate::sys::state::now_ms();
+                let mut text = list::text(&l.rows, now);
+                for u in &l.unreached {
+                    text.push_str(&format!("host {} not reached: {}\n", u.host, u.why));
+                }
+                Ok(texted(text, l.document()))
+            }
+            Err(e) => fail(&Error::from(e)),
+        };
+    };
+    let pane = match wait::pane_of(c.tmux, &target) {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let until = match a.until {
+        Some(u) => match wait::parse_until(&u.join(",")) {
+            Ok(v) => v,
+            Err(e) => return fail(&e),
+        },
+        // No states: the pane as it is now (any state ends the wait at once).
+        None => crate::agents::machine::State::ALL.to_vec(),
+    };
+    let limit = Duration::from_millis(a.timeout_ms.unwrap_or(DEFAULT_WAIT_MS).min(3_600_000));
+    match wait::wait(c.tmux, &pane, &until, limit, c.tick) {
+        Ok(r) => Ok(texted(
+            r.text(),
+            serde_json::to_value(&r).unwrap_or(Value::Null),
+        )),
+        Err(e) => fail(&e),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct Ask {
+    pub(super) target: String,
+    pub(super) message: String,
+    pub(super) project: Option<PathBuf>,
+    pub(super) permission_mode: Option<String>,
+    pub(super) timeout_s: Option<u64>,
+}
+
+pub(super) fn agent_ask(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    let a: Ask = args("agent_ask", a)?;
+    let r = ask::ask(
+        c.tmux,
+        &ask::Request {
+            target: &a.target,
+            message: &a.message,
+            project: a.project.as_deref(),
+            permission_mode: a.permission_mode.as_deref(),
+            timeout: Duration::from_secs(a.timeout_s.unwrap_or(DEFAULT_WAIT_MS / 1000)),
+            progress: Some(c.tick),
+        },
+    );
+    Ok(Answer::Value(match r {
+        Ok(reply) => {
+            let mut v = serde_json::to_value(&reply).unwrap_or_else(|_| json!({}));
+            v["delivery"] = json!("delivered");
+            done(&v)
+        }
+        Err(f) => ask_failed(Some(f.delivery), &f.error.human()),
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SideTarget {
+    pub(super) target: Option<String>,
+}
+
+pub(super) fn side_chat_main_status(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    let a: SideTarget = args("side_chat_main_status", a)?;
+    result(crate::side::status_for(c.tmux, a.target.as_deref()))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SideHistory {
+    pub(super) target: Option<String>,
+    pub(super) turn: Option<u64>,
+    pub(super) contains: Option<String>,
+    pub(super) limit: Option<usize>,
+}
+
+pub(super) fn side_chat_main_history(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    let a: SideHistory = args("side_chat_main_history", a)?;
+    let r = crate::side::history_for(
+        c.tmux,
+        a.target.as_deref(),
+        a.turn,
+        a.contains.as_deref(),
+        a.limit.unwrap_or(crate::side::HISTORY_DEFAULT),
+    );
+    result(r.map(|lines| json!({"lines": lines})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SideReport {
+    pub(super) target: Option<String>,
+    pub(super) text: String,
+}
+
+pub(super) fn side_chat_report(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
+    let a: SideReport = args("side_chat_report", a)?;
+    result(crate::side::report_for(
+        c.tmux,
+        a.target.as_deref(),
+        &a.text,
+    ))
+}
