@@ -372,24 +372,8 @@ pub struct KeysArgs {
 
 #[derive(Args, Debug)]
 pub struct CaptureArgs {
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// The last N lines of scrollback plus the screen.
-    #[arg(long, value_name = "N", conflicts_with = "all")]
-    pub lines: Option<u64>,
-    /// All of the scrollback.
-    #[arg(long)]
-    pub all: bool,
-    /// Byte budget (default: @tmuxmate-capture-max-bytes, else 100000); keeps the newest text.
-    #[arg(long, value_name = "B")]
-    pub max_bytes: Option<usize>,
-    /// Keep colours and attributes as escape sequences.
-    #[arg(long)]
-    pub ansi: bool,
-    /// Join wrapped lines.
-    #[arg(long)]
-    pub join: bool,
+    #[command(flatten)]
+    pub ask: crate::control::capture::Ask,
     /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,

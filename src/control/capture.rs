@@ -9,7 +9,7 @@
 //! Shape: `{target, paneId, text, lineCount, truncated}` where `target` is the pane's
 //! `session:window.pane` (for reading only) and `text` has no trailing newline.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::control::budget::{self, Bounded, Range};
 use crate::control::policy;
@@ -25,6 +25,58 @@ pub struct CaptureJson {
     pub text: String,
     pub line_count: usize,
     pub truncated: bool,
+}
+
+// What a capture asks for, one type for the CLI's `capture` flags (`--json` aside) and
+// the MCP tool's arguments: the flags' help is the doc of each field. (A plain comment:
+// clap would make a doc comment here the `capture --help` text.)
+#[derive(clap::Args, Deserialize, Debug)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Ask {
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// The last N lines of scrollback plus the screen.
+    #[arg(long, value_name = "N", conflicts_with = "all")]
+    pub lines: Option<u64>,
+    /// All of the scrollback.
+    #[arg(long)]
+    #[serde(default)]
+    pub all: bool,
+    /// Byte budget (default: @tmuxmate-capture-max-bytes, else 100000); keeps the newest text.
+    #[arg(long, value_name = "B")]
+    pub max_bytes: Option<usize>,
+    /// Keep colours and attributes as escape sequences.
+    #[arg(long)]
+    #[serde(default)]
+    pub ansi: bool,
+    /// Join wrapped lines.
+    #[arg(long)]
+    #[serde(default)]
+    pub join: bool,
+}
+
+impl Ask {
+    /// Both `lines` and `all`: the CLI's parser refuses them together, and so must a
+    /// caller that reads `Ask` another way.
+    pub fn conflicts(&self) -> bool {
+        self.all && self.lines.is_some()
+    }
+
+    pub fn request(&self) -> Request<'_> {
+        let range = match (self.all, self.lines) {
+            (true, _) => Range::All,
+            (false, Some(n)) => Range::Lines(n),
+            (false, None) => Range::Screen,
+        };
+        Request {
+            target: self.target.as_deref(),
+            range: Some(range),
+            max_bytes: self.max_bytes,
+            ansi: self.ansi,
+            join: self.join,
+        }
+    }
 }
 
 #[derive(Debug, Default)]

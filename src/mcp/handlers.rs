@@ -18,7 +18,6 @@ use serde_json::{Value, json};
 use super::tools::{Answer, Ctx};
 use super::{INVALID_PARAMS, RpcError};
 use crate::bridge::ask;
-use crate::control::budget::Range;
 use crate::control::kill_scope::KillScope;
 use crate::control::watch::start;
 use crate::control::{capture, input, kill, list, run, split, swap};
@@ -180,39 +179,12 @@ pub(super) fn tmux_paste(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     ))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(super) struct Capture {
-    target: Option<String>,
-    lines: Option<u64>,
-    #[serde(default)]
-    all: bool,
-    max_bytes: Option<usize>,
-    #[serde(default)]
-    ansi: bool,
-    #[serde(default)]
-    join: bool,
-}
-
 pub(super) fn tmux_capture(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: Capture = args("tmux_capture", a)?;
-    let range = match (a.all, a.lines) {
-        (true, Some(_)) => return Err(invalid("tmux_capture: lines and all exclude each other")),
-        (true, None) => Range::All,
-        (false, Some(n)) => Range::Lines(n),
-        (false, None) => Range::Screen,
-    };
-    let r = capture::capture(
-        c.tmux,
-        &capture::Request {
-            target: a.target.as_deref(),
-            range: Some(range),
-            max_bytes: a.max_bytes,
-            ansi: a.ansi,
-            join: a.join,
-        },
-    );
-    Ok(match r {
+    let a: capture::Ask = args("tmux_capture", a)?;
+    if a.conflicts() {
+        return Err(invalid("tmux_capture: lines and all exclude each other"));
+    }
+    Ok(match capture::capture(c.tmux, &a.request()) {
         Ok(c) => captured(c),
         Err(e) => Answer::Value(failed(&e)),
     })

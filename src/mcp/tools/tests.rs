@@ -114,7 +114,7 @@ fn probe_of(name: &str) -> Option<Probe> {
         "tmux_list" => probe::<h::NoArgs>(),
         "tmux_send_keys" => probe::<h::SendKeys>(),
         "tmux_paste" => probe::<h::Paste>(),
-        "tmux_capture" => probe::<h::Capture>(),
+        "tmux_capture" => probe::<crate::control::capture::Ask>(),
         "tmux_split" => probe::<h::Split>(),
         "tmux_swap" => probe::<h::Swap>(),
         "tmux_run" => probe::<h::Run>(),
