@@ -116,6 +116,17 @@ impl Error {
     }
 }
 
+impl From<crate::tmux::popup::PopupError> for Error {
+    fn from(e: crate::tmux::popup::PopupError) -> Error {
+        match e {
+            crate::tmux::popup::PopupError::NotAClient(c) => Error::usage(format!(
+                "--client {c:?} is not a tmux client name (see `tmux list-clients`)"
+            )),
+            crate::tmux::popup::PopupError::Tmux(e) => e.into(),
+        }
+    }
+}
+
 impl From<TmuxError> for Error {
     fn from(e: TmuxError) -> Error {
         let (msg, hint) = e.parts();

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use super::deliver::{self, Delivery};
 use super::{adapters, launch, naming, turns};
-use crate::control::policy;
 use crate::error::Error;
 use crate::tmux::Tmux;
 
@@ -83,7 +82,7 @@ pub fn caller_project(p: Option<&Path>) -> Result<String, Error> {
 pub fn ask(tmux: &Tmux, r: &Request) -> Result<turns::Reply, Failed> {
     let name = match adapters::by_name(r.target) {
         Some(ad) => {
-            let caller = policy::caller(tmux);
+            let caller = crate::location::address::caller(tmux);
             launch::start(
                 tmux,
                 &caller,

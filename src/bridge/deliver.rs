@@ -49,7 +49,7 @@ fn mid_turn(tmux: &Tmux, c: &Contract, a: &Adapter) -> bool {
         // prompt it took and its busy line: our send verified, the next check saw neither
         // (Gemini CLI 0.61, release build: a second ask went in and was queued). Until the
         // prompt shows, a recent send counts as a turn in progress.
-        let recent = crate::sys::state::now_ms().saturating_sub(m.at) < PANE_ECHO_GRACE_MS;
+        let recent = crate::sys::time::now_ms().saturating_sub(m.at) < PANE_ECHO_GRACE_MS;
         return !t.complete && (t.submitted || recent);
     }
     let Some(f) = file else {
@@ -59,7 +59,7 @@ fn mid_turn(tmux: &Tmux, c: &Contract, a: &Adapter) -> bool {
     // Gemini: as on the pane, a send whose prompt is not recorded yet is a turn in
     // progress for a while (it records the prompt only after its BeforeAgent hooks).
     let recent = a.reply == ReplySource::GeminiChat
-        && crate::sys::state::now_ms().saturating_sub(m.at) < PANE_ECHO_GRACE_MS;
+        && crate::sys::time::now_ms().saturating_sub(m.at) < PANE_ECHO_GRACE_MS;
     !t.complete && (t.submitted || recent)
 }
 
@@ -329,7 +329,7 @@ fn mark(tmux: &Tmux, c: &Contract, a: &Adapter, plan: &Plan) -> SendMark {
         };
     SendMark {
         bytes: plan.clean.len() as u64,
-        at: crate::sys::state::now_ms(),
+        at: crate::sys::time::now_ms(),
         offset: file.as_deref().map(transcript::size).unwrap_or(0),
         ino: file.as_deref().map(super::gemini_chat::inode).unwrap_or(0),
         head: plan.head.clone(),

@@ -259,7 +259,7 @@ impl Chat {
 fn ts_ms(m: &Value) -> u64 {
     m["timestamp"]
         .as_str()
-        .and_then(crate::digest::time::parse_rfc3339)
+        .and_then(crate::sys::time::parse_rfc3339)
         .unwrap_or(0)
 }
 
@@ -319,7 +319,7 @@ mod tests {
     }
 
     fn at(s: &str) -> u64 {
-        crate::digest::time::parse_rfc3339(s).unwrap()
+        crate::sys::time::parse_rfc3339(s).unwrap()
     }
 
     #[test]

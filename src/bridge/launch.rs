@@ -21,8 +21,8 @@ use super::contract;
 use super::hints::attach_line;
 use super::naming;
 use super::session::check_contract;
-use crate::control::policy::Caller;
 use crate::error::Error;
+use crate::location::address::Caller;
 use crate::sys::state;
 use crate::tmux::{Text, Tmux};
 

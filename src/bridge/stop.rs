@@ -173,7 +173,7 @@ pub fn stop_agent(tmux: &Tmux, name: &str, confirm: bool) -> Result<Stopped, Err
         )));
     }
     let (c, a) = super::session::resolve(tmux, name)?;
-    let caller = crate::control::policy::caller(tmux);
+    let caller = crate::location::address::caller(tmux);
     if let Some(p) = &caller.pane_id
         && crate::tmux::panes::query(
             tmux,

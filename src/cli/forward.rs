@@ -7,7 +7,7 @@
 //! from our own argv text), with `-L`/`-S` passed through so they select the server on
 //! that host; text that is bulk or local (`--file`, `-`, a long `--message`) read here
 //! and sent over stdin as `-`; `watch start`, which also records the job here so its
-//! result reaches this machine's agents (`crate::remote::pending`); and the one-call
+//! result reaches this machine's agents (`crate::watch::remote::pending`); and the one-call
 //! route of `send -t TEXT` (the host's tmuxmate, when it has one), which falls back to
 //! the several-call path.
 //!
@@ -20,10 +20,10 @@ use std::time::Duration;
 use crate::cli::{AgentAction, Command, MessageArgs, SideAction, WatchAction, WatchStartArgs};
 use crate::error::Error;
 use crate::remote::call::{self, Missing};
-use crate::remote::pending;
 use crate::sys::process::Finished;
 use crate::tmux::Socket;
 use crate::tmux::remote::Remote;
+use crate::watch::remote::pending;
 
 /// A forwarded call's own time besides what the command waits for itself.
 const MARGIN: Duration = Duration::from_secs(60);
@@ -379,10 +379,10 @@ fn watch_start(
 ) -> Result<Answer, Error> {
     // The addressees are this machine's agents: resolved here, as a local start does.
     let notify = match a.notify.as_deref() {
-        Some(n) => crate::address::resolve(local, "--notify", n)?,
+        Some(n) => crate::location::address::resolve(local, "--notify", n)?,
         None => {
-            let me = crate::control::policy::caller(local).agent;
-            if let Some(w) = crate::address::default_notify_warning(&me) {
+            let me = crate::location::address::caller(local).agent;
+            if let Some(w) = crate::location::address::default_notify_warning(&me) {
                 eprintln!("tmuxmate: {w}");
             }
             me
@@ -390,7 +390,7 @@ fn watch_start(
     };
     let mut to = vec![notify];
     for f in &a.forward {
-        to.push(crate::address::resolve(local, "--forward", f)?);
+        to.push(crate::location::address::resolve(local, "--forward", f)?);
     }
     to.sort();
     to.dedup();
@@ -437,15 +437,15 @@ fn watch_start(
     };
     let host = remote.host.to_string();
     // The local server whose status line counts the job (none: outside tmux).
-    let local_socket = crate::digest::follower::socket_path(local).ok();
+    let local_socket = crate::side::digest::follower::socket_path(local).ok();
     let shown = pending::Shown {
         pane_id: pane,
-        command: &crate::control::watch::start::command_line(&a.cmd),
+        command: &crate::watch::start::command_line(&a.cmd),
         local_socket,
     };
     let recorded = pending::record(&host, socket, job, &to, &collector, shown);
     if let Ok(Some(local)) = &recorded {
-        crate::control::watch::status::refresh(local);
+        crate::watch::status::refresh(local);
     }
     if let Err(e) = recorded {
         // Nothing here would ever fetch its result: take the job back.

@@ -35,7 +35,7 @@ pub struct Cli {
 }
 
 fn interval(s: &str) -> Result<u64, String> {
-    crate::turn::parse_interval(s)
+    crate::location::turn::parse_interval(s)
 }
 
 /// The longest timeout any command accepts (a week; `watch start`'s bound).
@@ -705,8 +705,8 @@ impl WatchStartArgs {
     pub fn request<'a>(
         &'a self,
         timeout_min: &'a Option<String>,
-    ) -> crate::control::watch::start::Request<'a> {
-        crate::control::watch::start::Request {
+    ) -> crate::watch::start::Request<'a> {
+        crate::watch::start::Request {
             target: self.target.as_deref(),
             cmd: &self.cmd,
             done_regex: self.done_regex.as_deref(),

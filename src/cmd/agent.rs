@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use crate::bridge::{adapters, ask, deliver, launch, listing, message, turns};
 use crate::cli::{AgentAction, AgentStartArgs, MessageArgs};
-use crate::control::policy;
 use crate::error::{CliResult, Error};
 use crate::tmux::Tmux;
 
@@ -52,7 +51,7 @@ fn list(tmux: &Tmux, json: bool) -> CliResult {
 
 fn start(tmux: &Tmux, a: &AgentStartArgs) -> CliResult {
     let ad = adapter_for(a)?;
-    let caller = policy::caller(tmux);
+    let caller = crate::location::address::caller(tmux);
     let s = launch::start(
         tmux,
         &caller,
@@ -133,10 +132,10 @@ pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
             timeout_s,
             json,
         } => {
-            let states = crate::agents::wait::parse_until(&until)?;
+            let states = crate::state::wait::parse_until(&until)?;
             let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, turns::DEFAULT_WAIT_MS);
-            let pane = crate::agents::wait::pane_of(tmux, &name)?;
-            let r = crate::agents::wait::wait(
+            let pane = crate::state::wait::pane_of(tmux, &name)?;
+            let r = crate::state::wait::wait(
                 tmux,
                 &pane,
                 &states,

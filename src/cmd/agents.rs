@@ -8,9 +8,9 @@
 //!
 //! JSON (docs/json.md#agent-state): `{"agents": [{paneId, target, harness, state, since, why}]}`.
 
-use crate::agents;
 use crate::cli::{AgentsAction, AgentsArgs};
 use crate::error::{CliResult, Error};
+use crate::state;
 use crate::tmux::Tmux;
 
 /// `chosen`: `-L`/`-S` named the server.
@@ -23,29 +23,34 @@ pub fn run(tmux: &Tmux, a: AgentsArgs, chosen: bool) -> CliResult {
     };
     match a.action {
         None => list(tmux, a.json, chosen),
-        Some(AgentsAction::Seen { target }) => soft("seen", agents::seen(tmux, &target)),
-        Some(AgentsAction::Jump { client }) => soft("jump", agents::jump(tmux, &client)),
+        Some(AgentsAction::Seen { target }) => soft("seen", state::seen(tmux, &target)),
+        Some(AgentsAction::Jump { client }) => soft("jump", state::jump(tmux, &client)),
         Some(AgentsAction::NotifyRun { file }) => {
-            soft("notify-run", agents::alert::notify_run(tmux, &file))
+            soft("notify-run", state::alert::notify_run(tmux, &file))
         }
         Some(AgentsAction::Title { target }) => soft(
             "title",
-            pane_id(&target).and_then(|p| agents::listen::title(tmux, p)),
+            pane_id(&target).and_then(|p| state::listen::title(tmux, p)),
         ),
         Some(AgentsAction::Osc { target }) => soft(
             "osc",
-            pane_id(&target).and_then(|p| agents::listen::osc_stream(tmux, p)),
+            pane_id(&target).and_then(|p| state::listen::osc_stream(tmux, p)),
         ),
-        Some(AgentsAction::FollowHost { name }) => {
-            soft("follow-host", agents::hosts::follow(tmux, &name))
-        }
+        Some(AgentsAction::FollowHost { name }) => soft(
+            "follow-host",
+            state::hosts::follow(tmux, &name, |t| {
+                if let Err(e) = state::summary::refresh(t) {
+                    crate::sys::state::log(&format!("agents: status line: {e}"));
+                }
+            }),
+        ),
         Some(AgentsAction::FollowHosts) => {
-            agents::hosts::ensure_named(tmux);
+            state::hosts::ensure_named(tmux);
             Ok(())
         }
         Some(AgentsAction::Changes { after, wait_ms }) => {
-            let limit = std::time::Duration::from_millis(wait_ms.min(agents::hosts::WAIT_MAX_MS));
-            let v = agents::changes::wait(tmux, &after, limit).map_err(Error::from)?;
+            let limit = std::time::Duration::from_millis(wait_ms.min(state::hosts::WAIT_MAX_MS));
+            let v = state::longpoll::wait(tmux, &after, limit).map_err(Error::from)?;
             super::out_json(&v);
             Ok(())
         }
@@ -64,12 +69,12 @@ fn pane_id(t: &str) -> Result<&str, String> {
 /// The chosen server's agents (`-L`/`-S`), else those of every server agents were seen
 /// on (each row then names its server), with the agents of the hosts they follow.
 fn list(tmux: &Tmux, json: bool, chosen: bool) -> CliResult {
-    let l = agents::list::listing(tmux, chosen).map_err(Error::from)?;
+    let l = state::list::listing(tmux, chosen).map_err(Error::from)?;
     if json {
         super::out_json(&l.document());
     } else {
-        let now = crate::sys::state::now_ms();
-        super::out(&agents::list::text(&l.rows, now));
+        let now = crate::sys::time::now_ms();
+        super::out(&state::list::text(&l.rows, now));
         for u in &l.unreached {
             eprintln!("tmuxmate: host {} not reached: {}", u.host, u.why);
         }

@@ -1,13 +1,13 @@
 //! `tmuxmate digest show|attach` (and the hidden `follow`, `bench`): thin handlers over
-//! `crate::digest::show` and the follower.
+//! `crate::side::digest::show` and the follower.
 //!
 //! Invariants: `show` prints exactly `digest::render::render` (the text a side agent is
 //! given), or with `--json` that same text beside the digest fields; `follow` is
 //! unattended, so it logs its failures and exits 0.
 
 use crate::cli::{DigestAction, DigestFormat};
-use crate::digest::{Format, follower, show};
 use crate::error::CliResult;
+use crate::side::digest::{Format, follower, show};
 use crate::sys::state;
 use crate::tmux::Tmux;
 

@@ -90,9 +90,6 @@ pub fn exit_code(e: &crate::error::Error) -> i32 {
     }
 }
 
-/// Set by another host's tmuxmate that runs us over ssh: how long it waits for our
-/// answer (milliseconds).
-pub const WITHIN_ENV: &str = "TMUXMATE_WITHIN_MS";
 /// Exit status when that deadline ends the command (as coreutils `timeout` says it).
 const PAST_DEADLINE: i32 = 124;
 
@@ -100,7 +97,7 @@ const PAST_DEADLINE: i32 = 124;
 /// that has not exited (one of `MaxSessions`, 10 by default): so we end at the caller's
 /// deadline too, never holding a session nobody waits on.
 fn within_callers_deadline() {
-    let Some(ms) = std::env::var(WITHIN_ENV)
+    let Some(ms) = std::env::var(crate::remote::call::WITHIN_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
     else {

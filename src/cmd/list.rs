@@ -5,7 +5,7 @@ use crate::error::CliResult;
 use crate::tmux::Tmux;
 
 pub fn run(tmux: &Tmux, json: bool) -> CliResult {
-    let l = list::list(tmux, json)?;
+    let l = list::list(tmux, json, crate::watch::view::for_listing)?;
     if json {
         super::out_json(&l);
         return Ok(());

@@ -23,6 +23,7 @@ pub mod send;
 pub mod side;
 pub mod snapshots;
 pub mod split;
+pub mod steps;
 pub mod swap;
 pub mod turn;
 pub mod watch;

@@ -10,8 +10,9 @@ use crate::cli::RemoteAction;
 use crate::cli::asked;
 use crate::cli::forward::{self, Answer};
 use crate::error::CliResult;
-use crate::remote::{install, served};
+use crate::remote::install;
 use crate::tmux::{Socket, Tmux};
+use crate::watch::remote::served;
 
 pub fn run(tmux: &Tmux, action: RemoteAction) -> CliResult {
     match action {

@@ -49,10 +49,10 @@ fn popup(tmux: &Tmux, client: &str) -> CliResult {
                 script.to_string(),
                 bin.to_string_lossy().into_owned(),
             ];
-            crate::bindings::popup(tmux, client, " snapshots ", &argv)
+            crate::tmux::popup::popup(tmux, client, " snapshots ", &argv).map_err(Error::from)
         });
     if let Err(e) = &r {
-        crate::bindings::tell(tmux, client, "snapshots", e);
+        crate::tmux::popup::tell(tmux, client, "snapshots", &e.msg);
     }
     r
 }

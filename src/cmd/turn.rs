@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use crate::error::CliResult;
+use crate::location::turn::{TurnRequest, compose};
 use crate::tmux::Tmux;
-use crate::turn::{TurnRequest, compose};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -29,13 +29,14 @@ pub fn run(
             "--agent must not be empty: pass the harness session id or another stable id",
         ));
     }
-    if max_chars < crate::turn::MIN_MAX_CHARS {
+    if max_chars < crate::location::turn::decide::MIN_MAX_CHARS {
         return Err(crate::error::Error::usage(format!(
             "--max-chars {max_chars} is too small: give at least {} (the answer must hold a truncation marker)",
-            crate::turn::MIN_MAX_CHARS
+            crate::location::turn::decide::MIN_MAX_CHARS
         )));
     }
-    crate::ledger::check_address("--agent", agent).map_err(crate::error::Error::usage)?;
+    crate::location::ledger::check_address("--agent", agent).map_err(crate::error::Error::usage)?;
+    let steps = super::steps::PerTurn { harness: None };
     let mut ans = compose(
         tmux,
         &TurnRequest {
@@ -45,6 +46,7 @@ pub fn run(
             max_chars,
             transcript: None,
         },
+        &steps,
     )?;
     let printed = if json {
         super::try_out_line(
@@ -75,5 +77,6 @@ pub fn run(
             "turn {agent}: stdout failed ({e}); the items stay queued for the next turn"
         )),
     }
+    ans.after(&steps);
     Ok(())
 }

@@ -3,19 +3,19 @@
 //! thin over `watch::start` and `watch::view`; `stop` never kills the pane.
 
 use crate::cli::WatchAction;
-use crate::control::watch::job::JobStatus;
-use crate::control::watch::job::{self, Outcome};
-use crate::control::watch::poller;
-use crate::control::watch::{gate, start, view};
 use crate::error::{CliResult, Error};
 use crate::sys::state;
 use crate::tmux::{Socket, Tmux};
+use crate::watch::job::JobStatus;
+use crate::watch::job::{self, Outcome};
+use crate::watch::poller;
+use crate::watch::{gate, start, view};
 
 fn list(json: bool) -> CliResult {
     let all = view::all();
     // The jobs this machine started on other hosts (one call per host; a host that does
     // not answer gets a line here, its jobs their last known state).
-    let remote = crate::remote::jobs::list(true);
+    let remote = crate::watch::remote::jobs::list(true);
     for e in &remote.errors {
         eprintln!("tmuxmate: {e}");
     }
@@ -40,7 +40,11 @@ fn list(json: bool) -> CliResult {
             j.id,
             j.pane_id,
             l.outcome,
-            job::duration(j.end.unwrap_or_else(state::now_ms).saturating_sub(j.start)),
+            job::duration(
+                j.end
+                    .unwrap_or_else(crate::sys::time::now_ms)
+                    .saturating_sub(j.start)
+            ),
             j.command
         ));
         if let Some(u) = &l.unreadable {
@@ -50,7 +54,7 @@ fn list(json: bool) -> CliResult {
     for j in &remote.jobs {
         let f = |k: &str| j[k].as_str().unwrap_or("").to_string();
         let start = j["start"].as_u64().unwrap_or(0);
-        let end = j["end"].as_u64().unwrap_or_else(state::now_ms);
+        let end = j["end"].as_u64().unwrap_or_else(crate::sys::time::now_ms);
         s.push_str(&format!(
             "{} {} {} {}: {} (host {})\n",
             f("jobId"),

@@ -39,7 +39,7 @@ fn json(r: &Reading) -> WhereJson<'_> {
         pane_active: r.pane_active,
         layout: &r.layout,
         socket_path: &r.socket_path,
-        agent: crate::control::policy::agent_address(Some(r)),
+        agent: crate::location::address::agent_address(Some(r)),
     }
 }
 

@@ -377,7 +377,7 @@ fn nonce() -> String {
         .and_then(|mut f| f.read_exact(&mut bytes))
         .is_ok();
     if !random {
-        let t = state::now_ms() ^ ((std::process::id() as u64) << 32);
+        let t = crate::sys::time::now_ms() ^ ((std::process::id() as u64) << 32);
         bytes = t.to_le_bytes();
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()

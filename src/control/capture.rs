@@ -123,7 +123,7 @@ pub fn capture(tmux: &Tmux, r: &Request) -> Result<Captured, Error> {
     // created" fallback); finding it costs a tty lookup, so skip it when one is named.
     let agent = match r.target {
         Some(_) => String::new(),
-        None => policy::caller(tmux).agent,
+        None => crate::location::address::caller(tmux).agent,
     };
     let pane = policy::resolve(tmux, r.target, &agent)?;
     // A name resolved to its pane takes the one command list too.

@@ -30,7 +30,7 @@ fn nonce() -> String {
     let seed = format!(
         "{}\0{}\0{:?}",
         std::process::id(),
-        crate::sys::state::now_ms(),
+        crate::sys::time::now_ms(),
         std::time::Instant::now()
     );
     format!(

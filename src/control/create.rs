@@ -11,9 +11,10 @@
 //! names and start directories are [`Text`] encoded for tmux's format expansion; no
 //! creation runs with a global `window-size manual` in force (it crashes tmux 3.3a).
 
-use crate::control::policy::{Caller, CreatedMark};
+use crate::control::policy::CreatedMark;
 use crate::control::preflight::Facts;
 use crate::error::Error;
+use crate::location::address::Caller;
 use crate::targs;
 use crate::tmux::panes;
 use crate::tmux::{Arg, Text, Tmux};

@@ -114,7 +114,7 @@ pub fn kill(
         )));
     }
 
-    let caller = policy::caller(tmux);
+    let caller = crate::location::address::caller(tmux);
     let rows = panes::list_all(tmux)?;
     let victim = pick(tmux, &rows, scope_kind, target, &caller.agent)?;
     guard(

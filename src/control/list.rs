@@ -54,7 +54,10 @@ pub struct PaneJson {
     pub created_by_us: bool,
     /// The pane's watch job (`@tmuxmate-job`), as `watch show` prints one; `null` when
     /// none (or its option does not parse: `watch list` says why).
-    pub watch: Option<crate::control::watch::view::JobJson>,
+    pub watch: Option<serde_json::Value>,
+    /// Its watch job is running (text mode marks the pane "watched").
+    #[serde(skip)]
+    pub watch_running: bool,
     /// The pane has an `@tmuxmate-job` option that does not parse (text mode says so).
     #[serde(skip)]
     pub watch_unreadable: bool,
@@ -144,10 +147,16 @@ fn foregrounds(rows: &[PaneInfo], early: &[(i32, Option<Foreground>)]) -> Vec<Fo
     out
 }
 
+/// A pane's watch job as the listing shows it, read from its `@tmuxmate-job` option by
+/// the watch capability (which sits above this one): the job's JSON and whether it runs;
+/// `None` when the option does not parse.
+pub type WatchView = fn(&str) -> Option<(serde_json::Value, bool)>;
+
 fn build(
     rows: &[PaneInfo],
     remote: bool,
     with_creator: bool,
+    watch_view: WatchView,
     early: &[(i32, Option<Foreground>)],
 ) -> ListJson {
     let fg = if remote {
@@ -190,6 +199,11 @@ fn build(
                     .unwrap_or_default(),
             });
         }
+        let watch = if p.job.is_empty() {
+            None
+        } else {
+            watch_view(&p.job)
+        };
         panes.push(PaneJson {
             pane_id: p.pane_id.clone(),
             target: p.target(),
@@ -204,9 +218,9 @@ fn build(
             in_mode: p.in_mode,
             mode: p.mode.clone(),
             created_by_us: !p.created_by_us.is_empty(),
-            watch: crate::control::watch::view::from_option(&p.job),
-            watch_unreadable: !p.job.is_empty()
-                && crate::control::watch::view::from_option(&p.job).is_none(),
+            watch: watch.as_ref().map(|(v, _)| v.clone()),
+            watch_running: watch.as_ref().is_some_and(|(_, running)| *running),
+            watch_unreadable: !p.job.is_empty() && watch.is_none(),
             agent: (!p.agent.is_empty()).then(|| p.agent.clone()),
             created_by: if with_creator && !p.created_by_us.is_empty() {
                 serde_json::from_str::<crate::control::policy::CreatedMark>(&p.created_by_us)
@@ -271,12 +285,10 @@ impl ListJson {
                     }
                     // The option stays after a job ends (it records the outcome): a pane is
                     // "watched" only while its job runs.
-                    match &p.watch {
-                        Some(w) if w.status == crate::control::watch::job::JobStatus::Running => {
-                            flags.push("watched")
-                        }
-                        None if p.watch_unreadable => flags.push("watch unreadable"),
-                        _ => {}
+                    if p.watch_running {
+                        flags.push("watched");
+                    } else if p.watch_unreadable {
+                        flags.push("watch unreadable");
                     }
                     text.push_str(&format!(
                         "    pane {} {}x{} {:?} ({}){}{}\n",
@@ -304,13 +316,13 @@ impl ListJson {
 
 /// Every session, window and pane of the server (one tmux call); `with_creator` adds
 /// each created pane's creator (`createdBy`).
-pub fn list(tmux: &Tmux, with_creator: bool) -> Result<ListJson, Error> {
+pub fn list(tmux: &Tmux, with_creator: bool, watch_view: WatchView) -> Result<ListJson, Error> {
     let remote = tmux.is_remote();
     let (rows, early) = panes::listing(tmux, |server| match server {
         Some(pid) if !remote => early_foregrounds(pid),
         _ => Vec::new(),
     })?;
-    let l = build(&rows, remote, with_creator, &early);
+    let l = build(&rows, remote, with_creator, watch_view, &early);
     crate::sys::procfs::sweep_handles();
     Ok(l)
 }

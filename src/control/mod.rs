@@ -28,4 +28,3 @@ pub mod snapshot;
 pub mod snapshot_file;
 pub mod split;
 pub mod swap;
-pub mod watch;

@@ -32,7 +32,7 @@ pub fn unique_buffer() -> String {
         "tmuxmate-{}-{}-{}",
         std::process::id(),
         SEQ.fetch_add(1, Ordering::SeqCst),
-        crate::sys::state::now_ms()
+        crate::sys::time::now_ms()
     )
 }
 

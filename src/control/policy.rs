@@ -10,8 +10,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::location;
-use crate::sys::state;
 use crate::tmux::Tmux;
 use crate::tmux::panes::{self, PaneInfo};
 use crate::tmux::target::Target;
@@ -29,50 +27,12 @@ impl CreatedMark {
         CreatedMark {
             v: 1,
             agent: agent.to_string(),
-            at: state::now_ms(),
+            at: crate::sys::time::now_ms(),
         }
     }
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
-}
-
-/// Who is calling: the tty-verified pane (if any) and the agent address.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    pub pane_id: Option<String>,
-    pub agent: String,
-}
-
-/// The agent address: `TMUXMATE_AGENT`, else the harness session id the environment
-/// carries (`CLAUDE_CODE_SESSION_ID`), else the one the per-turn hook recorded on the
-/// tty-verified pane (`@tmuxmate-agent`), else the pane's own address, else "cli". This
-/// is how a command an agent runs through its shell tool finds the ledger its hook reads.
-pub fn caller(tmux: &Tmux) -> Caller {
-    let loc = location::read(tmux).ok();
-    let agent = agent_address(loc.as_ref());
-    Caller {
-        pane_id: loc.map(|r| r.pane_id),
-        agent,
-    }
-}
-
-/// The caller's agent address given its location (the chain `caller` documents).
-pub fn agent_address(loc: Option<&location::Reading>) -> String {
-    let env = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
-    env("TMUXMATE_AGENT")
-        .or_else(|| env("CLAUDE_CODE_SESSION_ID"))
-        .or_else(|| {
-            loc.map(|r| r.agent_option.clone())
-                .filter(|s| !s.is_empty())
-        })
-        .or_else(|| loc.map(pane_address))
-        .unwrap_or_else(|| "cli".to_string())
-}
-
-/// The address of an agent known only by its tty-verified pane.
-pub fn pane_address(r: &location::Reading) -> String {
-    format!("pane:{}:{}", r.socket_path, r.pane_id)
 }
 
 /// Whether a missing `-t` may fall back to the newest pane we created for this agent.
@@ -162,7 +122,7 @@ pub fn input_target(
     verb: &str,
     what: &str,
 ) -> Result<PaneInfo, Error> {
-    let caller = caller(tmux);
+    let caller = crate::location::address::caller(tmux);
     let p = resolve(tmux, target, &caller.agent)?;
     crate::control::approval::approve(
         tmux,

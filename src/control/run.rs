@@ -348,7 +348,7 @@ fn new_pane(
     }
     script.push_str(body);
     write_script(rd, &script)?;
-    let caller = policy::caller(tmux);
+    let caller = crate::location::address::caller(tmux);
     let boot = format!(
         "trap : INT; . {}; trap - INT; exec \"${{SHELL:-/bin/sh}}\"",
         rd.q("cmd.sh")

@@ -27,7 +27,6 @@ use std::time::{Duration, Instant};
 
 use crate::control::budget::{self, Range};
 use crate::control::create;
-use crate::control::policy;
 use crate::error::Error;
 use crate::targs;
 use crate::tmux::{Arg, Text, Tmux};
@@ -100,7 +99,7 @@ impl RemoteRun {
 }
 
 fn new_pane(tmux: &Tmux, script: String) -> Result<create::Created, Error> {
-    let caller = policy::caller(tmux);
+    let caller = crate::location::address::caller(tmux);
     create::new_work_window(
         tmux,
         &caller,

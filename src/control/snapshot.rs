@@ -313,7 +313,7 @@ pub fn record_always(
     text: &str,
     truncated: bool,
 ) -> Result<String, String> {
-    let now = state::now_ms();
+    let now = crate::sys::time::now_ms();
     let meta = meta_of(new_id(now), now, pane_id, target, text, truncated);
     store(&Log::global(), &meta, text)
 }
@@ -359,7 +359,7 @@ pub struct Streamed {
 
 /// A new entry to stream: its id is taken now.
 pub fn streamed() -> Streamed {
-    let now = state::now_ms();
+    let now = crate::sys::time::now_ms();
     let id = new_id(now);
     Streamed {
         stream: snapshot_file::Stream::new(&files_dir(&log_path()), &id),
@@ -498,7 +498,7 @@ mod tests {
 
     /// An entry's fields and its text, as `record_always` makes them.
     fn new_snapshot(pane: &str, target: &str, text: &str, truncated: bool) -> (Snapshot, String) {
-        let now = state::now_ms();
+        let now = crate::sys::time::now_ms();
         (
             meta_of(new_id(now), now, pane, target, text, truncated),
             text.to_string(),

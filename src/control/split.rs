@@ -82,7 +82,7 @@ pub fn split(tmux: &Tmux, a: &SplitRequest) -> Result<Created, Error> {
     validate_size(a.size)?;
     check_program(a.cmd)?;
     let cwd = cwd_text(a.cwd)?;
-    let caller = policy::caller(tmux);
+    let caller = crate::location::address::caller(tmux);
     match a.target {
         None => create::new_work_window(tmux, &caller, None, cwd.as_ref(), a.cmd),
         Some(t) => {
@@ -111,7 +111,7 @@ pub fn new_window(
         Some(n) => Some(Text::new("--name", n).map_err(|e| Error::usage(e.to_string()))?),
         None => None,
     };
-    let caller = policy::caller(tmux);
+    let caller = crate::location::address::caller(tmux);
     let (name, cwd) = (name.as_ref(), cwd.as_ref());
     match target {
         None => create::new_work_window(tmux, &caller, name, cwd, cmd),

@@ -16,7 +16,7 @@ pub struct Swapped {
 }
 
 pub fn swap(tmux: &Tmux, src: &str, dst: &str) -> Result<Swapped, Error> {
-    let caller = policy::caller(tmux);
+    let caller = crate::location::address::caller(tmux);
     let rows = panes::list_all(tmux)?;
     let s = policy::resolve_in(tmux, &rows, Some(src), &caller.agent)?;
     let d = policy::resolve_in(tmux, &rows, Some(dst), &caller.agent)?;

@@ -9,6 +9,10 @@
 pub mod hook;
 pub mod invocation;
 
+/// Set in the environment of a side chat's agent (naming the main agent's pane), so its
+/// hooks answer as a side conversation's and never count as an agent at work.
+pub const SIDE_MAIN_ENV: &str = "TMUXMATE_SIDE_MAIN";
+
 /// One agent harness.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Harness {
@@ -26,15 +30,6 @@ impl Harness {
         match self {
             Harness::Claude | Harness::Codex => "UserPromptSubmit",
             Harness::Gemini => "BeforeAgent",
-        }
-    }
-
-    /// The transcript format the live digest reads, when it can read this harness's.
-    pub fn digest_format(self) -> Option<crate::digest::Format> {
-        match self {
-            Harness::Claude => Some(crate::digest::Format::Claude),
-            Harness::Codex => Some(crate::digest::Format::Codex),
-            Harness::Gemini => None,
         }
     }
 }

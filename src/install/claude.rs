@@ -57,7 +57,7 @@ mod tests {
             .map(String::as_str)
             .collect();
         let mut ours = vec!["UserPromptSubmit", "SessionStart"];
-        ours.extend(crate::agents::signal::events(
+        ours.extend(crate::state::signal::events(
             crate::harness::Harness::Claude,
         ));
         plugin.sort();

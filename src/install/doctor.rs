@@ -4,7 +4,7 @@
 //! fix; `problem` fails the run (exit 1), `warning` names a hazard without failing it,
 //! `skipped` means there is nothing to check (a CLI that is not installed).
 
-use crate::control::watch::job::JobStatus;
+use crate::watch::job::JobStatus;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -69,7 +69,7 @@ pub fn run(ctx: &Ctx, tmux: &Tmux) -> Vec<Check> {
 
 /// Which source each running agent's state comes from (hooks, and the CLI's own signal).
 fn check_agent_sources(tmux: &Tmux, r: &mut Report) {
-    let Ok(agents) = crate::agents::list::sources(tmux) else {
+    let Ok(agents) = crate::state::list::sources(tmux) else {
         return;
     };
     for a in agents {
@@ -578,7 +578,7 @@ fn check_state_dir(r: &mut Report) {
 }
 
 fn check_pollers(r: &mut Report) {
-    let jobs = crate::control::watch::job::active_jobs();
+    let jobs = crate::watch::job::active_jobs();
     let mut sockets: Vec<String> = jobs
         .iter()
         .filter(|j| j.status == JobStatus::Running)
@@ -594,7 +594,7 @@ fn check_pollers(r: &mut Report) {
             .iter()
             .filter(|j| j.socket == s && j.status == JobStatus::Running)
             .count();
-        if crate::control::watch::poller::is_running(&s) {
+        if crate::watch::poller::is_running(&s) {
             r.ok("watch", format!("poller alive for {s} ({n} running)"));
         } else {
             r.problem(
@@ -661,7 +661,7 @@ fn check_log(r: &mut Report) {
         return;
     };
     let text = String::from_utf8_lossy(&tail);
-    let day_ago = crate::sys::state::now_ms().saturating_sub(24 * 3600 * 1000);
+    let day_ago = crate::sys::time::now_ms().saturating_sub(24 * 3600 * 1000);
     let mut errors = Vec::new();
     let mut last_silence = None;
     for line in text.lines() {

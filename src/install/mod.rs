@@ -10,6 +10,7 @@
 //! our entries; a file only install created is removed, with the directories it made.
 //! Per-harness facts live in `claude.rs`, `codex.rs`, `gemini.rs`, `tmux.rs`.
 
+pub mod bindings;
 pub mod claude;
 pub mod codex;
 pub mod diff;
@@ -402,7 +403,7 @@ pub fn hook_specs(
         "claude" => Some(crate::harness::Harness::Claude),
         _ => None,
     };
-    for ev in h.map(crate::agents::signal::events).unwrap_or(&[]) {
+    for ev in h.map(crate::state::signal::events).unwrap_or(&[]) {
         v.push(HookSpec {
             event: ev,
             matcher: None,

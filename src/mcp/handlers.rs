@@ -19,9 +19,9 @@ use super::tools::{Answer, Ctx};
 use super::{INVALID_PARAMS, RpcError};
 use crate::bridge::ask;
 use crate::control::kill_scope::KillScope;
-use crate::control::watch::start;
 use crate::control::{capture, input, kill, list, run, split, swap};
 use crate::error::Error;
+use crate::watch::start;
 
 /// MCP's own default for blocking tools: under Codex's 60 s `tool_timeout_sec`.
 pub(super) const DEFAULT_WAIT_MS: u64 = 50_000;
@@ -125,13 +125,15 @@ pub(super) struct NoArgs {}
 /// for code.
 pub(super) fn tmux_list(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     args::<NoArgs>("tmux_list", a)?;
-    Ok(match list::list(c.tmux, true) {
-        Ok(l) => match serde_json::to_string(&l) {
-            Ok(sc) => Answer::Texted { text: l.text(), sc },
-            Err(_) => Answer::Value(done(&Value::Null)),
+    Ok(
+        match list::list(c.tmux, true, crate::watch::view::for_listing) {
+            Ok(l) => match serde_json::to_string(&l) {
+                Ok(sc) => Answer::Texted { text: l.text(), sc },
+                Err(_) => Answer::Value(done(&Value::Null)),
+            },
+            Err(e) => Answer::Value(failed(&e)),
         },
-        Err(e) => Answer::Value(failed(&e)),
-    })
+    )
 }
 
 #[derive(Deserialize)]
@@ -369,7 +371,7 @@ pub(super) struct Agents {
 /// `tmux_agents`: the listing (compact text for the model, the rows as JSON), one pane's
 /// row, or a wait for one pane's state.
 pub(super) fn tmux_agents(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    use crate::agents::{list, wait};
+    use crate::state::{list, wait};
     let a: Agents = args("tmux_agents", a)?;
     let texted = |text: String, v: Value| Answer::Texted {
         text,
@@ -384,7 +386,7 @@ pub(super) fn tmux_agents(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
         }
         return match list::listing(c.tmux, false) {
             Ok(l) => {
-                let now = crate::sys::state::now_ms();
+                let now = crate::sys::time::now_ms();
                 let mut text = list::text(&l.rows, now);
                 for u in &l.unreached {
                     text.push_str(&format!("host {} not reached: {}\n", u.host, u.why));
@@ -404,7 +406,7 @@ pub(super) fn tmux_agents(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
             Err(e) => return fail(&e),
         },
         // No states: the pane as it is now (any state ends the wait at once).
-        None => crate::agents::machine::State::ALL.to_vec(),
+        None => crate::state::machine::State::ALL.to_vec(),
     };
     let limit = Duration::from_millis(a.timeout_ms.unwrap_or(DEFAULT_WAIT_MS).min(3_600_000));
     match wait::wait(c.tmux, &pane, &until, limit, c.tick) {

@@ -14,7 +14,7 @@
 //! reached this machine (its local record is gone: no ssh to tell); its state on the
 //! host is not followed.
 
-use crate::control::watch::job::JobStatus;
+use crate::watch::job::JobStatus;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,9 +24,9 @@ use serde_json::{Value, json};
 
 use super::{INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError, Session};
 use crate::control::snapshot;
-use crate::control::watch::{job, view};
-use crate::remote::{jobs, pending};
 use crate::tmux::Socket;
+use crate::watch::remote::{jobs, pending};
+use crate::watch::{job, view};
 
 const WATCH: &str = "tmuxmate://watch/";
 const SNAPSHOT: &str = "tmuxmate://snapshot/";
@@ -235,7 +235,7 @@ pub fn subscribe(session: &Session, params: &Value, on: bool) -> Result<Value, R
         // Snapshots never change: subscribing is allowed and never notifies.
         return Ok(json!({}));
     };
-    if !crate::control::watch::valid_id(id) {
+    if !crate::watch::valid_id(id) {
         return Err(RpcError::new(
             RESOURCE_NOT_FOUND,
             format!("{id:?} is not a watch job id"),

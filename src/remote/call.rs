@@ -9,6 +9,10 @@
 //! (`crate::sys::shell::quote`); a missing binary is detected by our own marker before
 //! anything runs (exit [`MISSING_STATUS`]), never guessed from a message of the shell's.
 
+/// Set by another host's tmuxmate that runs us over ssh: how long it waits for our
+/// answer (milliseconds).
+pub const WITHIN_ENV: &str = "TMUXMATE_WITHIN_MS";
+
 use std::time::Duration;
 
 use crate::error::Error;
@@ -73,7 +77,7 @@ pub fn run(
     // not keep its ssh session.
     let within = timeout.as_millis().to_string();
     let mut env = env.to_vec();
-    env.push((crate::cmd::entry::WITHIN_ENV, &within));
+    env.push((WITHIN_ENV, &within));
     let out = remote
         .run_line_bounded(&line(socket, &env, args), input, timeout, ANSWER_MAX)
         .map_err(|e| Missing::Other(e.into()))?;
@@ -142,7 +146,7 @@ fn notes_path() -> std::path::PathBuf {
 /// Some(false) missing (for a while), None unknown.
 pub fn known(host: &str) -> Option<bool> {
     let text = std::fs::read_to_string(notes_path()).ok()?;
-    let now = state::now_ms();
+    let now = crate::sys::time::now_ms();
     text.lines().find_map(|l| {
         let mut f = l.splitn(3, '\t');
         let (h, v, at) = (f.next()?, f.next()?, f.next()?.parse::<u64>().ok()?);
@@ -169,7 +173,7 @@ pub fn note(host: &str, installed: bool) {
     lines.push(format!(
         "{host}\t{}\t{}",
         if installed { "yes" } else { "no" },
-        state::now_ms()
+        crate::sys::time::now_ms()
     ));
     if let Err(e) = state::write_atomic(&path, format!("{}\n", lines.join("\n")).as_bytes()) {
         state::log(&format!("remote: cannot note tmuxmate on {host}: {e}"));

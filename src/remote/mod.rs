@@ -16,6 +16,3 @@
 
 pub mod call;
 pub mod install;
-pub mod jobs;
-pub mod pending;
-pub mod served;

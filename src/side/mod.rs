@@ -14,12 +14,14 @@
 pub mod agent;
 pub mod claude_history;
 pub mod close;
+pub mod digest;
 pub mod handoff;
 pub mod open;
 pub mod relay;
 pub mod sandboxed;
 pub mod split;
 pub mod supervise;
+pub mod turn;
 
 use crate::targs;
 use crate::tmux::Arg;
@@ -28,14 +30,14 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::digest::{self, render};
+use self::digest::render;
 use crate::error::Error;
-use crate::ledger::Ledger;
+use crate::harness::SIDE_MAIN_ENV;
+use crate::location::ledger::Ledger;
 use crate::tmux::Tmux;
 use crate::tmux::format::{parse_records, record_format};
 use crate::tmux::target::Target;
 
-pub const ENV_MAIN: &str = "TMUXMATE_SIDE_MAIN";
 /// The main transcript, for side agents whose sandbox forbids the tmux socket (Codex's
 /// read-only sandbox does): status and history then read the file directly.
 pub const ENV_TRANSCRIPT: &str = "TMUXMATE_SIDE_TRANSCRIPT";
@@ -61,9 +63,9 @@ check details with `tmuxmate side history` before asserting them, and say \"I do
 pub fn main_pane(tmux: &Tmux, target: Option<&str>) -> Result<String, Error> {
     let t = match target {
         Some(t) => t.to_string(),
-        None => std::env::var(ENV_MAIN).map_err(|_| {
+        None => std::env::var(SIDE_MAIN_ENV).map_err(|_| {
             Error::usage(format!(
-                "which main agent? pass -t PANE (e.g. -t %3), or run this inside a side chat ({ENV_MAIN} is not set)"
+                "which main agent? pass -t PANE (e.g. -t %3), or run this inside a side chat ({SIDE_MAIN_ENV} is not set)"
             ))
         })?,
     };
@@ -170,7 +172,7 @@ pub fn status_offline(transcript: &str) -> Status {
     let path = Path::new(transcript);
     let readable = fold.update(path).is_ok();
     Status {
-        main_pane: std::env::var(ENV_MAIN).unwrap_or_default(),
+        main_pane: std::env::var(SIDE_MAIN_ENV).unwrap_or_default(),
         state: if !readable {
             "unknown".into()
         } else if fold.digest.is_open() {
@@ -528,7 +530,7 @@ fn rollout_started_after(p: &Path, ms: u64) -> bool {
             v["payload"]["timestamp"]
                 .as_str()
                 .or(v["timestamp"].as_str())
-                .and_then(digest::time::parse_rfc3339)
+                .and_then(crate::sys::time::parse_rfc3339)
         })
         .is_some_and(|t| t + 1000 >= ms)
 }

@@ -64,10 +64,10 @@ pub fn open(tmux: &Tmux, target: Option<&str>, client: Option<&str>) -> Result<O
         let r = super::main_pane(tmux, Some(t)).and_then(|pane| {
             let bin = std::env::current_exe()?.to_string_lossy().into_owned();
             let argv = vec![bin, "side".into(), "run".into(), "-t".into(), pane];
-            crate::bindings::popup(tmux, c, " side chat ", &argv)
+            crate::tmux::popup::popup(tmux, c, " side chat ", &argv).map_err(Error::from)
         });
         if let Err(e) = &r {
-            crate::bindings::tell(tmux, c, "side chat", e);
+            crate::tmux::popup::tell(tmux, c, "side chat", &e.msg);
         }
         return r.map(|()| Opened::Popup);
     }
@@ -95,7 +95,7 @@ pub fn open(tmux: &Tmux, target: Option<&str>, client: Option<&str>) -> Result<O
     let _ = std::fs::remove_file(start_path(&pane));
     match client {
         Some(c) => {
-            crate::bindings::popup(tmux, &c, " side chat ", &argv)?;
+            crate::tmux::popup::popup(tmux, &c, " side chat ", &argv)?;
             match read_start(&pane) {
                 Some(st) if st.state == "failed" => Err(failed_open(tmux, &pane, None, st.message)),
                 _ => {

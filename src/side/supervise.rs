@@ -174,7 +174,7 @@ fn prepare(tmux: &Tmux, target: &str) -> Result<Launch, Error> {
         } else {
             m.cwd
         },
-        started: state::now_ms(),
+        started: crate::sys::time::now_ms(),
         pane,
         adapter,
         cli,
@@ -203,7 +203,7 @@ fn spawn(tmux: &Tmux, l: &Launch) -> Result<std::process::Child, Error> {
     let mut child = crate::sys::process::command(&l.cli);
     child
         .args(&l.argv)
-        .env(super::ENV_MAIN, &l.pane)
+        .env(crate::harness::SIDE_MAIN_ENV, &l.pane)
         .env(relay::ENV_NONCE, &l.nonce)
         .env(
             super::ENV_TRANSCRIPT,

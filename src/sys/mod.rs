@@ -16,5 +16,6 @@ pub mod process;
 pub mod procfs;
 pub mod shell;
 pub mod state;
+pub mod time;
 pub mod unique;
 pub mod which;

@@ -237,19 +237,12 @@ pub fn log(msg: &str) {
     if let Ok(mut f) = open_private(&path, OpenOptions::new().create(true).append(true)) {
         let line = format!(
             "{} pid={} {}\n",
-            now_ms(),
+            crate::sys::time::now_ms(),
             std::process::id(),
             msg.replace('\n', "\\n")
         );
         let _ = f.write_all(line.as_bytes());
     }
-}
-
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// Write via a temp file and rename, so readers see the old or the new file, never half.

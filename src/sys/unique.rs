@@ -40,7 +40,7 @@ pub fn token() -> String {
     // 36^9 ms reach the year 5000; 36^5 is above Linux's largest pid (2^22).
     format!(
         "{}{}{}",
-        base36(crate::sys::state::now_ms(), 9),
+        base36(crate::sys::time::now_ms(), 9),
         base36(std::process::id() as u64, 5),
         base36(seq, 1)
     )

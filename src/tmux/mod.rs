@@ -10,6 +10,7 @@ pub mod layout;
 pub mod mux;
 pub mod options;
 pub mod panes;
+pub mod popup;
 pub mod remote;
 pub mod socket;
 pub mod target;

@@ -64,6 +64,13 @@ pub fn is_tested(text: &str) -> bool {
         && words.next().is_none()
 }
 
+/// The running server's tmux version, when it can be read.
+pub fn of_server(tmux: &super::Tmux) -> Option<Version> {
+    tmux.run(&["display-message", "-p", "#{version}"])
+        .ok()
+        .and_then(|v| parse(&format!("tmux {}", v.trim())))
+}
+
 /// Parse the output of `tmux -V`.
 pub fn parse(text: &str) -> Option<Version> {
     let word = text.split_whitespace().nth(1)?;
@@ -246,7 +253,7 @@ pub fn check_remote(
     let key = format!("{host}\t{program}");
     let cache = crate::sys::state::state_dir().join("ssh-tmux-versions");
     let cached = || {
-        let now = crate::sys::state::now_ms();
+        let now = crate::sys::time::now_ms();
         let text = std::fs::read_to_string(&cache).unwrap_or_default();
         let found = text.lines().find_map(|l| {
             let mut f = l.splitn(3, '\t');

@@ -428,7 +428,7 @@ fn codex_rollout_with_update_plan_and_events_format() {
         Some("exec_command(cargo build)")
     );
 
-    // The generic events format (documented in src/digest/events.rs).
+    // The generic events format (documented in src/side/digest/events.rs).
     let ev = s.dir.join("events.jsonl");
     write_file(
         &ev,
