@@ -7,6 +7,7 @@ mod cited;
 mod cli;
 mod cmd;
 mod control;
+mod dashboard;
 mod demo;
 mod error;
 mod harness;

@@ -130,20 +130,20 @@ pub fn send_staged(
 /// What is typed for a message, and how the send is found again: decided from the
 /// message alone, before any check reads the pane.
 #[derive(Debug, PartialEq)]
-struct Plan {
+pub(super) struct Plan {
     /// The sanitized text, pasted as one bracketed paste.
-    clean: String,
+    pub(super) clean: String,
     /// Its first 60 characters, whitespace collapsed (the mark's `head`).
     head: String,
     /// What the pane fallback looks for (`pane_key`).
     pane_key: String,
     /// How long the CLI may take to draw the paste: 5 s + 1 s per 32 KiB. Gemini CLI 0.61
     /// on a loaded 2-core machine took ~25 s to take in 1 MiB.
-    draw_limit: Duration,
+    pub(super) draw_limit: Duration,
 }
 
 /// The plan for `message`, or the refusal of an empty one (nothing is typed).
-fn plan(message: &str) -> Result<Plan, Error> {
+pub(super) fn plan(message: &str) -> Result<Plan, Error> {
     if message.trim().is_empty() {
         return Err(Error::usage(
             "refused: the message is empty; nothing was sent",
@@ -284,7 +284,7 @@ fn checked(
 
 /// Why a screen takes no prompt.
 #[derive(Debug, PartialEq)]
-enum Blocked {
+pub(super) enum Blocked {
     /// A dialog is up (its line).
     Dialog(String),
     /// The CLI is busy (its line).
@@ -295,7 +295,7 @@ enum Blocked {
 
 /// The first reason, in this order, that `scr` takes no prompt: a dialog, busy, or (for
 /// an adapter that knows its prompt) not at it.
-fn blocked(a: &Adapter, scr: &str) -> Option<Blocked> {
+pub(super) fn blocked(a: &Adapter, scr: &str) -> Option<Blocked> {
     if let Some(d) = super::any(&a.dialogs, scr) {
         return Some(Blocked::Dialog(d));
     }
@@ -449,7 +449,7 @@ fn probe_deadlines(now: Instant, drawn_by: Instant, wait: Duration) -> (Instant,
 
 /// How long a CLI may take to take in a message of `bytes`: 15 s + 1 s per 8 KiB.
 /// TMUXMATE_VERIFY_TIMEOUT_MS replaces it (tests; very slow machines).
-fn record_limit(bytes: u64) -> Duration {
+pub(super) fn record_limit(bytes: u64) -> Duration {
     std::env::var("TMUXMATE_VERIFY_TIMEOUT_MS")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
@@ -475,7 +475,7 @@ const MAX_LAG_SETTLE_MS: u64 = 3_000;
 
 /// The pause between the paste being drawn and Enter: the adapter's own, plus, for a CLI
 /// whose paste window runs on its event loop, a multiple of how late it drew the paste.
-fn settle(a: &Adapter, draw_lag: Duration) -> Duration {
+pub(super) fn settle(a: &Adapter, draw_lag: Duration) -> Duration {
     let extra = (draw_lag.as_millis() as u64)
         .saturating_mul(u64::from(a.settle_lag_factor))
         .min(MAX_LAG_SETTLE_MS);

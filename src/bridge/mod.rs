@@ -5,7 +5,8 @@
 //! (printed commands that name their server), `transcript` and `gemini_chat` (reply reading), `session`
 //! (resolving a name, checking the contract and the pinned pane), `turns` (waiting for
 //! and reading replies), `enter_probe` (a paste guard shown over), `deliver` (the checked send), `launch` (starting a CLI), then
-//! `ask`, `listing`, `message`, `attach` and `stop` for the commands.
+//! `ask`, `listing`, `message`, `attach` and `stop` for the commands; `pane_send` types one
+//! line into an agent CLI the bridge did not start, under the same rules.
 
 pub mod adapters;
 pub mod ask;
@@ -19,6 +20,7 @@ pub mod launch;
 pub mod listing;
 pub mod message;
 pub mod naming;
+pub mod pane_send;
 pub mod session;
 pub mod stop;
 pub mod transcript;

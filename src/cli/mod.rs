@@ -158,6 +158,9 @@ pub enum Command {
     /// Every agent pane's state (working, needs-you, done, idle, exited), from its CLI's
     /// own events; needs-you first, longest waiting first.
     Agents(AgentsArgs),
+    /// Every agent on one live screen: state, project, what it does, todos, what waits
+    /// for it; Enter goes to it, `a` asks it, `?` lists the keys.
+    Dashboard(DashboardArgs),
     /// Background commands watched until they finish; results arrive at the next turn.
     Watch {
         #[command(subcommand)]
@@ -534,6 +537,25 @@ pub enum SnapshotsAction {
         #[arg(long, value_name = "CLIENT")]
         client: String,
     },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DashboardArgs {
+    #[command(flatten)]
+    pub ask: crate::dashboard::Ask,
+    /// Print the rows once and exit (no terminal needed).
+    #[arg(long)]
+    pub once: bool,
+    /// With --once: one JSON document instead of text (shapes: docs/json.md).
+    #[arg(long, requires = "once")]
+    pub json: bool,
+    /// The tmux client whose key opened the dashboard (the snippet's popup): Enter
+    /// switches it, and the popup closes.
+    #[arg(long, value_name = "CLIENT", hide = true)]
+    pub client: Option<String>,
+    /// Open it in a popup on CLIENT (the snippet's key).
+    #[arg(long, hide = true, requires = "client")]
+    pub popup: bool,
 }
 
 #[derive(clap::Args, Debug)]

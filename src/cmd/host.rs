@@ -72,6 +72,9 @@ fn way(cmd: &Command) -> Way {
             None => Way::Tmuxmate,
             Some(_) => Way::No("the snippet's keys and hooks act on this machine's tmux"),
         },
+        Command::Dashboard(_) => Way::No(
+            "it shows the agents of the hosts named in @tmuxmate-hosts already; add the host there",
+        ),
         Command::Snapshots(_) => {
             Way::No("snapshots are stored on this machine; list them without --host")
         }

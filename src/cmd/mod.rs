@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod agents;
 pub mod capture;
+pub mod dashboard;
 pub mod demo;
 pub mod digest;
 pub mod entry;
@@ -136,6 +137,7 @@ pub fn dispatch(cli: Cli) -> CliResult {
         Command::Kill(a) => kill::run(&tmux, a),
         Command::Snapshots(a) => snapshots::run(&tmux, a),
         Command::Agents(a) => agents::run(&tmux, a, sock.is_some() || path.is_some()),
+        Command::Dashboard(a) => dashboard::run(&tmux, a, sock.is_some() || path.is_some()),
         Command::Watch { action } => watch::run(&tmux, action),
         Command::Agent { action } => agent::run(&tmux, action),
         Command::Side { action } => side::run(&tmux, action),

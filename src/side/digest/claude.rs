@@ -81,6 +81,9 @@ struct Line<'a> {
     content: Snippet,
     #[serde(borrow, default)]
     level: LStr<'a>,
+    /// Older Claude Code versions recorded each response's cost.
+    #[serde(rename = "costUSD", default)]
+    cost_usd: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -93,6 +96,8 @@ struct Message<'a> {
     content: Content<'a>,
     #[serde(borrow, default)]
     stop_reason: LStr<'a>,
+    #[serde(default)]
+    usage: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -346,7 +351,11 @@ pub fn fold_line(st: &mut State, d: &mut Digest, line: &[u8]) -> Result<(), serd
         "user" => user_line(st, d, l, t),
         "assistant" if !l.is_sidechain.0 => {
             if let Some(m) = l.message.0 {
+                let first = m.id.as_deref() != st.last_message_id.as_deref();
                 assistant_message(st, d, &m, l.is_api_error.0, t);
+                if let Some(u) = usage(m.usage.as_ref(), l.cost_usd.as_ref(), first) {
+                    d.usage(u);
+                }
             }
         }
         "system" => match l.subtype.as_deref().unwrap_or("") {
@@ -467,6 +476,28 @@ fn assistant_message(st: &mut State, d: &mut Digest, m: &Message, api_error: boo
     if ends_turn(m.stop_reason.as_deref(), tools) {
         d.end_turn("completed", t);
     }
+}
+
+/// A response's `usage` (its lines repeat it: the cost counts once, on its first line)
+/// as the context it filled: input, cache writes and reads, and its output.
+fn usage(u: Option<&Value>, cost: Option<&Value>, first: bool) -> Option<super::model::Usage> {
+    let n = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64);
+    let parts = [
+        n("input_tokens"),
+        n("cache_creation_input_tokens"),
+        n("cache_read_input_tokens"),
+        n("output_tokens"),
+    ];
+    let context = parts
+        .iter()
+        .any(Option::is_some)
+        .then(|| parts.iter().flatten().sum());
+    let cost_usd = cost.and_then(Value::as_f64).filter(|_| first);
+    (context.is_some() || cost_usd.is_some()).then_some(super::model::Usage {
+        context_tokens: context,
+        cost_usd,
+        ..Default::default()
+    })
 }
 
 /// A terminal `stop_reason` on a line without tool use ends the turn.

@@ -83,6 +83,9 @@ struct Payload<'a> {
     thread_settings: Lenient<Settings<'a>>,
     #[serde(default)]
     action: Option<Value>,
+    /// `token_count`'s numbers.
+    #[serde(default)]
+    info: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -260,9 +263,28 @@ fn event_msg(st: &mut State, d: &mut Digest, p: &Payload, t: Option<u64>) {
             }
         }
         "context_compacted" => d.compaction(t),
+        "token_count" => {
+            if let Some(u) = token_count(p.info.as_ref()) {
+                d.usage(u);
+            }
+        }
         "error" | "stream_error" => d.error(p.message.as_deref().unwrap_or(""), t),
         _ => {}
     }
+}
+
+/// A `token_count` event: the last request's tokens (the context it filled), the window
+/// and the session's total.
+fn token_count(info: Option<&Value>) -> Option<super::model::Usage> {
+    let info = info?;
+    let n = |p: &str| info.pointer(p).and_then(Value::as_u64);
+    let u = super::model::Usage {
+        context_tokens: n("/last_token_usage/total_tokens"),
+        context_window: n("/model_context_window"),
+        total_tokens: n("/total_token_usage/total_tokens"),
+        cost_usd: None,
+    };
+    (u.context_tokens.is_some() || u.total_tokens.is_some()).then_some(u)
 }
 
 /// `interrupted` when the reason says so, else `aborted`.

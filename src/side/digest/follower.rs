@@ -305,6 +305,8 @@ struct Follower<'a> {
     last_cache: Instant,
     /// The agent's state file (`@tmuxmate-state-file`), when the pane has one.
     state_file: Option<PathBuf>,
+    /// The glance last written (`super::glance`).
+    glanced: Option<super::glance::Glance>,
 }
 
 impl<'a> Follower<'a> {
@@ -338,8 +340,24 @@ impl<'a> Follower<'a> {
         }
     }
 
+    /// Whether the fold changed what is shown: the status, or the glance.
+    fn news(&self) -> bool {
+        status_line(&self.fold.digest) != self.shown.clone().unwrap_or_default()
+            || self.glanced.as_ref() != Some(&super::glance::Glance::of(&self.fold.digest))
+    }
+
+    /// Rewrite the glance file when it changed.
+    fn glance(&mut self) {
+        let g = super::glance::Glance::of(&self.fold.digest);
+        if self.glanced.as_ref() != Some(&g) {
+            super::glance::write(&self.socket, &self.pane, &g);
+            self.glanced = Some(g);
+        }
+    }
+
     /// Push the status if it changed. `Err` when the pane or server is gone.
     fn push(&mut self) -> Result<(), TmuxError> {
+        self.glance();
         let status = status_line(&self.fold.digest);
         if self.shown.as_deref() == Some(status.as_str()) {
             return Ok(());
@@ -452,12 +470,14 @@ impl<'a> Follower<'a> {
             cache_dirty: false,
             last_cache: Instant::now(),
             state_file: state_file(state_file_opt),
+            glanced: None,
         }
     }
 
     /// The first beat (and push, when the status differs from the one shown). False
     /// (logged) when the follower must exit: the call failed, or the pane is dead.
     fn first_beat(&mut self) -> bool {
+        self.glance();
         let first = if self.shown.as_deref() == Some(status_line(&self.fold.digest).as_str()) {
             self.heartbeat()
         } else {
@@ -787,10 +807,7 @@ fn follow(fl: &mut Follower, rx: &mpsc::Receiver<Msg>, wake: &mut Wake, beat: Du
         if woke.state {
             fl.state_changed();
         }
-        if woke.changed
-            && fl.fold()
-            && status_line(&fl.fold.digest) != fl.shown.clone().unwrap_or_default()
-        {
+        if woke.changed && fl.fold() && fl.news() {
             s.push_at
                 .get_or_insert(push_time(fl.last_push, Instant::now()));
         }
@@ -921,6 +938,7 @@ fn finish(fl: &mut Follower, wake: &Wake, end: End) {
         End::Forget => {
             let _ = std::fs::remove_file(cache_path(&fl.socket, &fl.pane));
             let _ = std::fs::remove_file(&wake.want);
+            super::glance::remove(&fl.socket, &fl.pane);
         }
         End::Keep => fl.save(),
     }

@@ -11,7 +11,9 @@
 //! - `fold`: reading only appended complete lines, format detection, the zstd container,
 //!   fresh starts on a replaced or truncated file;
 //! - `render`: the single text rendering and the status line;
-//! - `follower`: `ensure_follower`, the follower loop, its lock, cache and pushes.
+//! - `follower`: `ensure_follower`, the follower loop, its lock, cache and pushes;
+//! - `glance`: the status, checklist progress and usage of a pane, a file its follower
+//!   keeps for views of many agents.
 //!
 //! Invariants (the module's contract): the digest is bounded whatever the transcript
 //! holds; nothing in it changes merely because time passed; a transcript's bad or unknown
@@ -24,6 +26,7 @@ pub mod dsh;
 pub mod events;
 pub mod fold;
 pub mod follower;
+pub mod glance;
 pub mod json;
 pub mod model;
 pub mod pane;

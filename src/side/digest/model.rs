@@ -178,6 +178,26 @@ pub struct Digest {
     pub counts: Counts,
     /// Time (ms since the epoch) of the newest timestamped record folded.
     pub last_activity: Option<u64>,
+    /// Tokens (and cost) as the transcript reports them; absent when it reports none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// What the model's context holds and what the session spent, as the transcript says:
+/// Claude's `message.usage` of its latest response, Codex's `token_count` event. Each
+/// field is absent when the transcript does not give it (never estimated).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Tokens in the context of the latest model request (input, cached input and
+    /// its output).
+    pub context_tokens: Option<u64>,
+    /// The model's context window, where the transcript names it (Codex).
+    pub context_window: Option<u64>,
+    /// Tokens over the whole session, where the transcript sums them (Codex).
+    pub total_tokens: Option<u64>,
+    /// Cost in US dollars, where the transcript records it.
+    pub cost_usd: Option<f64>,
 }
 
 fn push_capped<T>(q: &mut VecDeque<T>, v: T, cap: usize) {
@@ -455,6 +475,18 @@ impl Digest {
         let m = clip(m, NAME_CHARS);
         if !m.is_empty() && !m.starts_with('<') {
             self.model = Some(m);
+        }
+    }
+
+    /// The transcript reported usage: the fields it gave replace the ones held, a cost
+    /// adds to the session's.
+    pub fn usage(&mut self, u: Usage) {
+        let held = self.usage.get_or_insert_with(Usage::default);
+        held.context_tokens = u.context_tokens.or(held.context_tokens);
+        held.context_window = u.context_window.or(held.context_window);
+        held.total_tokens = u.total_tokens.or(held.total_tokens);
+        if let Some(c) = u.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
+            held.cost_usd = Some(held.cost_usd.unwrap_or(0.0) + c);
         }
     }
 
