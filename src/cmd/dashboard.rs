@@ -7,7 +7,7 @@
 
 use crate::cli::DashboardArgs;
 use crate::dashboard;
-use crate::error::{CliResult, Error};
+use crate::error::CliResult;
 use crate::tmux::Tmux;
 
 /// `chosen`: `-L`/`-S` named the server.
@@ -23,8 +23,7 @@ pub fn run(tmux: &Tmux, a: DashboardArgs, chosen: bool) -> CliResult {
         return dashboard::tui::run(tmux, &a.ask, a.client.as_deref(), chosen);
     }
     let board = dashboard::gather::Gatherer::default()
-        .board(tmux, chosen)
-        ?
+        .board(tmux, chosen)?
         .filtered(a.ask.filter.as_deref());
     if a.json {
         super::out_json(&board);

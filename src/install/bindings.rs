@@ -63,6 +63,15 @@ pub const ACTIONS: &[Action] = &[
         },
         mark: " agents jump --client ",
     },
+    Action {
+        name: "dashboard",
+        option: crate::tmux::options::DASHBOARD_KEY.name,
+        default: crate::tmux::options::DASHBOARD_KEY.default_text(),
+        command: |bin| {
+            format!("{bin} dashboard --popup --client #{{q:client_name}} >/dev/null 2>&1; true")
+        },
+        mark: " dashboard --popup --client ",
+    },
 ];
 
 /// Named keys tmux knows on every supported version (a subset: the useful ones).

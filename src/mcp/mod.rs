@@ -30,6 +30,7 @@
 //!   is 10.2 MB and answers after 13.4 ms (docs/mcp.md#why-no-sdk). The per-turn call shares
 //!   this binary, so it must not carry a runtime.
 
+mod board;
 mod handlers;
 mod on_host;
 mod pool;

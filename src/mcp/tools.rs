@@ -337,6 +337,23 @@ pub(super) static TOOLS: &[Tool] = &[
         host: None,
     },
     Tool {
+        name: "tmux_dashboard",
+        description: "Every agent at a glance, most urgent first: state, project/branch, what it does now, todos, pending results/notes, context/cost. filter: text.",
+        input: || vec![("filter", s())],
+        required: &[],
+        output: || {
+            vec![
+                ("agents", arr()),
+                ("counts", json!({"type": "object"})),
+                ("watch", json!({"type": "object"})),
+                ("unreachedHosts", arr()),
+            ]
+        },
+        hints: READ,
+        run: super::board::tmux_dashboard,
+        host: None,
+    },
+    Tool {
         name: "agent_ask",
         description: "Ask another agent CLI (target: claude/codex/gemini to start or reuse one for project, or a managed session name): send once, wait, complete reply. delivery: delivered, unconfirmed or not-delivered; never retried. Refuses busy agents and dialogs. timeoutS default 50.",
         input: || {

@@ -213,6 +213,12 @@ pub const JUMP_KEY: Opt = user(
     "M-j",
     "the prefix key that jumps to the agent that has needed you longest (none: no key)",
 );
+pub const DASHBOARD_KEY: Opt = user(
+    "@tmuxmate-dashboard-key",
+    Kind::Text,
+    "M-d",
+    "the prefix key that opens the dashboard of every agent in a popup (none: no key)",
+);
 pub const SIDE_KEY: Opt = user(
     "@tmuxmate-side-key",
     Kind::Text,
@@ -405,6 +411,7 @@ pub const ALL: &[Opt] = &[
     NOTIFY_COOLDOWN_S,
     HOSTS,
     JUMP_KEY,
+    DASHBOARD_KEY,
     BIN,
     SNIPPET,
     SAVED_WINDOW_SIZE,

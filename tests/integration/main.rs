@@ -6,11 +6,12 @@ pub mod util;
 
 mod agents;
 mod bindings;
-mod bridge;
+pub mod bridge;
 mod capture;
 mod cli;
 mod contract;
 mod control;
+mod dashboard;
 mod digest;
 mod hooks;
 pub mod hostile;

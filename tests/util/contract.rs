@@ -431,6 +431,88 @@ pub struct WaitedJson {
     pub waited_ms: u64,
 }
 
+// ---- dashboard ----
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DashTodosJson {
+    pub done: usize,
+    pub total: usize,
+    pub now: Option<String>,
+}
+
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DashPendingJson {
+    pub watch: usize,
+    pub notes: usize,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DashRowJson {
+    pub pane_id: String,
+    pub target: String,
+    pub socket: Option<String>,
+    pub host: Option<String>,
+    pub harness: String,
+    pub name: String,
+    pub managed: bool,
+    pub state: String,
+    pub since: u64,
+    pub why: String,
+    pub project: Option<String>,
+    pub branch: Option<String>,
+    pub doing: String,
+    pub todos: Option<DashTodosJson>,
+    pub pending: DashPendingJson,
+    pub usage: Option<UsageJson>,
+}
+
+#[derive(Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DashCountsJson {
+    pub needs_you: usize,
+    pub working: usize,
+    pub done: usize,
+    pub idle: usize,
+    pub unknown: usize,
+    pub exited: usize,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DashJobJson {
+    pub job_id: String,
+    pub command: String,
+    pub status: String,
+    pub start: u64,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DashWatchJson {
+    pub running: usize,
+    pub done: usize,
+    pub jobs: Vec<DashJobJson>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DashUnreachedJson {
+    pub host: String,
+    pub why: String,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DashboardJson {
+    pub agents: Vec<DashRowJson>,
+    pub counts: DashCountsJson,
+    pub watch: DashWatchJson,
+    pub unreached_hosts: Vec<DashUnreachedJson>,
+}
+
 // ---- digest ----
 
 #[derive(Deserialize, Debug)]
@@ -459,6 +541,16 @@ pub struct DigestJson {
     pub last_error: Option<FailureJson>,
     pub counts: CountsJson,
     pub last_activity: Option<u64>,
+    pub usage: Option<UsageJson>,
+}
+
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UsageJson {
+    pub context_tokens: Option<u64>,
+    pub context_window: Option<u64>,
+    pub total_tokens: Option<u64>,
+    pub cost_usd: Option<f64>,
 }
 
 #[derive(Deserialize, Debug)]

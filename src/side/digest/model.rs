@@ -178,8 +178,8 @@ pub struct Digest {
     pub counts: Counts,
     /// Time (ms since the epoch) of the newest timestamped record folded.
     pub last_activity: Option<u64>,
-    /// Tokens (and cost) as the transcript reports them; absent when it reports none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Tokens (and cost) as the transcript reports them; `None` when it reports none.
+    #[serde(default)]
     pub usage: Option<Usage>,
 }
 
