@@ -368,3 +368,52 @@ fn an_upgrade_removes_the_old_popup_bindings() {
     );
     assert!(log(&s).contains("removed the old tmuxmate binding of prefix C-s"));
 }
+
+#[test]
+fn dashboard_key_opens_every_agent_in_a_popup_and_enter_goes_to_one() {
+    let inner = server!();
+    let outer = server!();
+    load_snippet(&inner);
+    let x = inner.agent_pane_as("cli", "codex");
+    let perm = inner.dir.join("perm.json");
+    std::fs::write(
+        &perm,
+        serde_json::json!({"session_id": "x1", "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash", "tool_input": {"command": "make deploy"}})
+        .to_string(),
+    )
+    .unwrap();
+    let r = x.sh(&format!(
+        "setsid sh -c '\"$0\" hook codex < \"$1\"; true' \"$TM\" '{}'",
+        perm.display()
+    ));
+    assert_eq!(r.rc, 0, "{}", r.out);
+    inner.tmux(&["select-window", "-t", "main:^"]);
+    let pane = inner.attach_in(&outer, "main");
+    let client = inner.tmux(&["list-clients", "-F", "#{client_name}"]);
+    let client = client.trim().to_string();
+    let shows = || {
+        inner
+            .tmux(&["display", "-p", "-c", &client, "#{pane_id}"])
+            .trim()
+            .to_string()
+    };
+    assert_ne!(shows(), x.pane);
+    press(&outer, &pane, "M-d");
+    let sc = wait_until("the dashboard popup", Duration::from_secs(20), || {
+        let sc = screen(&outer, &pane);
+        (popup_shown(&inner, &sc, " agents ") && sc.contains("codex cli")).then_some(sc)
+    });
+    assert!(sc.contains("needs-you"), "{sc}");
+    assert!(sc.contains("permission: Bash: make deploy"), "{sc}");
+    // Enter: that client goes to the agent's pane, and the popup closes.
+    outer.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until(
+        "the client on the agent's pane",
+        Duration::from_secs(10),
+        || (shows() == x.pane).then_some(()),
+    );
+    wait_until("the popup to close", Duration::from_secs(10), || {
+        (!popup_shown(&inner, &screen(&outer, &pane), " agents ")).then_some(())
+    });
+}

@@ -300,3 +300,169 @@ fn live_view_orders_updates_filters_and_fits_every_size() {
         (!panes.lines().any(|p| p == d)).then_some(())
     });
 }
+
+/// A stand-in for Claude's screen in a pane (a rule and its `❯` prompt) whose program is
+/// named claude and which says it is done through its hook: a line typed into it shows
+/// the busy line and is kept in the returned file.
+fn fake_claude(s: &Server) -> (String, PathBuf) {
+    let dir = s.dir.join("fake");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink("/bin/sh", dir.join("claude")).unwrap();
+    let stop = input(
+        s,
+        "fake-stop",
+        serde_json::json!({"session_id": "f1", "hook_event_name": "Stop"}),
+    );
+    let got = dir.join("got");
+    let script = dir.join("screen.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "printf '──────────\\n❯ \\n'\n\"{BIN}\" hook claude < '{}'\n\
+             while IFS= read -r line; do\n  printf '%s\\n' \"$line\" > '{g}.tmp'; mv '{g}.tmp' '{g}'\n  \
+             printf '✻ Thinking… (esc to interrupt)\\n'\ndone\n",
+            stop.display(),
+            g = got.display()
+        ),
+    )
+    .unwrap();
+    let pane = s.window(
+        "fake",
+        &format!(
+            "exec '{}' '{}'",
+            dir.join("claude").display(),
+            script.display()
+        ),
+    );
+    wait_until(
+        "the fake claude to be done",
+        Duration::from_secs(20),
+        || {
+            let st = s.tmux(&["display", "-p", "-t", &pane, "#{@tmuxmate-state}"]);
+            (st.trim() == "done").then_some(())
+        },
+    );
+    (pane, got)
+}
+
+#[test]
+fn keys_through_a_client_go_to_an_agent_ask_one_and_stop_a_managed_one() {
+    let outer = server!();
+    let s = server!();
+    let x = s.agent_pane_as("cli", "codex");
+    let perm = input(
+        &s,
+        "x-perm",
+        serde_json::json!({"session_id": "x1", "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash", "tool_input": {"command": "make deploy"}}),
+    );
+    hook(&x, "codex", &perm);
+    let (fake, got) = fake_claude(&s);
+    // A managed agent (the bridge's stand-in), whose state its hooks would have written.
+    let b = crate::bridge::Bridge::new(&s, "proj", "main");
+    let st = b.start(&s, "claude");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let rec = serde_json::json!({"state": "idle", "since_ms": now.as_millis() as u64,
+        "seq": 1, "harness": "claude", "event": "Stop"});
+    s.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &st.pane_id,
+        "@tmuxmate-state",
+        "idle",
+        ";",
+        "set-option",
+        "-p",
+        "-t",
+        &st.pane_id,
+        "@tmuxmate-state-since",
+        &now.as_secs().to_string(),
+        ";",
+        "set-option",
+        "-p",
+        "-t",
+        &st.pane_id,
+        "@tmuxmate-state-record",
+        &rec.to_string(),
+    ]);
+    let d = dashboard_pane(&s);
+    s.tmux(&["select-window", "-t", &d]);
+    let att = s.attach_in(&outer, "main");
+    let client = s.tmux(&["list-clients", "-F", "#{client_name}"]);
+    let client = client.trim();
+    let key = |k: &str| outer.tmux(&["send-keys", "-t", &att, k]);
+    let shows = || {
+        s.tmux(&["display", "-p", "-c", client, "#{pane_id}"])
+            .trim()
+            .to_string()
+    };
+    let t = wait_screen(&s, &d, "the rows", |t| {
+        t.contains("codex cli") && t.contains("claude fake") && t.contains(&st.name)
+    });
+    assert!(
+        row(&t, "codex cli").unwrap().1.starts_with("needs-you"),
+        "{t}"
+    );
+    // Enter on the first row: the client goes to the agent that needs the person.
+    assert_eq!(shows(), d);
+    key("Enter");
+    wait_until(
+        "the client on the codex pane",
+        Duration::from_secs(10),
+        || (shows() == x.pane).then_some(()),
+    );
+    s.tmux(&["switch-client", "-c", client, "-t", &d]);
+    // Ask the fake claude one line: it arrives once, and the outcome is shown.
+    for k in ["/", "f", "a", "k", "e", "Enter", "a"] {
+        key(k);
+    }
+    wait_screen(&s, &d, "the ask line", |t| t.contains("ask claude fake:"));
+    outer.tmux(&["send-keys", "-t", &att, "-l", "hello there"]);
+    key("Enter");
+    wait_until(
+        "the line in the fake claude",
+        Duration::from_secs(20),
+        || {
+            std::fs::read_to_string(&got)
+                .ok()
+                .filter(|g| g == "hello there\n")
+        },
+    );
+    wait_screen(&s, &d, "the outcome", |t| {
+        t.contains("delivered to claude fake")
+    });
+    assert!(screen(&s, &fake).contains("✻ Thinking…"));
+    // A second ask while it is busy: refused, nothing typed.
+    key("a");
+    outer.tmux(&["send-keys", "-t", &att, "-l", "again"]);
+    key("Enter");
+    wait_screen(&s, &d, "the refusal", |t| {
+        t.contains("not delivered: refused")
+    });
+    assert_eq!(std::fs::read_to_string(&got).unwrap(), "hello there\n");
+    // Stop: only a managed agent, and only after y.
+    key("x");
+    wait_screen(&s, &d, "stop refused", |t| {
+        t.contains("was not started by `tmuxmate agent start`")
+    });
+    key("/");
+    key("C-u");
+    outer.tmux(&["send-keys", "-t", &att, "-l", &st.name]);
+    key("Enter");
+    key("x");
+    wait_screen(&s, &d, "the question", |t| {
+        t.contains(&format!("stop agent {}?", st.name))
+    });
+    key("n");
+    wait_screen(&s, &d, "not stopped", |t| t.contains("not stopped"));
+    key("x");
+    key("y");
+    wait_screen(&s, &d, "stopped", |t| {
+        t.contains(&format!("stopped {}", st.name))
+    });
+    let sessions = s.tmux(&["list-sessions", "-F", "#{session_name}"]);
+    assert!(!sessions.lines().any(|l| l == st.name), "{sessions}");
+}
