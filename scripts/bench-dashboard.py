@@ -24,6 +24,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "..", "tests", "fixtures")
 STATS = os.path.join(W, "draws")
 STATE = os.environ["TMUXMATE_STATE_DIR"]
+# The harnesses whose transcript is followed (one digest follower, so one inotify
+# instance, each: the kernel's default is 128 instances per user).
+DIGESTS = os.environ.get("DIGESTS", "claude,codex").split(",")
 
 
 def T(*args, check=True):
@@ -67,7 +70,9 @@ def agent(i):
              "exec '%s' '%s/loop.sh' '%s'" % (prog, d, fifo)).strip()
     sid = "5eed0000-0000-4000-8000-%012d" % i
     ev = {"session_id": sid, "cwd": d, "hook_event_name": "UserPromptSubmit", "prompt": "go"}
-    if harness == "claude":
+    if harness not in DIGESTS:
+        pass
+    elif harness == "claude":
         tr = os.path.join(d, "t.jsonl")
         shutil.copy(os.path.join(FIX, "claude-transcript.jsonl"), tr)
         ev["transcript_path"] = tr
@@ -95,7 +100,7 @@ def percentile(xs, q):
 def draws():
     try:
         with open(STATS) as f:
-            return [tuple(float(x) for x in l.split()) for l in f if l.strip()]
+            return [tuple(float(x) for x in l.split()) for l in f if l.strip() and not l.startswith("#")]
     except FileNotFoundError:
         return []
 
@@ -217,13 +222,21 @@ def main():
     idle_ticks = proc_stat(pid) - a
     idle_draws = len(draws()) - n0
     hz = os.sysconf("SC_CLK_TCK")
+    try:
+        with open(os.path.join(STATE, "log")) as f:
+            polled = any("dashboard: no inotify" in l for l in f)
+    except OSError:
+        polled = False
     screen = T("capture-pane", "-p", "-t", dash)
     if os.environ.get("KEEP") != "1":
         T("kill-server", check=False)
     else:
         print("kept: tmux -L %s attach" % SOCK)
-    print("dashboard benchmark, %d agents (setup %.0f s; %d rows, %d with a digest line)"
-          % (N, setup_s, rows, with_line))
+    with open("/proc/sys/fs/inotify/max_user_instances") as f:
+        limit = f.read().strip()
+    print("dashboard benchmark, %d agents (setup %.0f s; %d rows, %d with a digest line; digests of %s;"
+          " fs.inotify.max_user_instances %s)" % (N, setup_s, rows, with_line, ",".join(DIGESTS), limit))
+    print("the dashboard's file events: %s" % ("polled (no inotify instance left)" if polled else "inotify"))
     print("| what | value |")
     print("|---|---|")
     print("| board read once (`dashboard --once --json`, process included), median of 5 | %.0f ms |"
@@ -240,4 +253,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        if os.environ.get("KEEP") != "1":
+            T("kill-server", check=False)

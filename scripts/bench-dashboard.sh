@@ -4,7 +4,9 @@
 # the recorded transcripts) on a private tmux server, the live dashboard in a 200x50
 # pane: the board read once, each redraw while it scrolls, its memory, an event to the
 # redraw that shows it, and its CPU over IDLE_S seconds of nothing happening. See
-# bench-dashboard.py. Knobs: N, IDLE_S (default 30), KEEP=1 (leave the server running).
+# bench-dashboard.py. Knobs: N, IDLE_S (default 30), KEEP=1 (leave the server running),
+# DIGESTS=claude,codex (the harnesses whose transcripts are followed: one inotify instance
+# each; past fs.inotify.max_user_instances the dashboard looks at its files every 0.5 s).
 # Everything runs on a private tmux server; nothing touches your own.
 set -euo pipefail
 cd "$(dirname "$0")/.."

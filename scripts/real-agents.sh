@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/real-agents.sh [claude] [codex] [gemini]          the bridge (default)
 # scripts/real-agents.sh state [claude] [codex] [gemini]    agent state (or STATE=1)
+# scripts/real-agents.sh dashboard [claude] [codex] [gemini] the dashboard beside them
 #
 # The bridge against the REAL Claude Code, Codex CLI and Gemini CLI of the agent rig
 # (../shared/rig, on a mock model API; not run by CI: it needs the rig's ~900 MB of CLIs).
@@ -37,6 +38,13 @@
 # Prints the table case, CLI, expected, observed, latency, result; exit 1 if any failed
 # (then the temp dir keeps each CLI's alerts, screens, mock log and tmuxmate log).
 #
+# `dashboard`: the rig as for `state`, plus another agent pane recorded as working for
+# five minutes and `tmuxmate dashboard` in a window a real client (on a pty) shows. D1 a
+# scripted shell call: the dashboard's top row becomes the CLI's needs-you within 1 s of
+# the dialog on screen (the screen polled every 20 ms); D2 Enter typed on the client: the
+# client lands on the CLI's pane; D3 the approve key: the row leaves needs-you and goes
+# below the older working one. Same table as `state`.
+#
 # Knobs: RIG_SRC (default: ../shared/rig beside the repository), RIG_NODE_MODULES (an
 # installed node_modules to link instead of npm install), TMUXMATE_BIN (default: a
 # release build of this checkout), KEEP=1 (keep the temp dir and the rig's run dirs:
@@ -63,9 +71,10 @@ trap cleanup EXIT
 cp -r "$RIG_SRC" "$WORK/rig"
 chmod -R u+w "$WORK/rig"
 MODE=bridge
-if [ "${1:-}" = state ] || [ "${STATE:-0}" = 1 ]; then
+if [ "${1:-}" = state ] || [ "${1:-}" = dashboard ] || [ "${STATE:-0}" = 1 ]; then
   MODE=state
-  [ "${1:-}" = state ] && shift
+  [ "${1:-}" = dashboard ] && MODE=dashboard
+  [ "${1:-}" = state ] || [ "${1:-}" = dashboard ] && shift
   # The copy's rigcfg.py gets three knobs (defaults: the rig's behaviour), so that a shell
   # call asks for permission: RIG_CLAUDE_ASK="Bash" drops those tools from Claude's allow
   # rules, RIG_CODEX_APPROVAL / RIG_CODEX_SANDBOX replace approval_policy "never" and
@@ -110,7 +119,7 @@ export RIG_RUN_ROOT=$WORK/run
 unset TMUX TMUX_PANE
 # Not `exec`: the EXIT trap must still run to remove the temp dir.
 python3 - "$@" <<'PY'
-import glob, json, os, re, shutil, subprocess, sys, time
+import glob, json, os, re, shlex, shutil, subprocess, sys, time
 
 WORK = os.environ["WORK"]
 RIG = f"{WORK}/rig"
@@ -628,9 +637,10 @@ def hooks_of(installed_settings):
         return {}
 
 
-def run_state(cli):
-    cfg = STATE_CLI[cli]
-    sock = f"rs{cli[:2]}{os.getpid()}"
+def state_rig(cli, sock):
+    """The rig started for `cli` with tmuxmate's hooks installed and asking before a shell
+    call (see the header): the rig, its info, the pane, the socket path, the agent's HOME;
+    None when the start failed (a row says so)."""
     rig = v.Rig(sock)
     run = rig.run
     work = f"{WORK}/sproj-{cli}"
@@ -664,13 +674,24 @@ def run_state(cli):
     except Exception as e:
         srow("rig start", cli, "prompt reached", "failed", None, False, str(e)[-300:])
         rig.stop(purge=False)
-        return
+        return None
     pane = info["RIG_PANE"]
     sockpath = info["TMUX_SOCKET_PATH"]
     agent_home = info["AGENT_HOME"] if cli != "codex" else f"{run}/codex-user-home"
     # What tmux runs (the pipe reader, the title hook, the notify command) gets the same
     # HOME as the hooks, so one state dir (locks, alerts, log) for all of them.
     rig.tmux("set-environment", "-g", "HOME", agent_home)
+    rig.tmux("set", "-g", "@tmuxmate-bin", TM)
+    return rig, info, pane, sockpath, agent_home
+
+
+def run_state(cli):
+    cfg = STATE_CLI[cli]
+    sock = f"rs{cli[:2]}{os.getpid()}"
+    started = state_rig(cli, sock)
+    if not started:
+        return
+    rig, info, pane, sockpath, agent_home = started
     alerts = f"{WORK}/alerts-{cli}.log"
     open(alerts, "w").close()
     notify = f"{WORK}/notify-{cli}.sh"
@@ -846,13 +867,112 @@ def run_state(cli):
         rig.stop(purge=os.environ.get("KEEP") != "1" and not failed)
 
 
-def state_main(which):
+def dash_rows(rig, dash):
+    """The dashboard's row lines (below its title and column header)."""
+    return [l for l in rig.capture(dash).split("\n")[2:] if l.strip()][:-2]
+
+
+def run_dashboard(cli):
+    """The dashboard beside the real CLI: a permission prompt shows as needs-you at the
+    top within a second, Enter (typed on a real client) lands on that pane, answering it
+    moves the row."""
+    cfg = STATE_CLI[cli]
+    sock = f"rd{cli[:2]}{os.getpid()}"
+    started = state_rig(cli, sock)
+    if not started:
+        return
+    rig, info, pane, sockpath, agent_home = started
+    sess = rig.fmt(pane, "#{session_name}")
+    q = shlex.quote
+    # Another agent, working for five minutes (its record as its hooks would have left
+    # it): before the prompt the real one (idle) is below it, needs-you goes above.
+    other = rig.tmux("new-window", "-d", "-t", f"{sess}:", "-n", "other", "-P", "-F", "#{pane_id}",
+                     "exec sleep 100000").strip()
+    since = int(time.time() * 1000) - 300_000
+    rec = json.dumps({"state": "working", "since_ms": since, "seq": 1, "harness": "codex", "event": "UserPromptSubmit"})
+    rig.tmux("set", "-p", "-t", other, "@tmuxmate-state", "working", ";",
+             "set", "-p", "-t", other, "@tmuxmate-state-since", str(since // 1000), ";",
+             "set", "-p", "-t", other, "@tmuxmate-state-record", rec)
+    dash = rig.tmux("new-window", "-t", f"{sess}:", "-n", "dash", "-P", "-F", "#{pane_id}",
+                    f"exec env HOME={q(agent_home)} NO_COLOR=1 {q(TM)} dashboard").strip()
+    rig.tmux("select-window", "-t", dash)
+    client = attach_client(sockpath, sess)
+    v.wait_for(lambda: rig.tmux("list-clients", "-F", "#{client_name}", check=False).strip(), timeout=20)
+    cname = rig.tmux("list-clients", "-F", "#{client_name}").strip().split("\n")[0]
+    shows = lambda: rig.tmux("display", "-p", "-c", cname, "#{pane_id}", check=False).strip()
+    v.wait_for(lambda: len(dash_rows(rig, dash)) >= 2, timeout=30)
+    poll = Poller(rig, pane)
+    p = info["MOCK_SCRIPT"]
+    with open(p + ".tmp", "w") as fh:
+        json.dump([{"match": "DASH-CASE-1", "steps": [
+            {"bash": f"touch dash-{cli}.txt", "description": "rig: needs approval"} if cli != "codex" else
+            {"tool": "exec_command", "input": {"cmd": f"touch dash-{cli}.txt", "yield_time_ms": 10000,
+                                               "sandbox_permissions": "require_escalated", "justification": "rig"}},
+            {"text": "Approved run finished.", "delay": 2}]}], fh)
+    os.replace(p + ".tmp", p)
+
+    def top_is(pred, timeout):
+        end = time.time() + timeout
+        while time.time() < end:
+            rows = dash_rows(rig, dash)
+            if rows and pred(rows):
+                return time.time() * 1000, rows
+            time.sleep(0.02)
+        return None, dash_rows(rig, dash)
+    try:
+        before = dash_rows(rig, dash)
+        poll.watch("dialog", cfg["dialog"])
+        t1 = time.time() * 1000
+        rig.send(pane, "DASH-CASE-1 run the tool please")
+        seen, rows = top_is(lambda r: r[0].startswith("needs-you") and f"{cli} " in r[0], 120)
+        v.wait_for(lambda: poll.seen("dialog"), timeout=30)
+        td = poll.seen("dialog")
+        c = poll.current()
+        lat = None if seen is None or td is None else seen - td
+        own = None if seen is None or not c or not c[4] else seen - c[4]
+        ok = seen is not None and lat is not None and lat <= 1000 and not before[0].startswith("needs-you")
+        srow("D1 prompt -> top row", cli, "needs-you at the top <= 1 s", (rows[0][:48] if rows else "no rows"), lat, ok,
+             f"latency from the dialog on screen; from the state record to the screen {own} ms; before: {before[0][:40] if before else '-'}")
+        # Enter on a real client: it lands on the agent's pane.
+        t2 = time.time()
+        os.write(client[1], b"\r")
+        landed = None
+        while time.time() - t2 < 10 and landed is None:
+            if shows() == pane:
+                landed = (time.time() - t2) * 1000
+            time.sleep(0.02)
+        srow("D2 Enter -> its pane", cli, f"client on {pane}", shows(), landed, landed is not None,
+             "latency from the key to the client's pane")
+        # Answer the prompt: the row leaves needs-you and goes below the older working one.
+        t3 = time.time() * 1000
+        rig.tmux("send-keys", "-t", pane, *cfg["approve"])
+        seen, rows = top_is(lambda r: r[0].startswith("working") and "codex other" in r[0]
+                            and any(l.startswith(("working", "done")) and f"{cli} " in l for l in r[1:]), 90)
+        srow("D3 answered -> row moves", cli, "working/done, below the other", (rows[0][:48] if rows else "no rows"),
+             None if seen is None else seen - t3, seen is not None, "latency from the approve key")
+    except Exception as e:
+        srow("no exception", cli, "-", "exception", None, False, repr(e)[-300:])
+    finally:
+        poll.close()
+        try:
+            os.kill(client[0], 15)
+            os.waitpid(client[0], 0)
+        except OSError:
+            pass
+        failed = any(r[1] == cli and r[5] != "PASS" for r in SROWS)
+        if failed:
+            with open(f"{WORK}/dash-{cli}.screen", "w") as fh:
+                fh.write(rig.capture(dash))
+        rig.stop(purge=os.environ.get("KEEP") != "1" and not failed)
+
+
+def state_main(which, run=None):
     for cli in which:
         try:
-            run_state(cli)
+            (run or run_state)(cli)
         except Exception as e:
             srow("no exception", cli, "-", "exception", None, False, repr(e)[-300:])
-            v.Rig(f"rs{cli[:2]}{os.getpid()}").stop(purge=False)
+            v.Rig(f"r{'d' if run else 's'}{cli[:2]}{os.getpid()}").stop(purge=False)
     heads = ("case", "CLI", "expected", "observed state/why", "latency ms", "result")
     rows = [r[:6] for r in SROWS]
     w = [max(len(str(r[i])) for r in rows + [heads]) for i in range(6)]
@@ -870,6 +990,8 @@ def state_main(which):
 
 if os.environ.get("MODE") == "state":
     state_main(sys.argv[1:] or ["claude", "codex", "gemini"])
+if os.environ.get("MODE") == "dashboard":
+    state_main(sys.argv[1:] or ["claude", "codex", "gemini"], run_dashboard)
 
 which = sys.argv[1:] or ["claude", "codex", "gemini"]
 for cli in which:

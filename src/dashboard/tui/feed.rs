@@ -6,7 +6,9 @@
 //! snapshots, the digest glances, the watch jobs' records. Invariants: no timer here (the
 //! loop decides when a shown age needs a redraw); a directory that does not exist yet is
 //! created (private) so that its first file is seen; an event for any other file (locks,
-//! caches, temp names) wakes nobody.
+//! caches, temp names) wakes nobody. Where the kernel has no inotify instance left for us
+//! (one per digest follower, 128 per user by default), the same files are looked at every
+//! [`POLL_EVERY`] instead, and the view says so.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
@@ -55,25 +57,42 @@ pub fn news(p: &Path) -> bool {
     }
 }
 
-/// The watcher (keep it: dropping it stops the events).
-pub fn watch(tx: Sender<Msg>) -> notify::Result<notify::RecommendedWatcher> {
-    let mut w = notify::recommended_watcher(move |r: notify::Result<notify::Event>| {
+/// How often the files are looked at when the kernel gives no inotify instance (each
+/// digest follower holds one, and `fs.inotify.max_user_instances` is 128 by default).
+pub const POLL_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The watcher (keep it: dropping it stops the events), and whether it had to poll.
+pub fn watch(tx: Sender<Msg>) -> notify::Result<(Box<dyn notify::Watcher + Send>, bool)> {
+    let handler = move |r: notify::Result<notify::Event>| {
         if let Ok(ev) = r
             && ev.paths.iter().any(|p| news(p))
         {
             let _ = tx.send(Msg::Files);
         }
-    })?;
+    };
+    let (mut w, polled): (Box<dyn notify::Watcher + Send>, bool) = match notify::recommended_watcher(
+        handler.clone(),
+    ) {
+        Ok(w) => (Box::new(w), false),
+        Err(e) => {
+            state::log(&format!(
+                "dashboard: no inotify ({e}; see fs.inotify.max_user_instances): looking at the files every {} ms",
+                POLL_EVERY.as_millis()
+            ));
+            let c = notify::Config::default().with_poll_interval(POLL_EVERY);
+            (Box::new(notify::PollWatcher::new(handler, c)?), true)
+        }
+    };
     for d in dirs() {
         if let Err(e) = state::private_dir(&d) {
             state::log(&format!("dashboard: {}: {e}", d.display()));
             continue;
         }
-        if let Err(e) = notify::Watcher::watch(&mut w, &d, notify::RecursiveMode::NonRecursive) {
+        if let Err(e) = w.watch(&d, notify::RecursiveMode::NonRecursive) {
             state::log(&format!("dashboard: cannot watch {}: {e}", d.display()));
         }
     }
-    Ok(w)
+    Ok((w, polled))
 }
 
 /// The terminal's events, read on their own thread.

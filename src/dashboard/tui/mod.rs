@@ -101,14 +101,24 @@ pub fn run(tmux: &Tmux, ask: &Ask, client: Option<&str>, chosen: bool) -> CliRes
     };
     let pal = palette(tmux, client);
     let (tx, rx) = mpsc::channel::<Msg>();
-    let _watcher = feed::watch(tx.clone())
+    let watcher = feed::watch(tx.clone())
         .map_err(|e| crate::sys::state::log(&format!("dashboard: no file events: {e}")))
         .ok();
+    let polled = watcher.as_ref().is_none_or(|w| w.1);
     let mut term = ratatui::init();
     let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
     feed::terminal(tx.clone());
     let mut app = App::new(ask.filter.as_deref().unwrap_or(""));
     app.set_board(first);
+    if polled {
+        app.message = Some((
+            format!(
+                "no inotify instance left (fs.inotify.max_user_instances): the files are read every {} ms",
+                feed::POLL_EVERY.as_millis()
+            ),
+            false,
+        ));
+    }
     let r = looped(
         tmux,
         &mut term,
@@ -144,6 +154,8 @@ fn looped(
 ) -> CliResult {
     let stats = std::env::var_os("TMUXMATE_DASHBOARD_STATS").map(std::path::PathBuf::from);
     let mut last_read = Instant::now();
+    // A message that came while a burst of file events settled.
+    let mut held: Option<Msg> = None;
     loop {
         let now = crate::sys::time::now_ms();
         let t0 = Instant::now();
@@ -156,12 +168,24 @@ fn looped(
             .max(AGE_EVERY.saturating_sub(t0.elapsed()))
             .min(RELIST.saturating_sub(last_read.elapsed()));
         let mut refresh = false;
-        match rx.recv_timeout(wait) {
+        let next = match held.take() {
+            Some(m) => Ok(m),
+            None => rx.recv_timeout(wait),
+        };
+        match next {
             Ok(Msg::Files) => {
-                while rx
-                    .recv_timeout(SETTLE)
-                    .is_ok_and(|m| matches!(m, Msg::Files))
-                {}
+                // The rest of a burst; anything else that comes meanwhile is next.
+                let mut n = 1;
+                while let Ok(m) = rx.recv_timeout(SETTLE) {
+                    if !matches!(m, Msg::Files) {
+                        held = Some(m);
+                        break;
+                    }
+                    n += 1;
+                }
+                if let Some(p) = &stats {
+                    note(p, &format!("# files {n} at {}", crate::sys::time::now_ms()));
+                }
                 refresh = true;
             }
             Ok(Msg::Term(Event::Key(k))) => match app.key(k) {
@@ -190,6 +214,9 @@ fn looped(
                 Ok(b) => app.set_board(b),
                 Err(e) => app.message = Some((e.msg, false)),
             }
+            if let Some(p) = &stats {
+                note(p, &format!("# read {} us", last_read.elapsed().as_micros()));
+            }
         }
     }
 }
@@ -207,6 +234,18 @@ fn act(tmux: &Tmux, e: Effect, l: &Loop) {
         };
         let _ = tx.send(Msg::Done(o));
     });
+}
+
+/// A line of the benchmark's file that is no drawing.
+fn note(p: &std::path::Path, line: &str) {
+    use std::io::Write;
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(p)
+    {
+        let _ = writeln!(f, "{line}");
+    }
 }
 
 /// One line per drawing (`TMUXMATE_DASHBOARD_STATS`, for the benchmark): rows,
