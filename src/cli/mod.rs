@@ -130,11 +130,7 @@ pub enum Command {
         refresh_interval_ms: Option<u64>,
     },
     /// Sessions, windows (with layout) and panes, from one tmux call.
-    List {
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    List(Json<crate::control::list::Ask>),
     /// Type one line of literal text into a pane.
     Send(SendArgs),
     /// Paste multi-line text as one bracketed paste.
@@ -142,7 +138,7 @@ pub enum Command {
     /// Press named keys (from a fixed list) in a pane.
     Keys(KeysArgs),
     /// Capture a pane's screen or scrollback within a byte budget.
-    Capture(CaptureArgs),
+    Capture(Json<crate::control::capture::Ask>),
     /// Split a pane (new pane marked as created by tmuxmate).
     Split(SplitArgs),
     /// Create a new window (its pane marked as created by tmuxmate).
@@ -312,6 +308,26 @@ pub enum InitWhat {
 
 use crate::harness::Harness;
 
+// A control command's arguments: its operation's request type (owned by the capability,
+// and the MCP tool's argument type too) and the `--json` switch, after the request's
+// flags in `--help` as each command had it. Derefs to the request. (A plain comment:
+// clap would make a doc comment here every such command's `--help` text.)
+#[derive(Args, Debug)]
+pub struct Json<T: Args> {
+    #[command(flatten)]
+    pub ask: T,
+    /// Print one JSON document instead of text (shapes: docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl<T: Args> std::ops::Deref for Json<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.ask
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct SendArgs {
     /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
@@ -368,15 +384,6 @@ pub struct KeysArgs {
     /// (none starts with `-`, so options are accepted anywhere on the line).
     #[arg(required = true)]
     pub keys: Vec<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct CaptureArgs {
-    #[command(flatten)]
-    pub ask: crate::control::capture::Ask,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -124,7 +124,7 @@ pub fn dispatch(cli: Cli) -> CliResult {
             hook::run(&tmux, harness, refresh_interval_ms);
             Ok(())
         }
-        Command::List { json } => list::run(&tmux, json),
+        Command::List(a) => list::run(&tmux, a.json),
         Command::Send(a) => send::run(&tmux, a),
         Command::Paste(a) => paste::run(&tmux, a),
         Command::Keys(a) => keys::run(&tmux, a),

@@ -117,14 +117,10 @@ fn invalid(text: impl Into<String>) -> RpcError {
     RpcError::new(INVALID_PARAMS, text)
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct NoArgs {}
-
 /// `tmux_list`: the model reads the compact tree (tens of bytes a pane); the JSON is
 /// for code.
 pub(super) fn tmux_list(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    args::<NoArgs>("tmux_list", a)?;
+    args::<list::Ask>("tmux_list", a)?;
     Ok(
         match list::list(c.tmux, true, crate::watch::view::for_listing) {
             Ok(l) => match serde_json::to_string(&l) {

@@ -111,7 +111,7 @@ fn probe<T: DeserializeOwned>() -> Probe {
 /// Each tool's handler argument type. A tool missing here fails the test.
 fn probe_of(name: &str) -> Option<Probe> {
     Some(match name {
-        "tmux_list" => probe::<h::NoArgs>(),
+        "tmux_list" => probe::<crate::control::list::Ask>(),
         "tmux_send_keys" => probe::<h::SendKeys>(),
         "tmux_paste" => probe::<h::Paste>(),
         "tmux_capture" => probe::<crate::control::capture::Ask>(),
