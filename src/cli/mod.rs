@@ -132,11 +132,11 @@ pub enum Command {
     /// Sessions, windows (with layout) and panes, from one tmux call.
     List(Json<crate::control::list::Ask>),
     /// Type one line of literal text into a pane.
-    Send(SendArgs),
+    Send(Json<crate::control::input::SendAsk>),
     /// Paste multi-line text as one bracketed paste.
-    Paste(PasteArgs),
+    Paste(Json<crate::control::input::PasteAsk>),
     /// Press named keys (from a fixed list) in a pane.
-    Keys(KeysArgs),
+    Keys(Json<crate::control::input::KeysAsk>),
     /// Capture a pane's screen or scrollback within a byte budget.
     Capture(Json<crate::control::capture::Ask>),
     /// Split a pane (new pane marked as created by tmuxmate).
@@ -326,64 +326,6 @@ impl<T: Args> std::ops::Deref for Json<T> {
     fn deref(&self) -> &T {
         &self.ask
     }
-}
-
-#[derive(Args, Debug)]
-pub struct SendArgs {
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Press Enter (as a separate key) after the text.
-    #[arg(long)]
-    pub enter: bool,
-    /// Leave copy/view mode first instead of refusing.
-    #[arg(long)]
-    pub cancel_mode: bool,
-    /// Read the line from a file (`-` for stdin); one trailing newline is dropped.
-    #[arg(long, value_name = "FILE", conflicts_with = "text")]
-    pub file: Option<PathBuf>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// The text: one line, no control characters; `-` reads it from stdin. Text that
-    /// starts with `-` goes after `--` (anything else starting with `-` is a flag, and an
-    /// unknown flag is an error, never text).
-    pub text: Option<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct PasteArgs {
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Send exactly one Enter after the settle delay.
-    #[arg(long)]
-    pub enter: bool,
-    /// Delay before Enter (default: @tmuxmate-paste-settle-ms, else 150).
-    #[arg(long, value_name = "MS")]
-    pub settle_ms: Option<u64>,
-    /// Read the text from a file (`-` for stdin).
-    #[arg(long, value_name = "FILE", conflicts_with = "text")]
-    pub file: Option<PathBuf>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// The text, or `-` for stdin. Text that starts with `-` goes after `--`.
-    pub text: Option<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct KeysArgs {
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// Key names: Enter Escape Tab BTab Up Down Left Right Home End PageUp PageDown BSpace C-a..C-z F1..F12
-    /// (none starts with `-`, so options are accepted anywhere on the line).
-    #[arg(required = true)]
-    pub keys: Vec<String>,
 }
 
 #[derive(Args, Debug)]

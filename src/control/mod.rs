@@ -21,6 +21,7 @@ pub mod list;
 pub mod pane_input;
 pub mod policy;
 pub mod preflight;
+pub mod request;
 pub mod run;
 pub mod run_remote;
 pub mod settle;

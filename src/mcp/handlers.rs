@@ -132,20 +132,8 @@ pub(super) fn tmux_list(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     )
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(super) struct SendKeys {
-    target: Option<String>,
-    text: Option<String>,
-    keys: Option<Vec<String>>,
-    #[serde(default)]
-    enter: bool,
-    #[serde(default)]
-    cancel_mode: bool,
-}
-
 pub(super) fn tmux_send_keys(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: SendKeys = args("tmux_send_keys", a)?;
+    let a: input::SendAsk = args("tmux_send_keys", a)?;
     let t = a.target.as_deref();
     match (a.text, a.keys) {
         (Some(text), None) => result(input::send(c.tmux, t, &text, a.enter, a.cancel_mode)),
@@ -156,22 +144,12 @@ pub(super) fn tmux_send_keys(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(super) struct Paste {
-    target: Option<String>,
-    text: String,
-    #[serde(default)]
-    enter: bool,
-    settle_ms: Option<u64>,
-}
-
 pub(super) fn tmux_paste(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: Paste = args("tmux_paste", a)?;
+    let a: input::PasteAsk = args("tmux_paste", a)?;
     result(input::paste(
         c.tmux,
         a.target.as_deref(),
-        &a.text,
+        a.text.as_deref().unwrap_or_default(),
         a.enter,
         a.settle_ms,
     ))

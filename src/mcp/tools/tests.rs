@@ -112,8 +112,8 @@ fn probe<T: DeserializeOwned>() -> Probe {
 fn probe_of(name: &str) -> Option<Probe> {
     Some(match name {
         "tmux_list" => probe::<crate::control::list::Ask>(),
-        "tmux_send_keys" => probe::<h::SendKeys>(),
-        "tmux_paste" => probe::<h::Paste>(),
+        "tmux_send_keys" => probe::<crate::control::input::SendAsk>(),
+        "tmux_paste" => probe::<crate::control::input::PasteAsk>(),
         "tmux_capture" => probe::<crate::control::capture::Ask>(),
         "tmux_split" => probe::<h::Split>(),
         "tmux_swap" => probe::<h::Swap>(),
