@@ -140,9 +140,9 @@ pub enum Command {
     /// Capture a pane's screen or scrollback within a byte budget.
     Capture(Json<crate::control::capture::Ask>),
     /// Split a pane (new pane marked as created by tmuxmate).
-    Split(SplitArgs),
+    Split(Json<crate::control::split::SplitAsk>),
     /// Create a new window (its pane marked as created by tmuxmate).
-    NewWindow(NewWindowArgs),
+    NewWindow(Json<crate::control::split::NewWindowAsk>),
     /// Swap two panes structurally.
     Swap(SwapArgs),
     /// Run a command and wait for its exit status and output.
@@ -326,50 +326,6 @@ impl<T: Args> std::ops::Deref for Json<T> {
     fn deref(&self) -> &T {
         &self.ask
     }
-}
-
-#[derive(Args, Debug)]
-pub struct SplitArgs {
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Side by side.
-    #[arg(long, conflicts_with = "vertical")]
-    pub horizontal: bool,
-    /// Stacked (the default).
-    #[arg(long)]
-    pub vertical: bool,
-    /// Size of the new pane, e.g. 30%.
-    #[arg(long, value_name = "N%")]
-    pub size: Option<String>,
-    /// Working directory of the new pane (default: the caller's).
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// Command to run in the new pane (after --; default: your shell).
-    #[arg(last = true)]
-    pub cmd: Vec<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct NewWindowArgs {
-    /// Session to create the window in (default: the caller's, else a `tmuxmate` session).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Name of the new window.
-    #[arg(long)]
-    pub name: Option<String>,
-    /// Working directory of the new pane (default: the caller's).
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// Command to run in the new window (after --; default: your shell).
-    #[arg(last = true)]
-    pub cmd: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -196,30 +196,9 @@ fn captured(c: capture::Captured) -> Answer {
     Answer::Escaped { text_json, sc }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(super) struct Split {
-    target: Option<String>,
-    #[serde(default)]
-    horizontal: bool,
-    size: Option<String>,
-    cwd: Option<PathBuf>,
-    #[serde(default)]
-    cmd: Vec<String>,
-}
-
 pub(super) fn tmux_split(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: Split = args("tmux_split", a)?;
-    result(split::split(
-        c.tmux,
-        &split::SplitRequest {
-            target: a.target.as_deref(),
-            horizontal: a.horizontal,
-            size: a.size.as_deref(),
-            cwd: a.cwd.as_deref(),
-            cmd: &a.cmd,
-        },
-    ))
+    let a: split::SplitAsk = args("tmux_split", a)?;
+    result(split::split(c.tmux, &a))
 }
 
 #[derive(Deserialize)]

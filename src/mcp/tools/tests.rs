@@ -115,7 +115,7 @@ fn probe_of(name: &str) -> Option<Probe> {
         "tmux_send_keys" => probe::<crate::control::input::SendAsk>(),
         "tmux_paste" => probe::<crate::control::input::PasteAsk>(),
         "tmux_capture" => probe::<crate::control::capture::Ask>(),
-        "tmux_split" => probe::<h::Split>(),
+        "tmux_split" => probe::<crate::control::split::SplitAsk>(),
         "tmux_swap" => probe::<h::Swap>(),
         "tmux_run" => probe::<h::Run>(),
         "tmux_watch" => probe::<h::Watch>(),
