@@ -144,7 +144,7 @@ pub enum Command {
     /// Create a new window (its pane marked as created by tmuxmate).
     NewWindow(Json<crate::control::split::NewWindowAsk>),
     /// Swap two panes structurally.
-    Swap(SwapArgs),
+    Swap(Json<crate::control::swap::SwapAsk>),
     /// Run a command and wait for its exit status and output.
     Run(RunArgs),
     /// Kill a pane, window, session or server (needs --confirm and approval).
@@ -325,38 +325,6 @@ impl<T: Args> std::ops::Deref for Json<T> {
     type Target = T;
     fn deref(&self) -> &T {
         &self.ask
-    }
-}
-
-#[derive(Args, Debug)]
-pub struct SwapArgs {
-    /// The first pane (as tmux's `swap-pane -s`).
-    #[arg(short = 's', long = "src", value_name = "PANE")]
-    pub src: Option<String>,
-    /// The second pane (as tmux's `swap-pane -t`).
-    #[arg(short = 't', long = "dst", value_name = "PANE")]
-    pub dst: Option<String>,
-    /// The same two panes as positionals: `swap SRC DST` (for the ones not given as flags).
-    #[arg(value_name = "PANE", num_args = 0..=2)]
-    pub panes: Vec<String>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-}
-
-impl SwapArgs {
-    /// The two panes: each from its flag, else from the positionals in order.
-    pub fn pair(&self) -> Result<(String, String), String> {
-        let mut pos = self.panes.iter().cloned();
-        let src = self.src.clone().or_else(|| pos.next());
-        let dst = self.dst.clone().or_else(|| pos.next());
-        match (src, dst, pos.next()) {
-            (Some(s), Some(d), None) => Ok((s, d)),
-            (_, _, Some(extra)) => Err(format!(
-                "swap takes two panes; {extra:?} is a third (give SRC DST, or --src SRC --dst DST)"
-            )),
-            _ => Err("swap needs two panes: `swap SRC DST` or `swap --src SRC --dst DST`".into()),
-        }
     }
 }
 

@@ -201,16 +201,9 @@ pub(super) fn tmux_split(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     result(split::split(c.tmux, &a))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct Swap {
-    src: String,
-    dst: String,
-}
-
 pub(super) fn tmux_swap(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: Swap = args("tmux_swap", a)?;
-    result(swap::swap(c.tmux, &a.src, &a.dst))
+    let a: swap::SwapAsk = args("tmux_swap", a)?;
+    result(swap::swap(c.tmux, &a))
 }
 
 #[derive(Deserialize)]

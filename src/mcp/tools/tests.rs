@@ -116,7 +116,7 @@ fn probe_of(name: &str) -> Option<Probe> {
         "tmux_paste" => probe::<crate::control::input::PasteAsk>(),
         "tmux_capture" => probe::<crate::control::capture::Ask>(),
         "tmux_split" => probe::<crate::control::split::SplitAsk>(),
-        "tmux_swap" => probe::<h::Swap>(),
+        "tmux_swap" => probe::<crate::control::swap::SwapAsk>(),
         "tmux_run" => probe::<h::Run>(),
         "tmux_watch" => probe::<h::Watch>(),
         "tmux_kill" => probe::<h::Kill>(),
