@@ -38,42 +38,7 @@ fn interval(s: &str) -> Result<u64, String> {
     crate::location::turn::parse_interval(s)
 }
 
-/// The longest timeout any command accepts (a week; `watch start`'s bound).
-const MAX_TIMEOUT_MS: u64 = 7 * 24 * 60 * 60 * 1000;
-
-/// A timeout: a positive whole number with a unit, `500ms`, `30s`, `2m` or `1h`, as
-/// milliseconds. A bare number is refused: which unit was meant is a guess.
-pub fn duration_ms(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
-    let (num, unit) = t.split_at(digits);
-    let scale = match unit {
-        "ms" => 1,
-        "s" => 1000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "" if !num.is_empty() => {
-            return Err(format!(
-                "{s:?} has no unit: write it as {num}ms, {num}s, {num}m or {num}h"
-            ));
-        }
-        _ => {
-            return Err(format!(
-                "{s:?} is not a duration: write a whole number with a unit, e.g. 500ms, 30s, 2m or 1h"
-            ));
-        }
-    };
-    let n: u64 = num.parse().map_err(|_| {
-        format!(
-            "{s:?} is not a duration: write a whole number with a unit, e.g. 500ms, 30s, 2m or 1h"
-        )
-    })?;
-    match n.checked_mul(scale) {
-        Some(0) => Err(format!("{s:?}: a timeout must be greater than 0")),
-        Some(ms) if ms <= MAX_TIMEOUT_MS => Ok(ms),
-        _ => Err(format!("{s:?} is longer than the maximum of 7 days (168h)")),
-    }
-}
+pub use crate::sys::duration::duration_ms;
 
 /// The timeout in force: `--timeout` (ms), else the old hidden spelling (in its own unit
 /// of `old_unit_ms`), else the default.
@@ -146,7 +111,7 @@ pub enum Command {
     /// Swap two panes structurally.
     Swap(Json<crate::control::swap::SwapAsk>),
     /// Run a command and wait for its exit status and output.
-    Run(RunArgs),
+    Run(Json<crate::control::run::RunAsk>),
     /// Kill a pane, window, session or server (needs --confirm and approval).
     Kill(KillArgs),
     /// Stored snapshots of captures and run results.
@@ -326,39 +291,6 @@ impl<T: Args> std::ops::Deref for Json<T> {
     fn deref(&self) -> &T {
         &self.ask
     }
-}
-
-#[derive(Args, Debug)]
-pub struct RunArgs {
-    /// An existing shell pane to type the command into (default: a new pane of our own).
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Give up waiting after this long: 500ms, 30s, 2m, 1h (default 2m); the command
-    /// keeps running in its pane.
-    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
-    pub timeout: Option<u64>,
-    /// Old spelling of --timeout, in milliseconds.
-    #[arg(long, value_name = "MS", hide = true, conflicts_with = "timeout")]
-    pub timeout_ms: Option<u64>,
-    /// Fallback for REPLs and TUIs: done when output is unchanged for MS.
-    #[arg(long, value_name = "MS")]
-    pub until_stable: Option<u64>,
-    /// Byte budget for the output (default: @tmuxmate-capture-max-bytes, else 100000);
-    /// keeps the newest text.
-    #[arg(long, value_name = "B")]
-    pub max_bytes: Option<usize>,
-    /// Keep the new window once the result is read (default: it is removed; a timed-out
-    /// command always keeps its window, since it is still running there).
-    #[arg(long, conflicts_with = "target")]
-    pub keep: bool,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// The command and its arguments (after --), each one word; for shell syntax use
-    /// `-- sh -c '...'`.
-    #[arg(last = true, required = true)]
-    pub cmd: Vec<String>,
 }
 
 pub use crate::control::kill_scope::KillScope;
@@ -956,30 +888,7 @@ mod tests {
     }
 
     #[test]
-    fn timeouts_take_one_unit_scheme() {
-        assert_eq!(duration_ms("500ms"), Ok(500));
-        assert_eq!(duration_ms("30s"), Ok(30_000));
-        assert_eq!(duration_ms("2m"), Ok(120_000));
-        assert_eq!(duration_ms("1h"), Ok(3_600_000));
-        assert_eq!(duration_ms("168h"), Ok(MAX_TIMEOUT_MS));
-        for bad in [
-            "30",
-            "",
-            "s",
-            "1.5s",
-            "-1s",
-            "2 m",
-            "1d",
-            "0s",
-            "169h",
-            "99999999999999999999ms",
-        ] {
-            assert!(duration_ms(bad).is_err(), "{bad:?} accepted");
-        }
-        assert!(
-            duration_ms("30").unwrap_err().contains("30s"),
-            "names the fix"
-        );
+    fn the_old_spelling_counts_in_its_own_unit() {
         assert_eq!(timeout_or(Some(5), Some(7), 1000, 9), 5);
         assert_eq!(timeout_or(None, Some(7), 1000, 9), 7000);
         assert_eq!(timeout_or(None, None, 1000, 9), 9);

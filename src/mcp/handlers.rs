@@ -26,31 +26,8 @@ use crate::watch::start;
 /// MCP's own default for blocking tools: under Codex's 60 s `tool_timeout_sec`.
 pub(super) const DEFAULT_WAIT_MS: u64 = 50_000;
 
-/// `cmd` of `tmux_run` and `tmux_watch`.
-#[derive(Deserialize)]
-#[serde(untagged)]
-pub(super) enum Cmd {
-    Line(String),
-    Words(Vec<String>),
-}
-
-impl Cmd {
-    /// argv words for `run` (a line runs under `sh -c`, as the CLI's `-- sh -c '...'`).
-    fn for_run(self) -> Vec<String> {
-        match self {
-            Cmd::Line(l) => vec!["sh".into(), "-c".into(), l],
-            Cmd::Words(w) => w,
-        }
-    }
-    /// The words as given, a line as one word: `watch` reads one word as a shell line,
-    /// and `run -t --until-stable` types its text into the pane's program.
-    pub(super) fn into_given(self) -> Vec<String> {
-        match self {
-            Cmd::Line(l) => vec![l],
-            Cmd::Words(w) => w,
-        }
-    }
-}
+/// `cmd` of `tmux_watch` (and, as words, of `tmux_run`).
+pub(super) use crate::control::run::Cmd;
 
 /// `timeoutMin` of `tmux_watch`: minutes as a number, or the CLI's duration text.
 #[derive(Deserialize)]
@@ -206,36 +183,12 @@ pub(super) fn tmux_swap(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     result(swap::swap(c.tmux, &a))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(super) struct Run {
-    target: Option<String>,
-    cmd: Cmd,
-    timeout_ms: Option<u64>,
-    until_stable: Option<u64>,
-    max_bytes: Option<usize>,
-    #[serde(default)]
-    keep: bool,
-}
-
 pub(super) fn tmux_run(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: Run = args("tmux_run", a)?;
-    let cmd = if a.target.is_some() && a.until_stable.is_some() {
-        a.cmd.into_given()
-    } else {
-        a.cmd.for_run()
-    };
+    let a: run::RunAsk = args("tmux_run", a)?;
+    let argv = a.argv();
     result(run::execute(
         c.tmux,
-        &run::Request {
-            target: a.target.as_deref(),
-            cmd: &cmd,
-            timeout_ms: a.timeout_ms.unwrap_or(DEFAULT_WAIT_MS),
-            until_stable: a.until_stable,
-            max_bytes: a.max_bytes,
-            keep: a.keep,
-            progress: Some(c.tick),
-        },
+        &a.request(&argv, DEFAULT_WAIT_MS, Some(c.tick)),
     ))
 }
 

@@ -117,7 +117,7 @@ fn probe_of(name: &str) -> Option<Probe> {
         "tmux_capture" => probe::<crate::control::capture::Ask>(),
         "tmux_split" => probe::<crate::control::split::SplitAsk>(),
         "tmux_swap" => probe::<crate::control::swap::SwapAsk>(),
-        "tmux_run" => probe::<h::Run>(),
+        "tmux_run" => probe::<crate::control::run::RunAsk>(),
         "tmux_watch" => probe::<h::Watch>(),
         "tmux_kill" => probe::<h::Kill>(),
         "tmux_agents" => probe::<h::Agents>(),
