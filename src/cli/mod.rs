@@ -113,7 +113,7 @@ pub enum Command {
     /// Run a command and wait for its exit status and output.
     Run(Json<crate::control::run::RunAsk>),
     /// Kill a pane, window, session or server (needs --confirm and approval).
-    Kill(KillArgs),
+    Kill(Json<crate::control::kill::KillAsk>),
     /// Stored snapshots of captures and run results.
     Snapshots(SnapshotsArgs),
     /// Every agent pane's state (working, needs-you, done, idle, exited), from its CLI's
@@ -291,23 +291,6 @@ impl<T: Args> std::ops::Deref for Json<T> {
     fn deref(&self) -> &T {
         &self.ask
     }
-}
-
-pub use crate::control::kill_scope::KillScope;
-
-#[derive(Args, Debug)]
-pub struct KillArgs {
-    /// What to kill.
-    pub scope: KillScope,
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Required: without it nothing is killed.
-    #[arg(long)]
-    pub confirm: bool,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -18,7 +18,6 @@ use serde_json::{Value, json};
 use super::tools::{Answer, Ctx};
 use super::{INVALID_PARAMS, RpcError};
 use crate::bridge::ask;
-use crate::control::kill_scope::KillScope;
 use crate::control::{capture, input, kill, list, run, split, swap};
 use crate::error::Error;
 use crate::watch::start;
@@ -234,29 +233,9 @@ pub(super) fn tmux_watch(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     }))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct Kill {
-    scope: String,
-    target: Option<String>,
-    #[serde(default)]
-    confirm: bool,
-}
-
 pub(super) fn tmux_kill(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: Kill = args("tmux_kill", a)?;
-    let scope = match a.scope.as_str() {
-        "pane" => KillScope::Pane,
-        "window" => KillScope::Window,
-        "session" => KillScope::Session,
-        "server" => KillScope::Server,
-        other => {
-            return Err(invalid(format!(
-                "tmux_kill: scope {other:?} is not one of pane, window, session, server"
-            )));
-        }
-    };
-    result(kill::kill(c.tmux, scope, a.target.as_deref(), a.confirm))
+    let a: kill::KillAsk = args("tmux_kill", a)?;
+    result(kill::kill(c.tmux, &a))
 }
 
 #[derive(Deserialize)]

@@ -119,7 +119,7 @@ fn probe_of(name: &str) -> Option<Probe> {
         "tmux_swap" => probe::<crate::control::swap::SwapAsk>(),
         "tmux_run" => probe::<crate::control::run::RunAsk>(),
         "tmux_watch" => probe::<h::Watch>(),
-        "tmux_kill" => probe::<h::Kill>(),
+        "tmux_kill" => probe::<crate::control::kill::KillAsk>(),
         "tmux_agents" => probe::<h::Agents>(),
         "agent_ask" => probe::<h::Ask>(),
         "side_chat_main_status" => probe::<h::SideTarget>(),
