@@ -115,7 +115,12 @@ pub enum Command {
     /// Kill a pane, window, session or server (needs --confirm and approval).
     Kill(Json<crate::control::kill::KillAsk>),
     /// Stored snapshots of captures and run results.
-    Snapshots(SnapshotsArgs),
+    Snapshots(
+        JsonActions<
+            crate::control::snapshot::SnapshotsAction,
+            crate::control::snapshot::SnapshotsAsk,
+        >,
+    ),
     /// Every agent pane's state (working, needs-you, done, idle, exited), from its CLI's
     /// own events; needs-you first, longest waiting first.
     Agents(AgentsArgs),
@@ -293,37 +298,19 @@ impl<T: Args> std::ops::Deref for Json<T> {
     }
 }
 
+// As `Json`, for a command whose request has actions (subcommands) beside its own flags
+// (none: the command's own work): `--json` is taken after any action too. `--help` lists
+// the actions, then `--json`, then the flags, as the command had them.
 #[derive(Args, Debug)]
-pub struct SnapshotsArgs {
+pub struct JsonActions<A: Subcommand, T: Args> {
     #[command(subcommand)]
-    pub action: Option<SnapshotsAction>,
+    pub action: Option<A>,
     /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long, global = true)]
     pub json: bool,
-    /// How many of the most recent to list.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub limit: usize,
+    #[command(flatten)]
+    pub ask: T,
 }
-
-#[derive(Subcommand, Debug)]
-#[command(defer = true)]
-pub enum SnapshotsAction {
-    /// Print the full stored text of one snapshot.
-    Show {
-        /// The snapshot id (as `tmuxmate snapshots` lists it).
-        id: String,
-    },
-    /// Delete every stored snapshot (`set -g @tmuxmate-snapshots off` stores none).
-    Clear,
-    /// The snippet's key binding: the listing in a popup on client --client.
-    #[command(hide = true)]
-    Popup {
-        /// The tmux client to show the popup on.
-        #[arg(long, value_name = "CLIENT")]
-        client: String,
-    },
-}
-
 #[derive(clap::Args, Debug)]
 pub struct AgentsArgs {
     #[command(subcommand)]
