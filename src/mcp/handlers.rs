@@ -143,30 +143,21 @@ pub(super) fn tmux_capture(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
 }
 
 /// A capture's answer. The model reads the text block: the capture as text (with the
-/// CLI's truncation marker line); the structured content is `capture --json` plus the
-/// snapshot's URI. The text is escaped into JSON once and written in both places when
-/// they are the same (no marker line): a whole-history capture is megabytes.
+/// CLI's truncation marker line); the structured content is the `capture --json`
+/// document with the snapshot's URI. The text is escaped into JSON once, and the text
+/// block cut from the document when they are the same (no marker line): a
+/// whole-history capture is megabytes.
 fn captured(c: capture::Captured) -> Answer {
     let uri = c
         .snapshot
         .as_ref()
         .map(|id| format!("tmuxmate://snapshot/{id}"));
-    let marked = c.text.marker().is_some();
-    let rendered = marked.then(|| c.text.render());
-    let j = c.json();
-    let esc = |t: &str| serde_json::to_string(t).unwrap_or_else(|_| "\"\"".into());
-    let text_json = esc(&j.text);
-    let sc = format!(
-        r#"{{"target":{},"paneId":{},"text":{},"lineCount":{},"truncated":{},"snapshot":{}}}"#,
-        esc(&j.target),
-        esc(&j.pane_id),
-        text_json,
-        j.line_count,
-        j.truncated,
-        uri.as_deref().map_or_else(|| "null".to_string(), esc),
-    );
+    let rendered = c.text.marker().is_some().then(|| c.text.render());
+    let mut j = c.json();
+    j.snapshot = Some(uri);
+    let (sc, text_json) = j.to_json_with_text();
     let text_json = match rendered {
-        Some(r) => esc(&r),
+        Some(r) => serde_json::to_string(&r).unwrap_or_else(|_| "\"\"".into()),
         None => text_json,
     };
     Answer::Escaped { text_json, sc }
