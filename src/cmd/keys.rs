@@ -7,8 +7,6 @@ use crate::tmux::Tmux;
 
 pub fn run(tmux: &Tmux, a: Json<input::KeysAsk>) -> CliResult {
     let p = input::keys(tmux, a.target.as_deref(), &a.keys)?;
-    if a.json {
-        super::out_json(&p);
-    }
+    super::out_json_if(a.json, &p);
     Ok(())
 }

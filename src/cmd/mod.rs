@@ -73,6 +73,13 @@ pub fn out_json<T: serde::Serialize>(v: &T) {
     out_line(&serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into()));
 }
 
+/// `--json`: `v` as one document; else nothing (the command's effect is all it shows).
+pub fn out_json_if<T: serde::Serialize>(json: bool, v: &T) {
+    if json {
+        out_json(v);
+    }
+}
+
 /// `--json`: `v` as one document; else the line `text` makes of it.
 pub fn out_json_or_line<T: serde::Serialize>(json: bool, v: &T, text: impl FnOnce(&T) -> String) {
     if json {

@@ -24,8 +24,6 @@ fn read_text(a: &input::PasteAsk) -> Result<String, Error> {
 pub fn run(tmux: &Tmux, a: Json<input::PasteAsk>) -> CliResult {
     let text = read_text(&a)?;
     let p = input::paste(tmux, a.target.as_deref(), &text, a.enter, a.settle_ms)?;
-    if a.json {
-        super::out_json(&p);
-    }
+    super::out_json_if(a.json, &p);
     Ok(())
 }

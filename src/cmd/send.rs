@@ -33,8 +33,6 @@ fn read_line(a: &input::SendAsk) -> Result<String, Error> {
 pub fn run(tmux: &Tmux, a: Json<input::SendAsk>) -> CliResult {
     let text = read_line(&a)?;
     let sent = input::send(tmux, a.target.as_deref(), &text, a.enter, a.cancel_mode)?;
-    if a.json {
-        super::out_json(&sent);
-    }
+    super::out_json_if(a.json, &sent);
     Ok(())
 }
