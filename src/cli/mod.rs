@@ -1,6 +1,8 @@
 //! The command line: its definitions (clap derive) and, in `forward`, a parsed command
 //! turned back into the command line of the tmuxmate on another host (`asked`: a
-//! forwarded `agent ask` read back). Handlers live in `cmd/`; nothing here prints.
+//! forwarded `agent ask` read back). Handlers live in `cmd/`; nothing here prints. A
+//! control command's flags are its operation's request type (`control::<op>`, which the
+//! MCP tool reads too), flattened beside `--json` by [`Json`] or [`JsonActions`].
 
 pub mod asked;
 pub mod forward;

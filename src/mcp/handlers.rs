@@ -1,5 +1,7 @@
-//! The MCP tools' local handlers: each tool's argument type and the function that turns
-//! it into the domain request and the domain result into a tool result.
+//! The MCP tools' local handlers: the function that reads each tool's arguments and
+//! turns the domain result into a tool result. A control tool's argument type is its
+//! operation's request type (`control::<op>`, the one the CLI command flattens); the
+//! other tools' types are here.
 //!
 //! Invariants: arguments are checked against the tool's type by serde (unknown fields,
 //! wrong types, a missing required field: -32602) and are otherwise passed on untouched,

@@ -99,12 +99,14 @@ fn parses<T: DeserializeOwned>(v: &Value) -> Result<(), String> {
 struct Probe {
     fields: Vec<&'static str>,
     parses: fn(&Value) -> Result<(), String>,
+    type_name: &'static str,
 }
 
 fn probe<T: DeserializeOwned>() -> Probe {
     Probe {
         fields: fields::<T>(),
         parses: parses::<T>,
+        type_name: std::any::type_name::<T>(),
     }
 }
 
@@ -127,6 +129,34 @@ fn probe_of(name: &str) -> Option<Probe> {
         "side_chat_report" => probe::<h::SideReport>(),
         _ => return None,
     })
+}
+
+/// A control tool reads its operation's request type, the one the CLI command flattens
+/// (`control::<op>`), never an argument type of the MCP server's own.
+#[test]
+fn every_control_tool_reads_its_operations_request_type() {
+    let control = [
+        "tmux_list",
+        "tmux_send_keys",
+        "tmux_paste",
+        "tmux_capture",
+        "tmux_split",
+        "tmux_swap",
+        "tmux_run",
+        "tmux_kill",
+    ];
+    for name in control {
+        let t = probe_of(name).unwrap().type_name;
+        assert!(t.starts_with("tmuxmate::control::"), "{name}: {t}");
+    }
+    for tool in TOOLS.iter().filter(|t| !control.contains(&t.name)) {
+        let t = probe_of(tool.name).unwrap().type_name;
+        assert!(
+            !t.contains("::control::"),
+            "{}: {t} is a control type",
+            tool.name
+        );
+    }
 }
 
 /// Values the schema allows (one per alternative), and values it does not.
