@@ -13,6 +13,7 @@ mod harness;
 mod install;
 mod location;
 mod mcp;
+mod op;
 mod remote;
 mod side;
 mod state;

@@ -30,6 +30,7 @@
 //!   is 10.2 MB and answers after 13.4 ms (docs/mcp.md#why-no-sdk). The per-turn call shares
 //!   this binary, so it must not carry a runtime.
 
+mod ctx;
 mod handlers;
 mod on_host;
 mod pool;
@@ -90,13 +91,13 @@ impl Out {
     /// The answer to a tool call; a pre-serialized result goes out as `done` would build
     /// it (same keys, same order): its text for the model, its JSON text as the structured
     /// content, without a value tree.
-    fn reply_call(&self, id: &Value, r: Result<tools::Answer, RpcError>) {
+    fn reply_call(&self, id: &Value, r: Result<ctx::Answer, RpcError>) {
         let (sc, text) = match r {
-            Ok(tools::Answer::Texted { text, sc }) => {
+            Ok(ctx::Answer::Texted { text, sc }) => {
                 (sc, serde_json::to_string(&text).unwrap_or_default())
             }
-            Ok(tools::Answer::Escaped { text_json, sc }) => (sc, text_json),
-            Ok(tools::Answer::Value(v)) => return self.reply(id, Ok(v)),
+            Ok(ctx::Answer::Escaped { text_json, sc }) => (sc, text_json),
+            Ok(ctx::Answer::Value(v)) => return self.reply(id, Ok(v)),
             Err(e) => return self.reply(id, Err(e)),
         };
         let id = serde_json::to_string(id).unwrap_or_default();
