@@ -62,6 +62,11 @@ impl Message {
     }
 }
 
+/// `--timeout` (ms), else the old `--timeout-s` (seconds), else `default_ms`.
+fn within(timeout: Option<u64>, timeout_s: Option<u64>, default_ms: u64) -> Duration {
+    Duration::from_millis(timeout_or(timeout, timeout_s, 1000, default_ms))
+}
+
 fn project_dir(p: &Option<PathBuf>) -> Result<PathBuf, Error> {
     match p {
         Some(d) => Ok(d.clone()),
@@ -99,7 +104,7 @@ pub struct Start {
 
 impl Start {
     fn ready_within(&self) -> Duration {
-        Duration::from_millis(timeout_or(self.timeout, self.timeout_s, 1000, 60_000))
+        within(self.timeout, self.timeout_s, 60_000)
     }
 
     pub fn run(&self, tmux: &Tmux) -> Result<launch::Started, Error> {
@@ -201,12 +206,7 @@ pub struct Wait {
 
 impl Wait {
     pub fn within(&self) -> Duration {
-        Duration::from_millis(timeout_or(
-            self.timeout,
-            self.timeout_s,
-            1000,
-            turns::DEFAULT_WAIT_MS,
-        ))
+        within(self.timeout, self.timeout_s, turns::DEFAULT_WAIT_MS)
     }
 }
 
@@ -253,12 +253,7 @@ pub struct Ask {
 
 impl Ask {
     fn within(&self) -> Duration {
-        Duration::from_millis(timeout_or(
-            self.timeout,
-            self.timeout_s,
-            1000,
-            turns::DEFAULT_WAIT_MS,
-        ))
+        within(self.timeout, self.timeout_s, turns::DEFAULT_WAIT_MS)
     }
 
     /// Start if missing, send once, wait: the reply, or how far the message got.
