@@ -1,7 +1,9 @@
 //! Subcommand handlers: one file per subcommand group, each thin over the modules.
 //!
-//! Owns: dispatch and the shared output helpers. Invariant: output goes through `out`,
-//! which treats a closed stdout (broken pipe) as success rather than panicking.
+//! Owns: dispatch and the shared output helpers. Invariants: output goes through `out`,
+//! which treats a closed stdout (broken pipe) as success rather than panicking; once a
+//! command runs on another host's tmuxmate (`at::At::Host`), what is printed is made
+//! printable first (`shown`).
 
 pub mod agent;
 pub mod agents;
