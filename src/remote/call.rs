@@ -136,6 +136,17 @@ pub fn op<R: Operation>(
     socket: &Socket,
     req: R,
 ) -> Result<Answered<R::Answer>, Failed> {
+    let within = req.waits().saturating_add(op::MARGIN);
+    op_within(remote, socket, req, within)
+}
+
+/// [`op`] given at most `within` (a look that must not keep its caller waiting).
+pub fn op_within<R: Operation>(
+    remote: &Remote,
+    socket: &Socket,
+    req: R,
+    within: std::time::Duration,
+) -> Result<Answered<R::Answer>, Failed> {
     req.for_host().map_err(Failure::nothing)?;
     let req = req.read_in().map_err(Failure::nothing)?;
     let what = what_of(R::NAME);
@@ -155,7 +166,7 @@ pub fn op<R: Operation>(
         &[],
         &[ENTRY.to_string()],
         Some(&body),
-        req.waits().saturating_add(op::MARGIN),
+        within,
         &what,
     );
     let out = match out {
