@@ -123,3 +123,38 @@ pub fn run(at: &At, action: AgentAction) -> CliResult {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `agent wait`'s two answers read back as what they were (the JSON carries no tag).
+    #[test]
+    fn a_wait_answer_reads_back_as_the_reply_or_the_state() {
+        let reply = Waited::Reply(turns::Reply {
+            name: "n".into(),
+            complete: false,
+            source: "pane".into(),
+            text: "so far".into(),
+            truncated: false,
+            attach: "tmux attach -t n".into(),
+        });
+        let state = Waited::State(Reached {
+            pane_id: "%3".into(),
+            state: "needs-you".into(),
+            why: "permission".into(),
+            since: 5,
+            waited_ms: 7,
+        });
+        for w in [reply, state] {
+            let doc = serde_json::to_string(&w).unwrap();
+            let back: Waited = serde_json::from_str(&doc).unwrap();
+            assert_eq!(serde_json::to_string(&back).unwrap(), doc);
+            assert_eq!(
+                std::mem::discriminant(&back),
+                std::mem::discriminant(&w),
+                "{doc}"
+            );
+        }
+    }
+}
