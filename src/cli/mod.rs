@@ -255,15 +255,24 @@ pub enum InitWhat {
 
 use crate::harness::Harness;
 
-// An operation's request as its command parses it, and `--json`. (A plain comment: clap
-// would make a doc comment here the `--help` text of every command that uses it.)
+// A control command's arguments: its operation's request type (owned by the capability,
+// and the MCP tool's argument type too) and the `--json` switch, after the request's
+// flags in `--help` as each command had it. Derefs to the request. (A plain comment:
+// clap would make a doc comment here every such command's `--help` text.)
 #[derive(Args, Debug)]
-pub struct Json<R: Args> {
+pub struct Json<T: Args> {
     #[command(flatten)]
-    pub req: R,
+    pub ask: T,
     /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
+}
+
+impl<T: Args> std::ops::Deref for Json<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.ask
+    }
 }
 
 #[derive(Args, Debug)]
@@ -832,7 +841,7 @@ mod tests {
             else {
                 panic!()
             };
-            assert_eq!(a.req.msg.message_file, Some(PathBuf::from("/m")));
+            assert_eq!(a.ask.msg.message_file, Some(PathBuf::from("/m")));
         }
         let help = Cli::command()
             .find_subcommand_mut("run")

@@ -89,21 +89,21 @@ fn ask(at: &At, r: req::Ask, json: bool) -> CliResult {
 pub fn run(at: &At, action: AgentAction) -> CliResult {
     match action {
         AgentAction::Start(a) => {
-            let s = at.run(a.req, |t, r| r.run(t))?;
+            let s = at.run(a.ask, |t, r| r.run(t))?;
             super::out_json_or_line(a.json, &s, launch::Started::line);
         }
         AgentAction::Send(a) => {
-            let s = at.run(a.req, |t, r| r.run(t))?;
+            let s = at.run(a.ask, |t, r| r.run(t))?;
             super::out_json_or_line(a.json, &s, |s| {
                 format!("sent to {} ({} bytes), submitted", s.name, s.bytes)
             });
         }
-        AgentAction::Wait(a) => match at.run(a.req, wait)? {
+        AgentAction::Wait(a) => match at.run(a.ask, wait)? {
             Waited::Reply(r) => return print_reply(&r, a.json),
             Waited::State(r) => super::out_json_or_line(a.json, &r, Reached::text),
         },
-        AgentAction::Reply(a) => return print_reply(&at.run(a.req, |t, r| r.run(t))?, a.json),
-        AgentAction::Ask(a) => return ask(at, a.req, a.json),
+        AgentAction::Reply(a) => return print_reply(&at.run(a.ask, |t, r| r.run(t))?, a.json),
+        AgentAction::Ask(a) => return ask(at, a.ask, a.json),
         AgentAction::List { json } => {
             let v = at.run(req::List {}, |t, r| r.run(t))?;
             if json {
@@ -114,8 +114,8 @@ pub fn run(at: &At, action: AgentAction) -> CliResult {
         }
         AgentAction::Attach { name } => crate::bridge::attach::attach(at.tmux()?, &name)?,
         AgentAction::Stop(a) => {
-            let name = a.req.name.clone();
-            let st = at.run(a.req, |t, r| r.run(t))?;
+            let name = a.ask.name.clone();
+            let st = at.run(a.ask, |t, r| r.run(t))?;
             super::out_json_or_line(a.json, &st, |st| st.line(&name));
         }
         AgentAction::Name(r) => super::out_line(&at.run(r, |_, r| r.run())?),

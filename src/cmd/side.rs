@@ -15,11 +15,11 @@ use crate::side::{self, relay, sandboxed};
 /// `side report`: here, inside a sandbox that blocks tmux and the state dir (Codex
 /// read-only) the note is printed for the side chat's hook to deliver.
 fn report(at: &At, a: Json<Report>) -> CliResult {
-    let r = match (at, a.req.target.is_none(), relay::nonce()) {
-        (At::Here(t), true, Some(nonce)) => match a.req.run(t) {
+    let r = match (at, a.ask.target.is_none(), relay::nonce()) {
+        (At::Here(t), true, Some(nonce)) => match a.ask.run(t) {
             Ok(r) => r,
             Err(e) => {
-                let line = sandboxed::report(&nonce, &a.req.text, &e)?;
+                let line = sandboxed::report(&nonce, &a.ask.text, &e)?;
                 let said = sandboxed::RELAYED_NOTE;
                 super::out_json_or_line(
                     a.json,
@@ -29,7 +29,7 @@ fn report(at: &At, a: Json<Report>) -> CliResult {
                 return Ok(());
             }
         },
-        _ => at.run(a.req, |t, r| r.run(t))?,
+        _ => at.run(a.ask, |t, r| r.run(t))?,
     };
     super::out_json_or_line(
         a.json,
@@ -58,14 +58,14 @@ pub fn run(at: &At, action: SideAction) -> CliResult {
             ended.result
         }
         SideAction::Status(a) => {
-            let st = at.run(a.req, |t, r| r.run(t))?;
+            let st = at.run(a.ask, |t, r| r.run(t))?;
             super::out_json_or_line(a.json, &st, |st| {
                 format!("main agent in {}: {}\n{}", st.main_pane, st.state, st.text)
             });
             Ok(())
         }
         SideAction::History(a) => {
-            let lines = at.run(a.req, |t, r| r.run(t))?;
+            let lines = at.run(a.ask, |t, r| r.run(t))?;
             if a.json {
                 super::out_json(&lines);
             } else if lines.is_empty() {

@@ -11,24 +11,27 @@ use crate::watch::job::{self, JobStatus, Outcome};
 use crate::watch::request::{self as req, List, Reattach};
 use crate::watch::{gate, poller, view};
 
-/// `watch list`'s jobs; the hosts whose jobs' state could not be asked are told on stderr.
+/// `watch list`'s jobs: those here, then those this machine started on other hosts (one
+/// call per host); the hosts whose jobs' state could not be asked are told on stderr.
 pub fn list_jobs(r: &List) -> Vec<serde_json::Value> {
-    let l = r.run();
-    for e in &l.errors {
+    let mut jobs = r.run();
+    let remote = crate::watch::remote::jobs::list(true);
+    for e in &remote.errors {
         eprintln!("tmuxmate: {e}");
     }
-    l.jobs
+    jobs.extend(remote.jobs);
+    jobs
 }
 
 fn start(at: &At, a: Json<req::Start>) -> CliResult {
     let At::Host { host, socket } = at else {
-        let s = a.req.run(at.tmux()?)?;
+        let s = a.ask.run(at.tmux()?)?;
         super::out_json_or_line(a.json, &s, |s| format!("{} {}", s.job_id, s.pane_id));
         return Ok(());
     };
     // The addressees are this machine's agents, on the server the caller is in.
     let local = Tmux::new(Socket::resolve(None, None));
-    let s = crate::watch::remote::on_host::start(&local, host, socket, &a.req)?;
+    let s = crate::watch::remote::on_host::start(&local, host, socket, &a.ask)?;
     if let Some(w) = &s.warning {
         eprintln!("tmuxmate: {w}");
     }
@@ -53,7 +56,7 @@ pub fn run(at: &At, action: WatchAction) -> CliResult {
             }
         }
         WatchAction::Show(a) => {
-            let j = at.run(a.req, |_, r| r.run())?;
+            let j = at.run(a.ask, |_, r| r.run())?;
             super::out_json_or_line(a.json, &j, |j| {
                 format!(
                     "{}\n{}",
@@ -63,7 +66,7 @@ pub fn run(at: &At, action: WatchAction) -> CliResult {
             });
         }
         WatchAction::Stop(a) => {
-            let st = at.run(a.req, |_, r| r.run())?;
+            let st = at.run(a.ask, |_, r| r.run())?;
             super::out_json_or_line(a.json, &st, |st| {
                 format!(
                     "stopped watching {}; pane {} is left as it is",
