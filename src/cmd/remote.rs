@@ -92,6 +92,7 @@ pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<bool, Error> {
     };
     match call::op(&remote, socket, line) {
         Ok(done) => {
+            super::from_host();
             super::at::show(&done.said);
             if a.json {
                 super::out_json(&done.answer);
