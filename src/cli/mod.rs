@@ -1,11 +1,6 @@
-//! The command line: its definitions (clap derive) and, in `forward`, a parsed command
-//! turned back into the command line of the tmuxmate on another host (`asked`: a
-//! forwarded `agent ask` read back). Handlers live in `cmd/`; nothing here prints. A
-//! control command's flags are its operation's request type (`control::<op>`, which the
-//! MCP tool reads too), flattened beside `--json` by [`Json`] or [`JsonActions`].
-
-pub mod asked;
-pub mod forward;
+//! The command line: its definitions (clap derive). A command that is an operation
+//! parses into its capability's request type (flattened, `--json` beside it: [`Json`], or
+//! [`JsonActions`] for one with actions); handlers live in `cmd/`; nothing here prints.
 
 use std::path::PathBuf;
 
@@ -38,21 +33,6 @@ pub struct Cli {
 
 fn interval(s: &str) -> Result<u64, String> {
     crate::location::turn::parse_interval(s)
-}
-
-pub use crate::sys::duration::duration_ms;
-
-/// The timeout in force: `--timeout` (ms), else the old hidden spelling (in its own unit
-/// of `old_unit_ms`), else the default.
-pub fn timeout_or(
-    timeout: Option<u64>,
-    old: Option<u64>,
-    old_unit_ms: u64,
-    default_ms: u64,
-) -> u64 {
-    timeout
-        .or(old.map(|o| o.saturating_mul(old_unit_ms)))
-        .unwrap_or(default_ms)
 }
 
 // `defer` (here and on every subcommand enum): a subcommand's arguments are built only
@@ -176,6 +156,10 @@ pub enum Command {
     },
     /// Print the man page (roff).
     Man,
+    /// Run one operation given as JSON on stdin (`{"op": ..., "request": {...}}`) and
+    /// answer its JSON: how another host's tmuxmate runs a `--host` command here.
+    #[command(hide = true)]
+    Call,
     /// tmuxmate on another host: `remote install HOST` copies this binary there.
     Remote {
         #[command(subcommand)]
@@ -200,16 +184,6 @@ pub enum RemoteAction {
     /// On the host: this binary's version and SHA-256 (what `remote install` compares).
     #[command(hide = true)]
     Id,
-    /// On the host: `watch start` whose result is kept for the machine that asked
-    /// (the collector address), which fetches it at its next turn.
-    #[command(hide = true, name = "watch-start")]
-    WatchStart {
-        /// The asking machine's collector address.
-        #[arg(long)]
-        collector: String,
-        #[command(flatten)]
-        args: WatchStartArgs,
-    },
     /// On the host: the collector's finished results (not consumed) and the jobs' states.
     #[command(hide = true)]
     Results {
@@ -313,6 +287,7 @@ pub struct JsonActions<A: Subcommand, T: Args> {
     #[command(flatten)]
     pub ask: T,
 }
+
 #[derive(clap::Args, Debug)]
 pub struct AgentsArgs {
     #[command(subcommand)]
@@ -376,7 +351,7 @@ pub enum AgentsAction {
 #[command(defer = true)]
 pub enum WatchAction {
     /// Start a command (in a new window, or typed into an existing shell pane with -t).
-    Start(WatchStartArgs),
+    Start(Json<crate::watch::request::Start>),
     /// Jobs on every server, running and recently ended (restarts a dead poller).
     List {
         /// Print one JSON document instead of text (shapes: docs/json.md).
@@ -384,21 +359,9 @@ pub enum WatchAction {
         json: bool,
     },
     /// One job's full state.
-    Show {
-        /// The job id (as `watch start` printed it, or `watch list` lists it).
-        job: String,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Show(Json<crate::watch::request::Show>),
     /// Stop watching a job. The pane and its command are left alone.
-    Stop {
-        /// The job id (as `watch start` printed it, or `watch list` lists it).
-        job: String,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Stop(Json<crate::watch::request::Stop>),
     /// Restart pollers for servers with running jobs (the snippet's tmux hooks call this).
     Reattach,
     /// The per-server poller loop (started by tmuxmate through `tmux run-shell -b`).
@@ -424,196 +387,20 @@ pub enum WatchAction {
     },
 }
 
-#[derive(Args, Debug)]
-pub struct WatchStartArgs {
-    /// An existing shell pane to type the command into (default: a new window).
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Done when output produced after the start matches this regex (Rust regex syntax,
-    /// multi-line mode: `^` and `$` match at the start and end of every output line, so
-    /// `GO1$` matches a line `GO1`). With -t, the shell's echo of the typed command is not
-    /// searched.
-    #[arg(long, value_name = "RE")]
-    pub done_regex: Option<String>,
-    /// Give up after this long: 500ms, 30s, 2m, 1h (default: @tmuxmate-watch-timeout-min
-    /// minutes, else 2h); the pane stays.
-    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
-    pub timeout: Option<u64>,
-    /// Old spelling of --timeout, in minutes (fractions allowed).
-    #[arg(
-        long,
-        value_name = "M",
-        allow_hyphen_values = true,
-        hide = true,
-        conflicts_with = "timeout"
-    )]
-    pub timeout_min: Option<String>,
-    /// Agent whose next turn gets the result: a known address (a session id or `turn
-    /// --agent` name that made a per-turn call) or a pane id %N whose agent did (default:
-    /// the agent of the calling pane).
-    #[arg(long, value_name = "AGENT")]
-    pub notify: Option<String>,
-    /// Also queue the result for this agent (same addresses as --notify).
-    #[arg(long, value_name = "AGENT")]
-    pub forward: Vec<String>,
-    /// With -t: leave copy or view mode first (else a pane in a mode is refused).
-    #[arg(long)]
-    pub cancel_mode: bool,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// The command: one argument is a shell command line; several are quoted words.
-    #[arg(last = true)]
-    pub cmd: Vec<String>,
-}
-
-impl WatchStartArgs {
-    /// `--timeout` (ms) as the minutes `watch::start` takes (the old `--timeout-min` and
-    /// the MCP tool's `timeoutMin` speak minutes).
-    pub fn timeout_minutes(&self) -> Option<String> {
-        match self.timeout {
-            Some(ms) => Some(format!("{}", ms as f64 / 60_000.0)),
-            None => self.timeout_min.clone(),
-        }
-    }
-
-    /// The domain request; `timeout_min` is [`Self::timeout_minutes`], kept by the caller.
-    pub fn request<'a>(
-        &'a self,
-        timeout_min: &'a Option<String>,
-    ) -> crate::watch::start::Request<'a> {
-        crate::watch::start::Request {
-            target: self.target.as_deref(),
-            cmd: &self.cmd,
-            done_regex: self.done_regex.as_deref(),
-            timeout_min: timeout_min.as_deref(),
-            notify: self.notify.as_deref(),
-            forward: &self.forward,
-            cancel_mode: self.cancel_mode,
-        }
-    }
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct MessageArgs {
-    /// The message text.
-    #[arg(long, conflicts_with_all = ["message_file", "stdin"])]
-    pub message: Option<String>,
-    /// Read the message from a file (old spelling: --message-file).
-    #[arg(
-        long = "file",
-        alias = "message-file",
-        value_name = "FILE",
-        conflicts_with = "stdin"
-    )]
-    pub message_file: Option<PathBuf>,
-    /// `-` reads the message from stdin.
-    #[arg(value_name = "-", value_parser = clap::builder::PossibleValuesParser::new(["-"]))]
-    pub stdin: Option<String>,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct AgentStartArgs {
-    /// claude, codex, gemini or custom.
-    pub adapter: String,
-    /// Project directory (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub project: Option<PathBuf>,
-    /// The agent CLI's permission mode (its own names, e.g. Claude Code's `plan`).
-    #[arg(long, value_name = "MODE")]
-    pub permission_mode: Option<String>,
-    /// For `custom`: the CLI to run.
-    #[arg(long, value_name = "PATH")]
-    pub cli: Option<String>,
-    /// For `custom`: a regex that matches a line of its screen when it is ready for input
-    /// (each line is matched as drawn and with its trailing blanks trimmed: `'>>> ?$'`
-    /// finds `>>> `).
-    #[arg(long, value_name = "RE")]
-    pub ready_regex: Option<String>,
-    /// How long to wait for the ready screen: 500ms, 30s, 2m, 1h (default 60s).
-    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
-    pub timeout: Option<u64>,
-    /// Old spelling of --timeout, in seconds.
-    #[arg(long, value_name = "S", hide = true, conflicts_with = "timeout")]
-    pub timeout_s: Option<u64>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-}
-
 #[derive(Subcommand, Debug)]
 #[command(defer = true)]
 pub enum AgentAction {
     /// Start (or reuse) an agent CLI in its own session for this project and branch.
-    Start(AgentStartArgs),
+    Start(Json<crate::bridge::request::Start>),
     /// Send one message as one prompt (checked; refuses on anything ambiguous).
-    Send {
-        /// The managed session's name (as `agent start` or `agent list` print it).
-        name: String,
-        #[command(flatten)]
-        msg: MessageArgs,
-        /// The project the session must work on (default: the current directory; with
-        /// --host, required: a directory on the host).
-        #[arg(long, value_name = "DIR")]
-        project: Option<PathBuf>,
-        /// Require this permission mode.
-        #[arg(long, value_name = "MODE")]
-        permission_mode: Option<String>,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Send(Json<crate::bridge::request::Send>),
     /// Wait until the turn started by the last message has finished (with --until: until
     /// the agent is in one of the states named).
-    Wait {
-        /// The managed session's name (with --until also a pane: %N or session:window.pane).
-        name: String,
-        /// Wait for the agent's state, not its reply: one or more of needs-you, done, idle,
-        /// working, exited, unknown, comma-separated (e.g. --until needs-you,done). Any
-        /// agent pane whose hooks report, started by hand or by `agent start`.
-        #[arg(long, value_name = "STATES")]
-        until: Option<String>,
-        /// Give up after this long: 500ms, 30s, 2m, 1h (default 10m).
-        #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
-        timeout: Option<u64>,
-        /// Old spelling of --timeout, in seconds.
-        #[arg(long, value_name = "S", hide = true, conflicts_with = "timeout")]
-        timeout_s: Option<u64>,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Wait(Json<crate::bridge::request::Wait>),
     /// The reply to the last message (marked incomplete if the turn has not finished).
-    Reply {
-        /// The managed session's name.
-        name: String,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Reply(Json<crate::bridge::request::Reply>),
     /// Start if missing, send, wait and print the complete reply: one call.
-    Ask {
-        /// A session name, or an adapter (claude, codex, gemini) for this project.
-        target: String,
-        #[command(flatten)]
-        msg: MessageArgs,
-        /// Project directory for an adapter target (default: the current directory).
-        #[arg(long, value_name = "DIR")]
-        project: Option<PathBuf>,
-        /// Require (or start with) this permission mode.
-        #[arg(long, value_name = "MODE")]
-        permission_mode: Option<String>,
-        /// Give up waiting for the reply after this long: 500ms, 30s, 2m, 1h (default 10m).
-        #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
-        timeout: Option<u64>,
-        /// Old spelling of --timeout, in seconds.
-        #[arg(long, value_name = "S", hide = true, conflicts_with = "timeout")]
-        timeout_s: Option<u64>,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Ask(Json<crate::bridge::request::Ask>),
     /// Managed agent sessions on this server.
     List {
         /// Print one JSON document instead of text (shapes: docs/json.md).
@@ -626,24 +413,9 @@ pub enum AgentAction {
         name: String,
     },
     /// Stop a managed agent session (kills its tmux session).
-    Stop {
-        /// The managed session's name.
-        name: String,
-        /// Required: without it nothing is stopped.
-        #[arg(long)]
-        confirm: bool,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Stop(Json<crate::bridge::request::Stop>),
     /// Print the session name tmuxmate would use.
-    Name {
-        /// claude, codex, gemini or custom.
-        adapter: String,
-        /// Project directory (default: the current directory).
-        #[arg(long, value_name = "DIR")]
-        project: Option<PathBuf>,
-    },
+    Name(crate::bridge::request::Name),
     /// Become the agent CLI described by a launch spec (used inside the new pane).
     #[command(hide = true, name = "_exec")]
     Exec {
@@ -744,43 +516,11 @@ pub enum SideAction {
         target: String,
     },
     /// The main agent's live digest and whether it is running.
-    Status {
-        /// The main agent's pane (default inside a side chat: the pane it is about).
-        #[arg(short = 't', long = "target")]
-        target: Option<String>,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Status(Json<crate::side::request::Status>),
     /// The main session's real transcript lines, summarised (bounded).
-    History {
-        /// The main agent's pane (default inside a side chat: the pane it is about).
-        #[arg(short = 't', long = "target")]
-        target: Option<String>,
-        /// Only this turn.
-        #[arg(long, value_name = "N")]
-        turn: Option<u64>,
-        /// Only lines containing this text (case-insensitive).
-        #[arg(long, value_name = "TEXT")]
-        contains: Option<String>,
-        /// At most K lines, newest last (default 40, max 200).
-        #[arg(long, value_name = "K", default_value_t = crate::side::HISTORY_DEFAULT)]
-        limit: usize,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    History(Json<crate::side::request::History>),
     /// Queue a note for the main agent's next turn (never typed into its pane).
-    Report {
-        /// The main agent's pane (default inside a side chat: the pane it is about).
-        #[arg(short = 't', long = "target")]
-        target: Option<String>,
-        /// The note (text that starts with `-` goes after `--`).
-        text: String,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Report(Json<crate::side::request::Report>),
     /// Codex's PostToolUse hook inside a side chat: queue a note that a sandboxed
     /// `side report` could only print (hook JSON on stdin; prints nothing).
     #[command(hide = true)]
@@ -796,6 +536,7 @@ pub enum SideAction {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::duration::timeout_or;
     use clap::CommandFactory;
 
     /// clap checks a command's definition only when it is parsed: a clash in a hidden
@@ -859,13 +600,6 @@ mod tests {
         assert!(missing.is_empty(), "no help text: {missing:#?}");
     }
 
-    #[test]
-    fn the_old_spelling_counts_in_its_own_unit() {
-        assert_eq!(timeout_or(Some(5), Some(7), 1000, 9), 5);
-        assert_eq!(timeout_or(None, Some(7), 1000, 9), 7000);
-        assert_eq!(timeout_or(None, None, 1000, 9), 9);
-    }
-
     /// The old spellings still parse (hidden), and cannot be mixed with the new one.
     #[test]
     fn old_spellings_are_hidden_aliases() {
@@ -892,12 +626,12 @@ mod tests {
         for f in ["--file", "--message-file"] {
             let c = p(&["agent", "send", "x", f, "/m"]).unwrap().command;
             let Command::Agent {
-                action: AgentAction::Send { msg, .. },
+                action: AgentAction::Send(a),
             } = c
             else {
                 panic!()
             };
-            assert_eq!(msg.message_file, Some(PathBuf::from("/m")));
+            assert_eq!(a.ask.msg.message_file, Some(PathBuf::from("/m")));
         }
         let help = Cli::command()
             .find_subcommand_mut("run")

@@ -273,7 +273,12 @@ impl RunAsk {
         Request {
             target: self.target.as_deref(),
             cmd: argv,
-            timeout_ms: self.timeout.or(self.timeout_ms).unwrap_or(default_ms),
+            timeout_ms: crate::sys::duration::timeout_or(
+                self.timeout,
+                self.timeout_ms,
+                1,
+                default_ms,
+            ),
             until_stable: self.until_stable,
             max_bytes: self.max_bytes,
             keep: self.keep,

@@ -17,18 +17,15 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::tools::{Answer, Ctx};
+use super::ctx::{Answer, Ctx};
 use super::{INVALID_PARAMS, RpcError};
-use crate::bridge::ask;
+use crate::bridge::request as agent;
+use crate::control::run::Cmd;
 use crate::control::{capture, input, kill, list, run, split, swap};
 use crate::error::Error;
-use crate::watch::start;
 
 /// MCP's own default for blocking tools: under Codex's 60 s `tool_timeout_sec`.
 pub(super) const DEFAULT_WAIT_MS: u64 = 50_000;
-
-/// `cmd` of `tmux_watch` (and, as words, of `tmux_run`).
-pub(super) use crate::control::run::Cmd;
 
 /// `timeoutMin` of `tmux_watch`: minutes as a number, or the CLI's duration text.
 #[derive(Deserialize)]
@@ -184,37 +181,40 @@ pub(super) fn tmux_run(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     ))
 }
 
+/// `tmux_watch`'s arguments: `cmd` a line or words, `timeoutMin` a number or the CLI's
+/// words (its schema is published as such); [`Watch::request`] is `watch start`'s.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(super) struct Watch {
-    pub(super) target: Option<String>,
-    pub(super) cmd: Cmd,
-    pub(super) done_regex: Option<String>,
-    pub(super) timeout_min: Option<Minutes>,
-    pub(super) notify: Option<String>,
+    target: Option<String>,
+    cmd: Cmd,
+    done_regex: Option<String>,
+    timeout_min: Option<Minutes>,
+    notify: Option<String>,
     #[serde(default)]
-    pub(super) forward: Vec<String>,
+    forward: Vec<String>,
     #[serde(default)]
-    pub(super) cancel_mode: bool,
+    cancel_mode: bool,
+}
+
+impl Watch {
+    pub(super) fn request(self) -> crate::watch::request::Start {
+        crate::watch::request::Start {
+            target: self.target,
+            done_regex: self.done_regex,
+            timeout: None,
+            timeout_min: self.timeout_min.map(Minutes::into_word),
+            notify: self.notify,
+            forward: self.forward,
+            cancel_mode: self.cancel_mode,
+            cmd: self.cmd.into_given(),
+        }
+    }
 }
 
 pub(super) fn tmux_watch(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     let a: Watch = args("tmux_watch", a)?;
-    let timeout = a.timeout_min.map(Minutes::into_word);
-    let cmd = a.cmd.into_given();
-    let r = start::start(
-        c.tmux,
-        &start::Request {
-            target: a.target.as_deref(),
-            cmd: &cmd,
-            done_regex: a.done_regex.as_deref(),
-            timeout_min: timeout.as_deref(),
-            notify: a.notify.as_deref(),
-            forward: &a.forward,
-            cancel_mode: a.cancel_mode,
-        },
-    );
-    Ok(Answer::Value(match r {
+    Ok(Answer::Value(match a.request().run(c.tmux) {
         Ok(s) => {
             c.session.resources.started(c.session, &s.job_id);
             done(
@@ -289,83 +289,60 @@ pub(super) fn tmux_agents(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     }
 }
 
+/// `agent_ask`'s arguments: the message inline, the wait in seconds with MCP's own
+/// default; [`Ask::request`] is `agent ask`'s.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(super) struct Ask {
-    pub(super) target: String,
-    pub(super) message: String,
-    pub(super) project: Option<PathBuf>,
-    pub(super) permission_mode: Option<String>,
-    pub(super) timeout_s: Option<u64>,
+    target: String,
+    message: String,
+    project: Option<PathBuf>,
+    permission_mode: Option<String>,
+    timeout_s: Option<u64>,
+}
+
+impl Ask {
+    pub(super) fn request(self) -> agent::Ask {
+        agent::Ask {
+            target: self.target,
+            msg: agent::Message {
+                message: Some(self.message),
+                ..agent::Message::default()
+            },
+            project: self.project,
+            permission_mode: self.permission_mode,
+            timeout: None,
+            timeout_s: Some(self.timeout_s.unwrap_or(DEFAULT_WAIT_MS / 1000)),
+        }
+    }
+}
+
+/// `agent_ask`'s answer: the reply with `delivery: delivered`.
+pub(super) fn replied(reply: &crate::bridge::turns::Reply) -> Value {
+    let mut v = serde_json::to_value(reply).unwrap_or_else(|_| json!({}));
+    v["delivery"] = json!("delivered");
+    done(&v)
 }
 
 pub(super) fn agent_ask(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     let a: Ask = args("agent_ask", a)?;
-    let r = ask::ask(
-        c.tmux,
-        &ask::Request {
-            target: &a.target,
-            message: &a.message,
-            project: a.project.as_deref(),
-            permission_mode: a.permission_mode.as_deref(),
-            timeout: Duration::from_secs(a.timeout_s.unwrap_or(DEFAULT_WAIT_MS / 1000)),
-            progress: Some(c.tick),
-        },
-    );
-    Ok(Answer::Value(match r {
-        Ok(reply) => {
-            let mut v = serde_json::to_value(&reply).unwrap_or_else(|_| json!({}));
-            v["delivery"] = json!("delivered");
-            done(&v)
-        }
+    Ok(Answer::Value(match a.request().run(c.tmux, Some(c.tick)) {
+        Ok(reply) => replied(&reply),
         Err(f) => ask_failed(Some(f.delivery), &f.error.human()),
     }))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct SideTarget {
-    pub(super) target: Option<String>,
-}
-
 pub(super) fn side_chat_main_status(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: SideTarget = args("side_chat_main_status", a)?;
-    result(crate::side::status_for(c.tmux, a.target.as_deref()))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct SideHistory {
-    pub(super) target: Option<String>,
-    pub(super) turn: Option<u64>,
-    pub(super) contains: Option<String>,
-    pub(super) limit: Option<usize>,
+    let a: crate::side::request::Status = args("side_chat_main_status", a)?;
+    result(a.run(c.tmux))
 }
 
 pub(super) fn side_chat_main_history(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: SideHistory = args("side_chat_main_history", a)?;
-    let r = crate::side::history_for(
-        c.tmux,
-        a.target.as_deref(),
-        a.turn,
-        a.contains.as_deref(),
-        a.limit.unwrap_or(crate::side::HISTORY_DEFAULT),
-    );
-    result(r.map(|lines| json!({"lines": lines})))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct SideReport {
-    pub(super) target: Option<String>,
-    pub(super) text: String,
+    let a: crate::side::request::History = args("side_chat_main_history", a)?;
+    result(a.run(c.tmux).map(|lines| json!({"lines": lines})))
 }
 
 pub(super) fn side_chat_report(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: SideReport = args("side_chat_report", a)?;
-    result(crate::side::report_for(
-        c.tmux,
-        a.target.as_deref(),
-        &a.text,
-    ))
+    let a: crate::side::request::Report = args("side_chat_report", a)?;
+    result(a.run(c.tmux))
 }

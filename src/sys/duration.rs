@@ -1,11 +1,11 @@
-//! The duration text every timeout takes (`--timeout 30s` on the CLI, the request types
-//! of `control` and the other capabilities that carry such a flag).
+//! Timeouts as the command line and the MCP tools write them (`500ms`, `30s`, `2m`,
+//! `1h`), and which of a command's timeout spellings is in force.
 //!
-//! Invariant: a duration is a positive whole number with a unit; a bare number, zero and
-//! anything over a week are refused with the fix in the message, never guessed.
+//! Invariant: a bare number is refused (which unit was meant is a guess), and so is
+//! anything over a week or 0.
 
 /// The longest timeout any command accepts (a week; `watch start`'s bound).
-const MAX_TIMEOUT_MS: u64 = 7 * 24 * 60 * 60 * 1000;
+pub const MAX_TIMEOUT_MS: u64 = 7 * 24 * 60 * 60 * 1000;
 
 /// A timeout: a positive whole number with a unit, `500ms`, `30s`, `2m` or `1h`, as
 /// milliseconds. A bare number is refused: which unit was meant is a guess.
@@ -41,6 +41,19 @@ pub fn duration_ms(s: &str) -> Result<u64, String> {
     }
 }
 
+/// The timeout in force: `--timeout` (ms), else the old hidden spelling (in its own unit
+/// of `old_unit_ms`), else the default.
+pub fn timeout_or(
+    timeout: Option<u64>,
+    old: Option<u64>,
+    old_unit_ms: u64,
+    default_ms: u64,
+) -> u64 {
+    timeout
+        .or(old.map(|o| o.saturating_mul(old_unit_ms)))
+        .unwrap_or(default_ms)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,5 +83,8 @@ mod tests {
             duration_ms("30").unwrap_err().contains("30s"),
             "names the fix"
         );
+        assert_eq!(timeout_or(Some(5), Some(7), 1000, 9), 5);
+        assert_eq!(timeout_or(None, Some(7), 1000, 9), 7000);
+        assert_eq!(timeout_or(None, None, 1000, 9), 9);
     }
 }

@@ -124,9 +124,9 @@ fn probe_of(name: &str) -> Option<Probe> {
         "tmux_kill" => probe::<crate::control::kill::KillAsk>(),
         "tmux_agents" => probe::<h::Agents>(),
         "agent_ask" => probe::<h::Ask>(),
-        "side_chat_main_status" => probe::<h::SideTarget>(),
-        "side_chat_main_history" => probe::<h::SideHistory>(),
-        "side_chat_report" => probe::<h::SideReport>(),
+        "side_chat_main_status" => probe::<crate::side::request::Status>(),
+        "side_chat_main_history" => probe::<crate::side::request::History>(),
+        "side_chat_report" => probe::<crate::side::request::Report>(),
         _ => return None,
     })
 }
