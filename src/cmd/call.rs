@@ -61,7 +61,7 @@ pub enum Op {
     #[serde(rename = "agents")]
     Agents(crate::state::request::Agents),
     #[serde(rename = "send")]
-    Send(super::remote::SendLine),
+    Send(crate::control::input::SendAsk),
 }
 
 /// The request on stdin, read bounded.
@@ -267,11 +267,13 @@ mod tests {
         assert_eq!(sent(&a), Op::SideReport(a));
         let a = crate::state::request::Agents {};
         assert_eq!(sent(&a), Op::Agents(a));
-        let a = super::super::remote::SendLine {
-            target: "%2".into(),
-            text: "-n x".into(),
+        let a = crate::control::input::SendAsk {
+            target: s("%2"),
+            text: s("-n x"),
+            keys: None,
             enter: true,
             cancel_mode: true,
+            file: None,
         };
         assert_eq!(sent(&a), Op::Send(a));
     }

@@ -5,14 +5,11 @@
 //! never a file or stdin, which could not be read twice) and only when the host may
 //! have tmuxmate; without one there the plain-tmux path runs instead.
 
-use serde::{Deserialize, Serialize};
-
 use crate::cli::{Command, RemoteAction};
 use crate::error::{CliResult, Error};
-use crate::op::Operation;
 use crate::remote::{call, install};
+use crate::tmux::Socket;
 use crate::tmux::remote::Remote;
-use crate::tmux::{Socket, Tmux};
 use crate::watch::remote::served;
 
 pub fn run(action: RemoteAction) -> CliResult {
@@ -30,38 +27,6 @@ pub fn run(action: RemoteAction) -> CliResult {
         }
     }
     Ok(())
-}
-
-/// `send -t TEXT`, as the host's tmuxmate is asked to type it.
-#[derive(Serialize, Deserialize, Debug, PartialEq)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SendLine {
-    pub target: String,
-    pub text: String,
-    pub enter: bool,
-    pub cancel_mode: bool,
-}
-
-impl SendLine {
-    pub fn run(&self, tmux: &Tmux) -> Result<serde_json::Value, Error> {
-        let sent = crate::control::input::send(
-            tmux,
-            Some(&self.target),
-            &self.text,
-            self.enter,
-            self.cancel_mode,
-        )?;
-        Ok(serde_json::to_value(sent).unwrap_or_default())
-    }
-}
-
-impl Operation for SendLine {
-    const NAME: &'static str = "send";
-    // `send --json`'s document.
-    type Answer = serde_json::Value;
-    fn waits(&self) -> std::time::Duration {
-        crate::tmux::client::DEFAULT_TIMEOUT
-    }
 }
 
 /// Text longer than this goes the plain way (the several-call path reads it as it does
@@ -84,11 +49,13 @@ pub fn fast(host: &str, socket: &Socket, cmd: &Command) -> Result<bool, Error> {
     if call::known(&remote.host.to_string()) == Some(false) {
         return Ok(false);
     }
-    let line = SendLine {
-        target: target.clone(),
-        text: text.clone(),
+    let line = crate::control::input::SendAsk {
+        target: Some(target.clone()),
+        text: Some(text.clone()),
+        keys: None,
         enter: a.enter,
         cancel_mode: a.cancel_mode,
+        file: None,
     };
     match call::op(&remote, socket, line) {
         Ok(done) => {

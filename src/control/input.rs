@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::control::pane_input;
 use crate::control::policy;
 use crate::error::Error;
+use crate::op::Operation;
 use crate::targs;
 use crate::tmux::Arg;
 use crate::tmux::Tmux;
@@ -32,7 +33,7 @@ const MAX_INPUT: u64 = 16 << 20;
 // the CLI's alone (a path on the caller's machine, read there); `keys` the tool's alone
 // (the CLI presses keys with `keys`). (Plain comments on the request types: clap would
 // make a doc comment here the command's `--help` text.)
-#[derive(clap::Args, Deserialize, Debug)]
+#[derive(clap::Args, Serialize, Deserialize, Debug, PartialEq)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SendAsk {
     /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
@@ -44,6 +45,7 @@ pub struct SendAsk {
     pub text: Option<String>,
     /// Key names instead of text (the MCP tool's; the CLI's `keys` command takes them).
     #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub keys: Option<Vec<String>>,
     /// Press Enter (as a separate key) after the text.
     #[arg(long)]
@@ -97,7 +99,33 @@ pub struct KeysAsk {
     pub keys: Vec<String>,
 }
 
-#[derive(Serialize, Debug)]
+impl SendAsk {
+    /// The line typed: a host's `call` runs it (`send -t TEXT --host`, the text inline).
+    pub fn run(&self, tmux: &Tmux) -> Result<Sent, Error> {
+        match (&self.text, &self.keys) {
+            (Some(text), None) => send(
+                tmux,
+                self.target.as_deref(),
+                text,
+                self.enter,
+                self.cancel_mode,
+            ),
+            _ => Err(Error::usage(
+                "refused: send types one line of text (given inline; keys are pressed with `keys`)",
+            )),
+        }
+    }
+}
+
+impl Operation for SendAsk {
+    const NAME: &'static str = "send";
+    type Answer = Sent;
+    fn waits(&self) -> Duration {
+        crate::tmux::client::DEFAULT_TIMEOUT
+    }
+}
+
+#[derive(Serialize, Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct Sent {
     pub target: String,
