@@ -536,7 +536,6 @@ pub enum SideAction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::duration::timeout_or;
     use clap::CommandFactory;
 
     /// clap checks a command's definition only when it is parsed: a clash in a hidden
@@ -606,20 +605,15 @@ mod tests {
         let p = |args: &[&str]| {
             Cli::try_parse_from(std::iter::once("tmuxmate").chain(args.iter().copied()))
         };
-        let Command::Run(r) = p(&["run", "--timeout-ms", "300", "--", "true"])
-            .unwrap()
-            .command
-        else {
-            panic!()
+        // The timeout the run waits, as its request settles it.
+        let waits = |args: &[&str]| {
+            let Command::Run(r) = p(args).unwrap().command else {
+                panic!()
+            };
+            r.request(&[], 0, None).timeout_ms
         };
-        assert_eq!(timeout_or(r.timeout, r.timeout_ms, 1, 0), 300);
-        let Command::Run(r) = p(&["run", "--timeout", "2s", "--", "true"])
-            .unwrap()
-            .command
-        else {
-            panic!()
-        };
-        assert_eq!(timeout_or(r.timeout, r.timeout_ms, 1, 0), 2000);
+        assert_eq!(waits(&["run", "--timeout-ms", "300", "--", "true"]), 300);
+        assert_eq!(waits(&["run", "--timeout", "2s", "--", "true"]), 2000);
         assert!(p(&["run", "--timeout", "2s", "--timeout-ms", "3", "--", "true"]).is_err());
         assert!(p(&["agent", "wait", "x", "--timeout-s", "3"]).is_ok());
         assert!(p(&["watch", "start", "--timeout-min", "0.5", "--", "true"]).is_ok());
