@@ -12,8 +12,11 @@ mod demo;
 mod error;
 mod harness;
 mod install;
+#[cfg(test)]
+mod layers;
 mod location;
 mod mcp;
+mod op;
 mod remote;
 mod side;
 mod state;

@@ -10,6 +10,7 @@
 
 pub mod adapters;
 pub mod ask;
+pub mod asked;
 pub mod attach;
 pub mod contract;
 pub mod deliver;
@@ -21,6 +22,7 @@ pub mod listing;
 pub mod message;
 pub mod naming;
 pub mod pane_send;
+pub mod request;
 pub mod session;
 pub mod stop;
 pub mod transcript;

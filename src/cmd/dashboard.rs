@@ -22,9 +22,7 @@ pub fn run(tmux: &Tmux, a: DashboardArgs, chosen: bool) -> CliResult {
     if !a.once {
         return dashboard::tui::run(tmux, &a.ask, a.client.as_deref(), chosen);
     }
-    let board = dashboard::gather::Gatherer::default()
-        .board(tmux, chosen)?
-        .filtered(a.ask.filter.as_deref());
+    let board = a.ask.run(tmux, chosen)?;
     if a.json {
         super::out_json(&board);
     } else {

@@ -2,7 +2,8 @@
 //! screen, live, with the keys to act on them; and the same rows once (`--once`, MCP).
 //!
 //! Sits above state, side, bridge and watch (nothing below imports it). One job per file:
-//! - `ask`: the request (one type for the CLI's flags and the MCP tool's arguments);
+//! - `request`: the request (one type for the CLI's flags and the MCP tool's arguments)
+//!   and the rows once;
 //! - `row`: a row and the board, their JSON (docs/json.md#dashboard) and the filter;
 //! - `gather`: the board from the agents' listing, one `list-panes` per server, the
 //!   digest glances, the ledgers and the watch jobs (caches kept across refreshes);
@@ -13,10 +14,8 @@
 //! `tmuxmate agents` does); every value shown comes from a person's or an agent's files
 //! and is drawn as text, never as a format or escape sequence.
 
-pub mod ask;
 pub mod gather;
+pub mod request;
 pub mod row;
 pub mod text;
 pub mod tui;
-
-pub use ask::Ask;

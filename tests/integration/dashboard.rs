@@ -137,6 +137,22 @@ fn once_lists_every_agent_most_urgent_first_with_what_it_does() {
     assert!(lines[0].contains("permission: Bash: make deploy"), "{text}");
     assert!(lines[2].contains("1 note"), "{text}");
     assert_eq!(lines[3], "3 agents: 1 needs you · 1 working · 1 done");
+    // MCP: the same document in structuredContent (the compact lines for the model), the
+    // filter as --filter, and `host` refused as --host is.
+    let mut m = crate::mcp::Client::start(&s);
+    m.initialize();
+    let sc = m.ok("tmux_dashboard", serde_json::json!({}));
+    let cli: serde_json::Value =
+        serde_json::from_str(&ok(s.run(&["dashboard", "--once", "--json"]))).unwrap();
+    assert_eq!(sc, cli);
+    let f = m.ok("tmux_dashboard", serde_json::json!({"filter": "CODEX"}));
+    assert_eq!(f["agents"].as_array().map(Vec::len), Some(1), "{f}");
+    let e = m.refused("tmux_dashboard", serde_json::json!({"host": "box"}));
+    assert!(
+        e.contains("refused") && e.contains("@tmuxmate-hosts"),
+        "{e}"
+    );
+    m.finish();
     // The filter: any field, any case.
     let f = board(&s, &["--filter", "CODEX"]);
     assert_eq!(f.agents.len(), 1);

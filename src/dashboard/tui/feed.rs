@@ -30,7 +30,7 @@ fn dirs() -> Vec<PathBuf> {
     vec![
         s.join("agents"),
         s.join("agents").join("hosts"),
-        crate::side::digest::follower::dir(),
+        crate::side::digest::dir(),
         crate::watch::jobs_dir().join("active"),
         crate::watch::jobs_dir().join("done"),
     ]

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::Event;
 
-use super::Ask;
 use super::gather::Gatherer;
+use super::request::Dashboard;
 use crate::error::{CliResult, Error};
 use crate::tmux::Tmux;
 use act::{Outcome, Seat};
@@ -83,7 +83,7 @@ fn next_age_tick(app: &App, now_ms: u64) -> Duration {
 }
 
 /// `tmuxmate dashboard`: the live view in this terminal until `q`.
-pub fn run(tmux: &Tmux, ask: &Ask, client: Option<&str>, chosen: bool) -> CliResult {
+pub fn run(tmux: &Tmux, ask: &Dashboard, client: Option<&str>, chosen: bool) -> CliResult {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(Error::usage(

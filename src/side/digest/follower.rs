@@ -37,6 +37,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::dir;
 use super::fold::{Fold, Format};
 use super::render::status_line;
 use crate::sys::state;
@@ -59,10 +60,6 @@ const OPT_STATE_FILE: &str = crate::tmux::options::STATE_FILE.name;
 
 fn key(socket: &str, pane: &str) -> String {
     crate::location::ledger::file_name(&format!("{socket}:{pane}"))
-}
-
-pub fn dir() -> PathBuf {
-    state::state_dir().join("digest")
 }
 
 pub fn lock_path(socket: &str, pane: &str) -> PathBuf {

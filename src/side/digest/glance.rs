@@ -50,7 +50,7 @@ impl Glance {
 }
 
 pub fn path(socket: &str, pane: &str) -> PathBuf {
-    super::follower::dir().join(format!(
+    super::dir().join(format!(
         "{}.glance.json",
         crate::location::ledger::file_name(&format!("{socket}:{pane}"))
     ))

@@ -38,6 +38,13 @@ pub use fold::{Fold, Format};
 pub use follower::ensure_follower;
 pub use model::{DEFAULT_TURNS, MAX_TURNS, MIN_TURNS};
 
+/// The digest directory: each pane's follower lock, cache and request, and its glance
+/// (here, not in `follower`, so that `glance`, which the follower writes, need not
+/// import the follower back).
+pub fn dir() -> std::path::PathBuf {
+    crate::sys::state::state_dir().join("digest")
+}
+
 /// `@tmuxmate-digest-turns` (or `--turns`): finished turns to show, 4-60, default 12.
 pub fn turns_limit(v: Option<&str>) -> Result<usize, String> {
     let Some(s) = v.map(str::trim).filter(|s| !s.is_empty()) else {
