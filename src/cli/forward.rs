@@ -22,7 +22,7 @@ use crate::error::Error;
 use crate::remote::call::{self, Missing};
 use crate::sys::process::Finished;
 use crate::tmux::Socket;
-use crate::tmux::remote::Remote;
+use crate::tmux::transport::ssh::Remote;
 use crate::watch::remote::pending;
 
 /// A forwarded call's own time besides what the command waits for itself.

@@ -29,7 +29,7 @@ pub struct Facts {
 impl Facts {
     /// One command list; `None` when there is no server or the answer does not read.
     pub fn ask(tmux: &Tmux, options: &[&'static str]) -> Option<Facts> {
-        if tmux.is_remote() {
+        if !tmux.transport().shares_files() {
             return None;
         }
         let fmt = record_format(&["session_id", "session_name"]);

@@ -194,7 +194,7 @@ pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, Error> {
             "--until-stable must be at least 1 (milliseconds the screen must stay unchanged)",
         ));
     }
-    let remote = tmux.is_remote();
+    let remote = !tmux.transport().shares_files();
     // A run in a new pane asks everything it reads of the server in one round trip
     // (`preflight`); else, or when that answer does not read, each question on its own.
     let facts = match (r.target, r.until_stable) {

@@ -2,8 +2,8 @@
 //! results of its watch jobs back to the agents on this machine.
 //!
 //! `call` runs the installed tmuxmate over the host's ssh master (the same master, slots
-//! and retries as the remote tmux calls: `crate::tmux::remote`); `install` copies this
-//! binary there (`crate::cli::forward` turns a `--host` command line into one such call);
+//! and retries as the remote tmux calls: `crate::tmux::transport::ssh`); `install` copies
+//! this binary there (`crate::cli::forward` turns a `--host` command line into one such call);
 //! `served` is what
 //! runs on the host; `pending` is this machine's list of remote watch jobs and the
 //! per-turn step that queues their results once; `jobs` shows those jobs in the local
