@@ -22,7 +22,7 @@ pub mod pane_input;
 pub mod policy;
 pub mod preflight;
 pub mod run;
-pub mod run_remote;
+pub mod run_results;
 pub mod settle;
 pub mod snapshot;
 pub mod snapshot_file;
