@@ -1,4 +1,4 @@
-//! The one place that runs the `tmux` binary.
+//! The one place that runs the `tmux` binary (through its [`Transport`]).
 //!
 //! Owns: socket selection (`-L`/`-S`, else the server in `$TMUX`, else tmux's default),
 //! the per-call timeout, stdin handling (closed unless given), and the typed errors that
@@ -8,9 +8,8 @@
 //! position it takes (bulk text such as send/paste payloads goes on stdin, or, under
 //! 12 KiB, as a `set-buffer` argument over the socket only: [`Tmux::run_on_socket`],
 //! `crate::control::pane_input`); a call that can
-//! start a server (`new-session`) runs with `server_env` only, because a new server copies
-//! its first client's whole environment into its global environment, where every later
-//! pane, hook and `show-environment -g` would see the caller's secrets.
+//! start a server (`new-session`) runs with `server_env` only (`super::transport::spawn`
+//! says why).
 //!
 //! How a call travels (the tmux client here, this machine's server socket directly, or
 //! ssh to another host) is the handle's [`Transport`], chosen once when it is made; this
