@@ -11,6 +11,8 @@ mod demo;
 mod error;
 mod harness;
 mod install;
+#[cfg(test)]
+mod layers;
 mod location;
 mod mcp;
 mod remote;
