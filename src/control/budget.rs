@@ -227,9 +227,27 @@ pub fn line_count(text: &str) -> usize {
     if text.is_empty() {
         0
     } else {
-        // Bytes, not `split`: a char searcher is a tenth the speed on megabytes.
-        text.bytes().filter(|&c| c == b'\n').count() + 1
+        newlines(text.as_bytes()) + 1
     }
+}
+
+/// The newlines in `b`, eight bytes at a time: a byte-at-a-time filter costs ~5
+/// instructions a byte, most of a long capture's own CPU; this is about one.
+fn newlines(b: &[u8]) -> usize {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const NL: u64 = 0x0a0a_0a0a_0a0a_0a0a;
+    let (words, rest) = b.as_chunks::<8>();
+    let mut n = 0;
+    for w in words {
+        // A byte of `x` is 0 exactly where `w` has a newline. Adding 0x7f to its low
+        // seven bits sets its high bit unless they are 0 (never carrying into the next
+        // byte), and or-ing `x` sets it for a byte of 0x80 and above: so the high bits
+        // left clear are the newlines.
+        let x = u64::from_ne_bytes(*w) ^ NL;
+        let nonzero = ((x & LOW7) + LOW7) | x;
+        n += (!nonzero & !LOW7).count_ones() as usize;
+    }
+    n + rest.iter().filter(|&&c| c == b'\n').count()
 }
 
 /// [`text_of`] of a borrowed slice: validated first, since the lossy decoder walks a
@@ -325,6 +343,26 @@ fn cut_point(b: &[u8], min: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn newlines_are_counted_in_every_block_and_remainder() {
+        for len in [0, 1, 31, 32, 33, 8159, 8160, 8161, 20_000, 70_001] {
+            for every in [1, 2, 7, 83, 100_000] {
+                let b: Vec<u8> = (0..len)
+                    // Bytes next to a newline's in every bit (0x0b, 0x8a, 0x0e) and UTF-8.
+                    .map(|i| match i % every {
+                        0 => b'\n',
+                        r => [b'x', 0x0b, 0x8a, 0x0e, 0xc3, 0xa9, 0xff, 0][r % 8],
+                    })
+                    .collect();
+                let want = b.iter().filter(|&&c| c == b'\n').count();
+                assert_eq!(newlines(&b), want, "len {len} every {every}");
+            }
+        }
+        assert_eq!(line_count(""), 0);
+        assert_eq!(line_count("a"), 1);
+        assert_eq!(line_count("a\nb\n"), 3);
+    }
+
     use super::*;
 
     #[test]
