@@ -53,7 +53,51 @@ impl Kind {
             Kind::Tmux(k) => k,
         }
     }
+
+    /// A kind as another tmuxmate named it in its `--json` ([`Kind::as_str`]): one of
+    /// ours, else a tmux or ssh class (kept once per name, at most [`NAMES_KEPT`] of
+    /// them; a name past that, or not of a class's shape, reads as `error`).
+    pub fn from_name(name: &str) -> Kind {
+        const NAMED: [Kind; 10] = [
+            Kind::Usage,
+            Kind::Refused,
+            Kind::Error,
+            Kind::NotInPane,
+            Kind::Io,
+            Kind::StateDir,
+            Kind::SideAgentFailed,
+            Kind::CommandNotFound,
+            Kind::Dialog,
+            Kind::Cancelled,
+        ];
+        if let Some(k) = NAMED.iter().find(|k| k.as_str() == name) {
+            return *k;
+        }
+        let shaped = !name.is_empty()
+            && name.len() <= 40
+            && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
+        if !shaped {
+            return Kind::Error;
+        }
+        static KEPT: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+        let Ok(mut kept) = KEPT.lock() else {
+            return Kind::Error;
+        };
+        if let Some(k) = kept.iter().find(|k| **k == name) {
+            return Kind::Tmux(k);
+        }
+        if kept.len() >= NAMES_KEPT {
+            return Kind::Error;
+        }
+        // Leaked once per name: a kind is `&'static` so that it stays `Copy`.
+        let k: &'static str = Box::leak(name.to_string().into_boxed_str());
+        kept.push(k);
+        Kind::Tmux(k)
+    }
 }
+
+/// How many tmux/ssh class names [`Kind::from_name`] keeps (there are about twenty).
+const NAMES_KEPT: usize = 64;
 
 #[derive(Debug)]
 pub struct Error {
@@ -104,6 +148,17 @@ impl Error {
             Some(h) if !h.is_empty() => format!("{}; {h}", self.msg),
             _ => self.msg.clone(),
         }
+    }
+
+    /// An error document ([`Error::to_json`]) read back, as another tmuxmate printed it;
+    /// `None` when `v` is not one.
+    pub fn from_json(v: &serde_json::Value) -> Option<Error> {
+        let e = v.get("error")?;
+        let msg = e.get("message")?.as_str()?;
+        let kind = Kind::from_name(e.get("kind").and_then(|k| k.as_str()).unwrap_or("error"));
+        let mut out = Error::of(kind, msg);
+        out.hint = e.get("hint").and_then(|h| h.as_str()).map(str::to_string);
+        Some(out)
     }
 
     /// The `--json` form: `{"error":{"kind","message","hint"}}`.
@@ -186,6 +241,25 @@ mod tests {
         let v = Error::refused("refused: no").to_json();
         assert_eq!(v["error"]["kind"], "refused");
         assert!(v["error"]["hint"].is_null());
+    }
+
+    #[test]
+    fn an_error_document_reads_back_as_the_same_error() {
+        for e in [
+            Error::usage("bad").with_hint("do x"),
+            Error::refused("refused: no"),
+            Error::of(Kind::Tmux("remote-no-tmuxmate"), "none there"),
+            Error::of(Kind::Tmux("ssh"), "lost"),
+        ] {
+            let back = Error::from_json(&e.to_json()).unwrap();
+            assert_eq!(
+                (back.kind, back.msg.as_str(), back.hint.as_deref()),
+                (e.kind, e.msg.as_str(), e.hint.as_deref())
+            );
+            assert_eq!(back.to_json().to_string(), e.to_json().to_string());
+        }
+        assert_eq!(Kind::from_name("NOT A KIND\n"), Kind::Error);
+        assert!(Error::from_json(&serde_json::json!({"jobId": "w1"})).is_none());
     }
 
     /// A refusal is typed where it is made: no `Error::new` carries a "refused" message

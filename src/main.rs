@@ -15,6 +15,7 @@ mod install;
 mod layers;
 mod location;
 mod mcp;
+mod op;
 mod remote;
 mod side;
 mod state;

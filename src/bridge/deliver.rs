@@ -22,7 +22,7 @@ use super::transcript;
 use crate::error::Error;
 use crate::tmux::Tmux;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Sent {
     pub name: String,

@@ -33,7 +33,7 @@ pub struct Spec {
     pub cwd: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Started {
     pub name: String,

@@ -5,7 +5,7 @@
 //! Invariants: one `list-sessions` for all of them; no server means no sessions, not an
 //! error; a session whose contract cannot be read is still listed (empty fields).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::targs;
@@ -13,7 +13,7 @@ use crate::tmux::{Arg, Tmux};
 
 use super::{contract, session};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Listed {
     pub name: String,

@@ -15,8 +15,13 @@ const MAX_MESSAGE: usize = 16 << 20;
 pub fn read(text: Option<&str>, file: Option<&Path>, stdin: bool) -> Result<String, Error> {
     let raw = match (text, file, stdin) {
         (Some(t), _, _) => t.as_bytes().to_vec(),
-        (None, Some(f), _) => std::fs::read(f)
-            .map_err(|e| Error::new(format!("cannot read --file {}: {e}", f.display())))?,
+        (None, Some(f), _) => {
+            let mut b = Vec::new();
+            std::fs::File::open(f)
+                .and_then(|h| h.take(MAX_MESSAGE as u64 + 1).read_to_end(&mut b))
+                .map_err(|e| Error::new(format!("cannot read --file {}: {e}", f.display())))?;
+            b
+        }
         (None, None, true) => {
             let mut b = Vec::new();
             std::io::stdin()

@@ -9,6 +9,7 @@
 
 pub mod adapters;
 pub mod ask;
+pub mod asked;
 pub mod attach;
 pub mod contract;
 pub mod deliver;
@@ -19,6 +20,7 @@ pub mod launch;
 pub mod listing;
 pub mod message;
 pub mod naming;
+pub mod request;
 pub mod session;
 pub mod stop;
 pub mod transcript;

@@ -99,7 +99,7 @@ fn signal(procs: &[Proc], sig: nix::sys::signal::Signal) {
     }
 }
 
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Stopped {
     pub name: String,

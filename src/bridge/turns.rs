@@ -11,7 +11,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::adapters::{Adapter, ReplySource};
 use super::contract::{Contract, SendMark};
@@ -29,7 +29,7 @@ pub const MAX_REPLY_BYTES: usize = 200_000;
 /// `agent wait`'s and `agent ask`'s default `--timeout`: ten minutes.
 pub const DEFAULT_WAIT_MS: u64 = 600_000;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Reply {
     pub name: String,

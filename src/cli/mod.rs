@@ -1,9 +1,6 @@
-//! The command line: its definitions (clap derive) and, in `forward`, a parsed command
-//! turned back into the command line of the tmuxmate on another host (`asked`: a
-//! forwarded `agent ask` read back). Handlers live in `cmd/`; nothing here prints.
-
-pub mod asked;
-pub mod forward;
+//! The command line: its definitions (clap derive). A command that is an operation
+//! parses into its capability's request type (flattened, `--json` beside it: [`Json`], or
+//! [`JsonActions`] for one with actions); handlers live in `cmd/`; nothing here prints.
 
 use std::path::PathBuf;
 
@@ -36,56 +33,6 @@ pub struct Cli {
 
 fn interval(s: &str) -> Result<u64, String> {
     crate::location::turn::parse_interval(s)
-}
-
-/// The longest timeout any command accepts (a week; `watch start`'s bound).
-const MAX_TIMEOUT_MS: u64 = 7 * 24 * 60 * 60 * 1000;
-
-/// A timeout: a positive whole number with a unit, `500ms`, `30s`, `2m` or `1h`, as
-/// milliseconds. A bare number is refused: which unit was meant is a guess.
-pub fn duration_ms(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
-    let (num, unit) = t.split_at(digits);
-    let scale = match unit {
-        "ms" => 1,
-        "s" => 1000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "" if !num.is_empty() => {
-            return Err(format!(
-                "{s:?} has no unit: write it as {num}ms, {num}s, {num}m or {num}h"
-            ));
-        }
-        _ => {
-            return Err(format!(
-                "{s:?} is not a duration: write a whole number with a unit, e.g. 500ms, 30s, 2m or 1h"
-            ));
-        }
-    };
-    let n: u64 = num.parse().map_err(|_| {
-        format!(
-            "{s:?} is not a duration: write a whole number with a unit, e.g. 500ms, 30s, 2m or 1h"
-        )
-    })?;
-    match n.checked_mul(scale) {
-        Some(0) => Err(format!("{s:?}: a timeout must be greater than 0")),
-        Some(ms) if ms <= MAX_TIMEOUT_MS => Ok(ms),
-        _ => Err(format!("{s:?} is longer than the maximum of 7 days (168h)")),
-    }
-}
-
-/// The timeout in force: `--timeout` (ms), else the old hidden spelling (in its own unit
-/// of `old_unit_ms`), else the default.
-pub fn timeout_or(
-    timeout: Option<u64>,
-    old: Option<u64>,
-    old_unit_ms: u64,
-    default_ms: u64,
-) -> u64 {
-    timeout
-        .or(old.map(|o| o.saturating_mul(old_unit_ms)))
-        .unwrap_or(default_ms)
 }
 
 // `defer` (here and on every subcommand enum): a subcommand's arguments are built only
@@ -130,31 +77,32 @@ pub enum Command {
         refresh_interval_ms: Option<u64>,
     },
     /// Sessions, windows (with layout) and panes, from one tmux call.
-    List {
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    List(Json<crate::control::list::Ask>),
     /// Type one line of literal text into a pane.
-    Send(SendArgs),
+    Send(Json<crate::control::input::SendAsk>),
     /// Paste multi-line text as one bracketed paste.
-    Paste(PasteArgs),
+    Paste(Json<crate::control::input::PasteAsk>),
     /// Press named keys (from a fixed list) in a pane.
-    Keys(KeysArgs),
+    Keys(Json<crate::control::input::KeysAsk>),
     /// Capture a pane's screen or scrollback within a byte budget.
-    Capture(CaptureArgs),
+    Capture(Json<crate::control::capture::Ask>),
     /// Split a pane (new pane marked as created by tmuxmate).
-    Split(SplitArgs),
+    Split(Json<crate::control::split::SplitAsk>),
     /// Create a new window (its pane marked as created by tmuxmate).
-    NewWindow(NewWindowArgs),
+    NewWindow(Json<crate::control::split::NewWindowAsk>),
     /// Swap two panes structurally.
-    Swap(SwapArgs),
+    Swap(Json<crate::control::swap::SwapAsk>),
     /// Run a command and wait for its exit status and output.
-    Run(RunArgs),
+    Run(Json<crate::control::run::RunAsk>),
     /// Kill a pane, window, session or server (needs --confirm and approval).
-    Kill(KillArgs),
+    Kill(Json<crate::control::kill::KillAsk>),
     /// Stored snapshots of captures and run results.
-    Snapshots(SnapshotsArgs),
+    Snapshots(
+        JsonActions<
+            crate::control::snapshot::SnapshotsAction,
+            crate::control::snapshot::SnapshotsAsk,
+        >,
+    ),
     /// Every agent pane's state (working, needs-you, done, idle, exited), from its CLI's
     /// own events; needs-you first, longest waiting first.
     Agents(AgentsArgs),
@@ -208,6 +156,10 @@ pub enum Command {
     },
     /// Print the man page (roff).
     Man,
+    /// Run one operation given as JSON on stdin (`{"op": ..., "request": {...}}`) and
+    /// answer its JSON: how another host's tmuxmate runs a `--host` command here.
+    #[command(hide = true)]
+    Call,
     /// tmuxmate on another host: `remote install HOST` copies this binary there.
     Remote {
         #[command(subcommand)]
@@ -232,16 +184,6 @@ pub enum RemoteAction {
     /// On the host: this binary's version and SHA-256 (what `remote install` compares).
     #[command(hide = true)]
     Id,
-    /// On the host: `watch start` whose result is kept for the machine that asked
-    /// (the collector address), which fetches it at its next turn.
-    #[command(hide = true, name = "watch-start")]
-    WatchStart {
-        /// The asking machine's collector address.
-        #[arg(long)]
-        collector: String,
-        #[command(flatten)]
-        args: WatchStartArgs,
-    },
     /// On the host: the collector's finished results (not consumed) and the jobs' states.
     #[command(hide = true)]
     Results {
@@ -312,228 +254,38 @@ pub enum InitWhat {
 
 use crate::harness::Harness;
 
+// A control command's arguments: its operation's request type (owned by the capability,
+// and the MCP tool's argument type too) and the `--json` switch, after the request's
+// flags in `--help` as each command had it. Derefs to the request. (A plain comment:
+// clap would make a doc comment here every such command's `--help` text.)
 #[derive(Args, Debug)]
-pub struct SendArgs {
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Press Enter (as a separate key) after the text.
-    #[arg(long)]
-    pub enter: bool,
-    /// Leave copy/view mode first instead of refusing.
-    #[arg(long)]
-    pub cancel_mode: bool,
-    /// Read the line from a file (`-` for stdin); one trailing newline is dropped.
-    #[arg(long, value_name = "FILE", conflicts_with = "text")]
-    pub file: Option<PathBuf>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// The text: one line, no control characters; `-` reads it from stdin. Text that
-    /// starts with `-` goes after `--` (anything else starting with `-` is a flag, and an
-    /// unknown flag is an error, never text).
-    pub text: Option<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct PasteArgs {
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Send exactly one Enter after the settle delay.
-    #[arg(long)]
-    pub enter: bool,
-    /// Delay before Enter (default: @tmuxmate-paste-settle-ms, else 150).
-    #[arg(long, value_name = "MS")]
-    pub settle_ms: Option<u64>,
-    /// Read the text from a file (`-` for stdin).
-    #[arg(long, value_name = "FILE", conflicts_with = "text")]
-    pub file: Option<PathBuf>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// The text, or `-` for stdin. Text that starts with `-` goes after `--`.
-    pub text: Option<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct KeysArgs {
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// Key names: Enter Escape Tab BTab Up Down Left Right Home End PageUp PageDown BSpace C-a..C-z F1..F12
-    /// (none starts with `-`, so options are accepted anywhere on the line).
-    #[arg(required = true)]
-    pub keys: Vec<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct CaptureArgs {
+pub struct Json<T: Args> {
     #[command(flatten)]
-    pub ask: crate::control::capture::Ask,
+    pub ask: T,
     /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long)]
     pub json: bool,
 }
 
-#[derive(Args, Debug)]
-pub struct SplitArgs {
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Side by side.
-    #[arg(long, conflicts_with = "vertical")]
-    pub horizontal: bool,
-    /// Stacked (the default).
-    #[arg(long)]
-    pub vertical: bool,
-    /// Size of the new pane, e.g. 30%.
-    #[arg(long, value_name = "N%")]
-    pub size: Option<String>,
-    /// Working directory of the new pane (default: the caller's).
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// Command to run in the new pane (after --; default: your shell).
-    #[arg(last = true)]
-    pub cmd: Vec<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct NewWindowArgs {
-    /// Session to create the window in (default: the caller's, else a `tmuxmate` session).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Name of the new window.
-    #[arg(long)]
-    pub name: Option<String>,
-    /// Working directory of the new pane (default: the caller's).
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// Command to run in the new window (after --; default: your shell).
-    #[arg(last = true)]
-    pub cmd: Vec<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct SwapArgs {
-    /// The first pane (as tmux's `swap-pane -s`).
-    #[arg(short = 's', long = "src", value_name = "PANE")]
-    pub src: Option<String>,
-    /// The second pane (as tmux's `swap-pane -t`).
-    #[arg(short = 't', long = "dst", value_name = "PANE")]
-    pub dst: Option<String>,
-    /// The same two panes as positionals: `swap SRC DST` (for the ones not given as flags).
-    #[arg(value_name = "PANE", num_args = 0..=2)]
-    pub panes: Vec<String>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-}
-
-impl SwapArgs {
-    /// The two panes: each from its flag, else from the positionals in order.
-    pub fn pair(&self) -> Result<(String, String), String> {
-        let mut pos = self.panes.iter().cloned();
-        let src = self.src.clone().or_else(|| pos.next());
-        let dst = self.dst.clone().or_else(|| pos.next());
-        match (src, dst, pos.next()) {
-            (Some(s), Some(d), None) => Ok((s, d)),
-            (_, _, Some(extra)) => Err(format!(
-                "swap takes two panes; {extra:?} is a third (give SRC DST, or --src SRC --dst DST)"
-            )),
-            _ => Err("swap needs two panes: `swap SRC DST` or `swap --src SRC --dst DST`".into()),
-        }
+impl<T: Args> std::ops::Deref for Json<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.ask
     }
 }
 
+// As `Json`, for a command whose request has actions (subcommands) beside its own flags
+// (none: the command's own work): `--json` is taken after any action too. `--help` lists
+// the actions, then `--json`, then the flags, as the command had them.
 #[derive(Args, Debug)]
-pub struct RunArgs {
-    /// An existing shell pane to type the command into (default: a new pane of our own).
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Give up waiting after this long: 500ms, 30s, 2m, 1h (default 2m); the command
-    /// keeps running in its pane.
-    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
-    pub timeout: Option<u64>,
-    /// Old spelling of --timeout, in milliseconds.
-    #[arg(long, value_name = "MS", hide = true, conflicts_with = "timeout")]
-    pub timeout_ms: Option<u64>,
-    /// Fallback for REPLs and TUIs: done when output is unchanged for MS.
-    #[arg(long, value_name = "MS")]
-    pub until_stable: Option<u64>,
-    /// Byte budget for the output (default: @tmuxmate-capture-max-bytes, else 100000);
-    /// keeps the newest text.
-    #[arg(long, value_name = "B")]
-    pub max_bytes: Option<usize>,
-    /// Keep the new window once the result is read (default: it is removed; a timed-out
-    /// command always keeps its window, since it is still running there).
-    #[arg(long, conflicts_with = "target")]
-    pub keep: bool,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// The command and its arguments (after --), each one word; for shell syntax use
-    /// `-- sh -c '...'`.
-    #[arg(last = true, required = true)]
-    pub cmd: Vec<String>,
-}
-
-pub use crate::control::kill_scope::KillScope;
-
-#[derive(Args, Debug)]
-pub struct KillArgs {
-    /// What to kill.
-    pub scope: KillScope,
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Required: without it nothing is killed.
-    #[arg(long)]
-    pub confirm: bool,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct SnapshotsArgs {
+pub struct JsonActions<A: Subcommand, T: Args> {
     #[command(subcommand)]
-    pub action: Option<SnapshotsAction>,
+    pub action: Option<A>,
     /// Print one JSON document instead of text (shapes: docs/json.md).
     #[arg(long, global = true)]
     pub json: bool,
-    /// How many of the most recent to list.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub limit: usize,
-}
-
-#[derive(Subcommand, Debug)]
-#[command(defer = true)]
-pub enum SnapshotsAction {
-    /// Print the full stored text of one snapshot.
-    Show {
-        /// The snapshot id (as `tmuxmate snapshots` lists it).
-        id: String,
-    },
-    /// Delete every stored snapshot (`set -g @tmuxmate-snapshots off` stores none).
-    Clear,
-    /// The snippet's key binding: the listing in a popup on client --client.
-    #[command(hide = true)]
-    Popup {
-        /// The tmux client to show the popup on.
-        #[arg(long, value_name = "CLIENT")]
-        client: String,
-    },
+    #[command(flatten)]
+    pub ask: T,
 }
 
 #[derive(clap::Args, Debug)]
@@ -599,7 +351,7 @@ pub enum AgentsAction {
 #[command(defer = true)]
 pub enum WatchAction {
     /// Start a command (in a new window, or typed into an existing shell pane with -t).
-    Start(WatchStartArgs),
+    Start(Json<crate::watch::request::Start>),
     /// Jobs on every server, running and recently ended (restarts a dead poller).
     List {
         /// Print one JSON document instead of text (shapes: docs/json.md).
@@ -607,21 +359,9 @@ pub enum WatchAction {
         json: bool,
     },
     /// One job's full state.
-    Show {
-        /// The job id (as `watch start` printed it, or `watch list` lists it).
-        job: String,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Show(Json<crate::watch::request::Show>),
     /// Stop watching a job. The pane and its command are left alone.
-    Stop {
-        /// The job id (as `watch start` printed it, or `watch list` lists it).
-        job: String,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Stop(Json<crate::watch::request::Stop>),
     /// Restart pollers for servers with running jobs (the snippet's tmux hooks call this).
     Reattach,
     /// The per-server poller loop (started by tmuxmate through `tmux run-shell -b`).
@@ -647,196 +387,20 @@ pub enum WatchAction {
     },
 }
 
-#[derive(Args, Debug)]
-pub struct WatchStartArgs {
-    /// An existing shell pane to type the command into (default: a new window).
-    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
-    #[arg(short = 't', long = "target")]
-    pub target: Option<String>,
-    /// Done when output produced after the start matches this regex (Rust regex syntax,
-    /// multi-line mode: `^` and `$` match at the start and end of every output line, so
-    /// `GO1$` matches a line `GO1`). With -t, the shell's echo of the typed command is not
-    /// searched.
-    #[arg(long, value_name = "RE")]
-    pub done_regex: Option<String>,
-    /// Give up after this long: 500ms, 30s, 2m, 1h (default: @tmuxmate-watch-timeout-min
-    /// minutes, else 2h); the pane stays.
-    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
-    pub timeout: Option<u64>,
-    /// Old spelling of --timeout, in minutes (fractions allowed).
-    #[arg(
-        long,
-        value_name = "M",
-        allow_hyphen_values = true,
-        hide = true,
-        conflicts_with = "timeout"
-    )]
-    pub timeout_min: Option<String>,
-    /// Agent whose next turn gets the result: a known address (a session id or `turn
-    /// --agent` name that made a per-turn call) or a pane id %N whose agent did (default:
-    /// the agent of the calling pane).
-    #[arg(long, value_name = "AGENT")]
-    pub notify: Option<String>,
-    /// Also queue the result for this agent (same addresses as --notify).
-    #[arg(long, value_name = "AGENT")]
-    pub forward: Vec<String>,
-    /// With -t: leave copy or view mode first (else a pane in a mode is refused).
-    #[arg(long)]
-    pub cancel_mode: bool,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-    /// The command: one argument is a shell command line; several are quoted words.
-    #[arg(last = true)]
-    pub cmd: Vec<String>,
-}
-
-impl WatchStartArgs {
-    /// `--timeout` (ms) as the minutes `watch::start` takes (the old `--timeout-min` and
-    /// the MCP tool's `timeoutMin` speak minutes).
-    pub fn timeout_minutes(&self) -> Option<String> {
-        match self.timeout {
-            Some(ms) => Some(format!("{}", ms as f64 / 60_000.0)),
-            None => self.timeout_min.clone(),
-        }
-    }
-
-    /// The domain request; `timeout_min` is [`Self::timeout_minutes`], kept by the caller.
-    pub fn request<'a>(
-        &'a self,
-        timeout_min: &'a Option<String>,
-    ) -> crate::watch::start::Request<'a> {
-        crate::watch::start::Request {
-            target: self.target.as_deref(),
-            cmd: &self.cmd,
-            done_regex: self.done_regex.as_deref(),
-            timeout_min: timeout_min.as_deref(),
-            notify: self.notify.as_deref(),
-            forward: &self.forward,
-            cancel_mode: self.cancel_mode,
-        }
-    }
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct MessageArgs {
-    /// The message text.
-    #[arg(long, conflicts_with_all = ["message_file", "stdin"])]
-    pub message: Option<String>,
-    /// Read the message from a file (old spelling: --message-file).
-    #[arg(
-        long = "file",
-        alias = "message-file",
-        value_name = "FILE",
-        conflicts_with = "stdin"
-    )]
-    pub message_file: Option<PathBuf>,
-    /// `-` reads the message from stdin.
-    #[arg(value_name = "-", value_parser = clap::builder::PossibleValuesParser::new(["-"]))]
-    pub stdin: Option<String>,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct AgentStartArgs {
-    /// claude, codex, gemini or custom.
-    pub adapter: String,
-    /// Project directory (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub project: Option<PathBuf>,
-    /// The agent CLI's permission mode (its own names, e.g. Claude Code's `plan`).
-    #[arg(long, value_name = "MODE")]
-    pub permission_mode: Option<String>,
-    /// For `custom`: the CLI to run.
-    #[arg(long, value_name = "PATH")]
-    pub cli: Option<String>,
-    /// For `custom`: a regex that matches a line of its screen when it is ready for input
-    /// (each line is matched as drawn and with its trailing blanks trimmed: `'>>> ?$'`
-    /// finds `>>> `).
-    #[arg(long, value_name = "RE")]
-    pub ready_regex: Option<String>,
-    /// How long to wait for the ready screen: 500ms, 30s, 2m, 1h (default 60s).
-    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
-    pub timeout: Option<u64>,
-    /// Old spelling of --timeout, in seconds.
-    #[arg(long, value_name = "S", hide = true, conflicts_with = "timeout")]
-    pub timeout_s: Option<u64>,
-    /// Print one JSON document instead of text (shapes: docs/json.md).
-    #[arg(long)]
-    pub json: bool,
-}
-
 #[derive(Subcommand, Debug)]
 #[command(defer = true)]
 pub enum AgentAction {
     /// Start (or reuse) an agent CLI in its own session for this project and branch.
-    Start(AgentStartArgs),
+    Start(Json<crate::bridge::request::Start>),
     /// Send one message as one prompt (checked; refuses on anything ambiguous).
-    Send {
-        /// The managed session's name (as `agent start` or `agent list` print it).
-        name: String,
-        #[command(flatten)]
-        msg: MessageArgs,
-        /// The project the session must work on (default: the current directory; with
-        /// --host, required: a directory on the host).
-        #[arg(long, value_name = "DIR")]
-        project: Option<PathBuf>,
-        /// Require this permission mode.
-        #[arg(long, value_name = "MODE")]
-        permission_mode: Option<String>,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Send(Json<crate::bridge::request::Send>),
     /// Wait until the turn started by the last message has finished (with --until: until
     /// the agent is in one of the states named).
-    Wait {
-        /// The managed session's name (with --until also a pane: %N or session:window.pane).
-        name: String,
-        /// Wait for the agent's state, not its reply: one or more of needs-you, done, idle,
-        /// working, exited, unknown, comma-separated (e.g. --until needs-you,done). Any
-        /// agent pane whose hooks report, started by hand or by `agent start`.
-        #[arg(long, value_name = "STATES")]
-        until: Option<String>,
-        /// Give up after this long: 500ms, 30s, 2m, 1h (default 10m).
-        #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
-        timeout: Option<u64>,
-        /// Old spelling of --timeout, in seconds.
-        #[arg(long, value_name = "S", hide = true, conflicts_with = "timeout")]
-        timeout_s: Option<u64>,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Wait(Json<crate::bridge::request::Wait>),
     /// The reply to the last message (marked incomplete if the turn has not finished).
-    Reply {
-        /// The managed session's name.
-        name: String,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Reply(Json<crate::bridge::request::Reply>),
     /// Start if missing, send, wait and print the complete reply: one call.
-    Ask {
-        /// A session name, or an adapter (claude, codex, gemini) for this project.
-        target: String,
-        #[command(flatten)]
-        msg: MessageArgs,
-        /// Project directory for an adapter target (default: the current directory).
-        #[arg(long, value_name = "DIR")]
-        project: Option<PathBuf>,
-        /// Require (or start with) this permission mode.
-        #[arg(long, value_name = "MODE")]
-        permission_mode: Option<String>,
-        /// Give up waiting for the reply after this long: 500ms, 30s, 2m, 1h (default 10m).
-        #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
-        timeout: Option<u64>,
-        /// Old spelling of --timeout, in seconds.
-        #[arg(long, value_name = "S", hide = true, conflicts_with = "timeout")]
-        timeout_s: Option<u64>,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Ask(Json<crate::bridge::request::Ask>),
     /// Managed agent sessions on this server.
     List {
         /// Print one JSON document instead of text (shapes: docs/json.md).
@@ -849,24 +413,9 @@ pub enum AgentAction {
         name: String,
     },
     /// Stop a managed agent session (kills its tmux session).
-    Stop {
-        /// The managed session's name.
-        name: String,
-        /// Required: without it nothing is stopped.
-        #[arg(long)]
-        confirm: bool,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Stop(Json<crate::bridge::request::Stop>),
     /// Print the session name tmuxmate would use.
-    Name {
-        /// claude, codex, gemini or custom.
-        adapter: String,
-        /// Project directory (default: the current directory).
-        #[arg(long, value_name = "DIR")]
-        project: Option<PathBuf>,
-    },
+    Name(crate::bridge::request::Name),
     /// Become the agent CLI described by a launch spec (used inside the new pane).
     #[command(hide = true, name = "_exec")]
     Exec {
@@ -967,43 +516,11 @@ pub enum SideAction {
         target: String,
     },
     /// The main agent's live digest and whether it is running.
-    Status {
-        /// The main agent's pane (default inside a side chat: the pane it is about).
-        #[arg(short = 't', long = "target")]
-        target: Option<String>,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Status(Json<crate::side::request::Status>),
     /// The main session's real transcript lines, summarised (bounded).
-    History {
-        /// The main agent's pane (default inside a side chat: the pane it is about).
-        #[arg(short = 't', long = "target")]
-        target: Option<String>,
-        /// Only this turn.
-        #[arg(long, value_name = "N")]
-        turn: Option<u64>,
-        /// Only lines containing this text (case-insensitive).
-        #[arg(long, value_name = "TEXT")]
-        contains: Option<String>,
-        /// At most K lines, newest last (default 40, max 200).
-        #[arg(long, value_name = "K", default_value_t = crate::side::HISTORY_DEFAULT)]
-        limit: usize,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    History(Json<crate::side::request::History>),
     /// Queue a note for the main agent's next turn (never typed into its pane).
-    Report {
-        /// The main agent's pane (default inside a side chat: the pane it is about).
-        #[arg(short = 't', long = "target")]
-        target: Option<String>,
-        /// The note (text that starts with `-` goes after `--`).
-        text: String,
-        /// Print one JSON document instead of text (shapes: docs/json.md).
-        #[arg(long)]
-        json: bool,
-    },
+    Report(Json<crate::side::request::Report>),
     /// Codex's PostToolUse hook inside a side chat: queue a note that a sandboxed
     /// `side report` could only print (hook JSON on stdin; prints nothing).
     #[command(hide = true)]
@@ -1082,68 +599,33 @@ mod tests {
         assert!(missing.is_empty(), "no help text: {missing:#?}");
     }
 
-    #[test]
-    fn timeouts_take_one_unit_scheme() {
-        assert_eq!(duration_ms("500ms"), Ok(500));
-        assert_eq!(duration_ms("30s"), Ok(30_000));
-        assert_eq!(duration_ms("2m"), Ok(120_000));
-        assert_eq!(duration_ms("1h"), Ok(3_600_000));
-        assert_eq!(duration_ms("168h"), Ok(MAX_TIMEOUT_MS));
-        for bad in [
-            "30",
-            "",
-            "s",
-            "1.5s",
-            "-1s",
-            "2 m",
-            "1d",
-            "0s",
-            "169h",
-            "99999999999999999999ms",
-        ] {
-            assert!(duration_ms(bad).is_err(), "{bad:?} accepted");
-        }
-        assert!(
-            duration_ms("30").unwrap_err().contains("30s"),
-            "names the fix"
-        );
-        assert_eq!(timeout_or(Some(5), Some(7), 1000, 9), 5);
-        assert_eq!(timeout_or(None, Some(7), 1000, 9), 7000);
-        assert_eq!(timeout_or(None, None, 1000, 9), 9);
-    }
-
     /// The old spellings still parse (hidden), and cannot be mixed with the new one.
     #[test]
     fn old_spellings_are_hidden_aliases() {
         let p = |args: &[&str]| {
             Cli::try_parse_from(std::iter::once("tmuxmate").chain(args.iter().copied()))
         };
-        let Command::Run(r) = p(&["run", "--timeout-ms", "300", "--", "true"])
-            .unwrap()
-            .command
-        else {
-            panic!()
+        // The timeout the run waits, as its request settles it.
+        let waits = |args: &[&str]| {
+            let Command::Run(r) = p(args).unwrap().command else {
+                panic!()
+            };
+            r.request(&[], 0, None).timeout_ms
         };
-        assert_eq!(timeout_or(r.timeout, r.timeout_ms, 1, 0), 300);
-        let Command::Run(r) = p(&["run", "--timeout", "2s", "--", "true"])
-            .unwrap()
-            .command
-        else {
-            panic!()
-        };
-        assert_eq!(timeout_or(r.timeout, r.timeout_ms, 1, 0), 2000);
+        assert_eq!(waits(&["run", "--timeout-ms", "300", "--", "true"]), 300);
+        assert_eq!(waits(&["run", "--timeout", "2s", "--", "true"]), 2000);
         assert!(p(&["run", "--timeout", "2s", "--timeout-ms", "3", "--", "true"]).is_err());
         assert!(p(&["agent", "wait", "x", "--timeout-s", "3"]).is_ok());
         assert!(p(&["watch", "start", "--timeout-min", "0.5", "--", "true"]).is_ok());
         for f in ["--file", "--message-file"] {
             let c = p(&["agent", "send", "x", f, "/m"]).unwrap().command;
             let Command::Agent {
-                action: AgentAction::Send { msg, .. },
+                action: AgentAction::Send(a),
             } = c
             else {
                 panic!()
             };
-            assert_eq!(msg.message_file, Some(PathBuf::from("/m")));
+            assert_eq!(a.ask.msg.message_file, Some(PathBuf::from("/m")));
         }
         let help = Cli::command()
             .find_subcommand_mut("run")

@@ -1,30 +1,20 @@
-//! `tmuxmate agent ...`: the bridge to other agent CLIs in their own managed sessions.
+//! `tmuxmate agent ...`: the bridge to other agent CLIs in their own managed sessions,
+//! here or (`--host`) on another host: each operation's answer printed as text or JSON.
+//! `agent wait --until` waits on the agent's state (`crate::state::wait`), so that
+//! operation's answer is composed here.
 
 use std::time::Duration;
 
-use crate::bridge::{adapters, ask, deliver, launch, listing, message, turns};
-use crate::cli::{AgentAction, AgentStartArgs, MessageArgs};
+use serde::{Deserialize, Serialize};
+
+use super::at::At;
+use crate::bridge::request::{self as req, Wait};
+use crate::bridge::{asked, launch, listing, turns};
+use crate::cli::AgentAction;
 use crate::error::{CliResult, Error};
+use crate::op::Operation;
+use crate::state::wait::Reached;
 use crate::tmux::Tmux;
-
-fn read_message(m: &MessageArgs) -> Result<String, Error> {
-    message::read(
-        m.message.as_deref(),
-        m.message_file.as_deref(),
-        m.stdin.is_some(),
-    )
-}
-
-fn adapter_for(a: &AgentStartArgs) -> Result<adapters::Adapter, Error> {
-    adapters::choose(&a.adapter, a.cli.as_deref(), a.ready_regex.as_deref())
-}
-
-fn project_dir(p: &Option<std::path::PathBuf>) -> Result<std::path::PathBuf, Error> {
-    match p {
-        Some(d) => Ok(d.clone()),
-        None => Ok(std::env::current_dir()?),
-    }
-}
 
 fn print_reply(r: &turns::Reply, json: bool) -> CliResult {
     if json {
@@ -39,163 +29,132 @@ fn print_reply(r: &turns::Reply, json: bool) -> CliResult {
     }
 }
 
-fn list(tmux: &Tmux, json: bool) -> CliResult {
-    let v = listing::list(tmux)?;
-    if json {
-        super::out_json(&v);
-    } else {
-        super::out(&listing::render(&v));
-    }
-    Ok(())
+/// What `agent wait` answers: the reply, or with `--until` the state the agent reached.
+#[derive(Serialize, Deserialize, Debug)]
+#[serde(untagged)]
+pub enum Waited {
+    Reply(turns::Reply),
+    State(Reached),
 }
 
-fn start(tmux: &Tmux, a: &AgentStartArgs) -> CliResult {
-    let ad = adapter_for(a)?;
-    let caller = crate::location::address::caller(tmux);
-    let s = launch::start(
-        tmux,
-        &caller,
-        &ad,
-        &project_dir(&a.project)?,
-        a.permission_mode.as_deref(),
-        Duration::from_millis(crate::cli::timeout_or(a.timeout, a.timeout_s, 1000, 60_000)),
-    )?;
-    super::out_json_or_line(a.json, &s, launch::Started::line);
-    Ok(())
-}
-
-fn send(
-    tmux: &Tmux,
-    name: &str,
-    msg: &MessageArgs,
-    project: Option<&std::path::Path>,
-    permission_mode: Option<&str>,
-    json: bool,
-) -> CliResult {
-    let text = read_message(msg)?;
-    let sent = deliver::send(
-        tmux,
-        name,
-        &text,
-        &ask::caller_project(project)?,
-        permission_mode,
-    )?;
-    super::out_json_or_line(json, &sent, |s| {
-        format!("sent to {} ({} bytes), submitted", s.name, s.bytes)
-    });
-    Ok(())
-}
-
-fn ask(tmux: &Tmux, req: &ask::Request, json: bool) -> CliResult {
-    match ask::ask(tmux, req) {
-        Ok(r) => print_reply(&r, json),
-        // `--json`: how far the message got beside the error (`ask::Failed::to_json`;
-        // a forwarding caller reads it back). The line for people stays the error's.
-        Err(f) if json => {
-            super::out_line(&f.to_json().to_string());
-            Err(f.error.printed())
-        }
-        Err(f) => Err(f.error),
+impl Operation for Wait {
+    const NAME: &'static str = "agent.wait";
+    type Answer = Waited;
+    fn waits(&self) -> Duration {
+        self.within()
     }
 }
 
-fn stop(tmux: &Tmux, name: &str, confirm: bool, json: bool) -> CliResult {
-    let st = crate::bridge::stop::stop_agent(tmux, name, confirm)?;
-    super::out_json_or_line(json, &st, |st| st.line(name));
-    Ok(())
+/// `agent wait`: for the reply, or (`--until`) for the agent's state.
+pub fn wait(tmux: &Tmux, r: &Wait) -> Result<Waited, Error> {
+    let Some(until) = &r.until else {
+        return Ok(Waited::Reply(turns::wait(tmux, &r.name, r.within())?));
+    };
+    let states = crate::state::wait::parse_until(until)?;
+    let pane = crate::state::wait::pane_of(tmux, &r.name)?;
+    let reached = crate::state::wait::wait(tmux, &pane, &states, r.within(), &|_| true)?;
+    Ok(Waited::State(reached))
 }
 
-pub fn run(tmux: &Tmux, action: AgentAction) -> CliResult {
-    if let AgentAction::Exec { spec } = &action {
-        return Err(launch::exec(spec));
-    }
-    match action {
-        AgentAction::Start(a) => start(tmux, &a),
-        AgentAction::Send {
-            name,
-            msg,
-            project,
-            permission_mode,
-            json,
-        } => send(
-            tmux,
-            &name,
-            &msg,
-            project.as_deref(),
-            permission_mode.as_deref(),
-            json,
-        ),
-        AgentAction::Wait {
-            name,
-            until: Some(until),
-            timeout,
-            timeout_s,
-            json,
-        } => {
-            let states = crate::state::wait::parse_until(&until)?;
-            let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, turns::DEFAULT_WAIT_MS);
-            let pane = crate::state::wait::pane_of(tmux, &name)?;
-            let r = crate::state::wait::wait(
-                tmux,
-                &pane,
-                &states,
-                Duration::from_millis(wait),
-                &|_| true,
-            )?;
-            if json {
-                super::out_json(&r);
-            } else {
-                super::out_line(&r.text());
+/// `agent ask`: the reply, or how far the message got (with `--json`, beside the error:
+/// `ask::Failed::to_json` here, `asked::Outcome::to_json` for a host).
+fn ask(at: &At, r: req::Ask, json: bool) -> CliResult {
+    let failed = match at {
+        At::Here(t) => match r.run(t, None) {
+            Ok(reply) => return print_reply(&reply, json),
+            Err(f) if json => {
+                super::out_line(&f.to_json().to_string());
+                return Err(f.error.printed());
             }
-            Ok(())
+            Err(f) => return Err(f.error),
+        },
+        At::Host { host, .. } => match at.call(r) {
+            Ok(reply) => return print_reply(&reply, json),
+            Err(f) => asked::outcome(host, *f),
+        },
+    };
+    if json {
+        super::out_line(&failed.to_json().to_string());
+    }
+    if let Some(n) = &failed.note {
+        eprintln!("tmuxmate: {n}");
+    }
+    Err(if json {
+        failed.error.printed()
+    } else {
+        failed.error
+    })
+}
+
+pub fn run(at: &At, action: AgentAction) -> CliResult {
+    match action {
+        AgentAction::Start(a) => {
+            let s = at.run(a.ask, |t, r| r.run(t))?;
+            super::out_json_or_line(a.json, &s, launch::Started::line);
         }
-        AgentAction::Wait {
-            name,
-            until: None,
-            timeout,
-            timeout_s,
-            json,
-        } => {
-            let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, turns::DEFAULT_WAIT_MS);
-            print_reply(
-                &turns::wait(tmux, &name, Duration::from_millis(wait))?,
-                json,
-            )
+        AgentAction::Send(a) => {
+            let s = at.run(a.ask, |t, r| r.run(t))?;
+            super::out_json_or_line(a.json, &s, |s| {
+                format!("sent to {} ({} bytes), submitted", s.name, s.bytes)
+            });
         }
-        AgentAction::Reply { name, json } => print_reply(&turns::reply(tmux, &name)?, json),
-        AgentAction::Ask {
-            target,
-            msg,
-            project,
-            permission_mode,
-            timeout,
-            timeout_s,
-            json,
-        } => {
-            let text = read_message(&msg)?;
-            let wait = crate::cli::timeout_or(timeout, timeout_s, 1000, turns::DEFAULT_WAIT_MS);
-            let req = ask::Request {
-                target: &target,
-                message: &text,
-                project: project.as_deref(),
-                permission_mode: permission_mode.as_deref(),
-                timeout: Duration::from_millis(wait),
-                progress: None,
-            };
-            ask(tmux, &req, json)
+        AgentAction::Wait(a) => match at.run(a.ask, wait)? {
+            Waited::Reply(r) => return print_reply(&r, a.json),
+            Waited::State(r) => super::out_json_or_line(a.json, &r, Reached::text),
+        },
+        AgentAction::Reply(a) => return print_reply(&at.run(a.ask, |t, r| r.run(t))?, a.json),
+        AgentAction::Ask(a) => return ask(at, a.ask, a.json),
+        AgentAction::List { json } => {
+            let v = at.run(req::List {}, |t, r| r.run(t))?;
+            if json {
+                super::out_json(&v);
+            } else {
+                super::out(&listing::render(&v));
+            }
         }
-        AgentAction::List { json } => list(tmux, json),
-        AgentAction::Attach { name } => crate::bridge::attach::attach(tmux, &name),
-        AgentAction::Stop {
-            name,
-            confirm,
-            json,
-        } => stop(tmux, &name, confirm, json),
-        AgentAction::Name { adapter, project } => {
-            let name = crate::bridge::attach::name_for(&adapter, &project_dir(&project)?)?;
-            super::out_line(&name);
-            Ok(())
+        AgentAction::Attach { name } => crate::bridge::attach::attach(at.tmux()?, &name)?,
+        AgentAction::Stop(a) => {
+            let name = a.ask.name.clone();
+            let st = at.run(a.ask, |t, r| r.run(t))?;
+            super::out_json_or_line(a.json, &st, |st| st.line(&name));
         }
-        AgentAction::Exec { .. } => Ok(()),
+        AgentAction::Name(r) => super::out_line(&at.run(r, |_, r| r.run())?),
+        AgentAction::Exec { spec } => return Err(launch::exec(&spec)),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `agent wait`'s two answers read back as what they were (the JSON carries no tag).
+    #[test]
+    fn a_wait_answer_reads_back_as_the_reply_or_the_state() {
+        let reply = Waited::Reply(turns::Reply {
+            name: "n".into(),
+            complete: false,
+            source: "pane".into(),
+            text: "so far".into(),
+            truncated: false,
+            attach: "tmux attach -t n".into(),
+        });
+        let state = Waited::State(Reached {
+            pane_id: "%3".into(),
+            state: "needs-you".into(),
+            why: "permission".into(),
+            since: 5,
+            waited_ms: 7,
+        });
+        for w in [reply, state] {
+            let doc = serde_json::to_string(&w).unwrap();
+            let back: Waited = serde_json::from_str(&doc).unwrap();
+            assert_eq!(serde_json::to_string(&back).unwrap(), doc);
+            assert_eq!(
+                std::mem::discriminant(&back),
+                std::mem::discriminant(&w),
+                "{doc}"
+            );
+        }
     }
 }

@@ -1,11 +1,11 @@
 //! `tmuxmate capture`: prints `control::capture` as JSON or as the bounded text.
 
-use crate::cli::CaptureArgs;
+use crate::cli::Json;
 use crate::control::capture;
 use crate::error::CliResult;
 use crate::tmux::Tmux;
 
-pub fn run(tmux: &Tmux, a: CaptureArgs) -> CliResult {
+pub fn run(tmux: &Tmux, a: Json<capture::Ask>) -> CliResult {
     let c = capture::capture(tmux, &a.ask.request())?;
     if a.json {
         super::out_json(&c.json());

@@ -73,7 +73,8 @@ fn report(e: &crate::error::Error, json: bool, verbose: bool) -> ! {
     if json && !e.printed {
         super::out_line(&serde_json::to_string(&e.to_json()).unwrap_or_default());
     } else {
-        eprintln!("tmuxmate: {}", e.human());
+        // An error another host reported is shown, not obeyed, as its answers are.
+        eprintln!("tmuxmate: {}", super::shown(&e.human()));
     }
     if verbose && let Some(d) = &e.detail {
         eprintln!("tmuxmate: {d}");

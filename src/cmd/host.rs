@@ -47,8 +47,8 @@ fn way(cmd: &Command) -> Way {
         Command::Watch { action } => match action {
             WatchAction::Start(_)
             | WatchAction::List { .. }
-            | WatchAction::Show { .. }
-            | WatchAction::Stop { .. }
+            | WatchAction::Show(_)
+            | WatchAction::Stop(_)
             | WatchAction::Reattach => Way::Tmuxmate,
             _ => Way::No("it is the watch machinery's own step on the machine that runs the job"),
         },
@@ -60,9 +60,7 @@ fn way(cmd: &Command) -> Way {
             _ => Way::Tmuxmate,
         },
         Command::Side { action } => match action {
-            SideAction::Status { .. } | SideAction::History { .. } | SideAction::Report { .. } => {
-                Way::Tmuxmate
-            }
+            SideAction::Status(_) | SideAction::History(_) | SideAction::Report(_) => Way::Tmuxmate,
             _ => Way::No("the side chat runs next to the agent it talks about"),
         },
         Command::Digest { .. } => {
@@ -80,6 +78,9 @@ fn way(cmd: &Command) -> Way {
         Command::Mcp => Way::No(
             "the MCP server also serves this machine's watch jobs, agents and side chat; run it without --host",
         ),
+        Command::Call => {
+            Way::No("it is what another host's tmuxmate runs here for a --host command")
+        }
         Command::Remote { .. } => {
             Way::No("`remote install` takes the host as its argument: tmuxmate remote install HOST")
         }

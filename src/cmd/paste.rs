@@ -1,11 +1,11 @@
 //! `tmuxmate paste`: reads the text (argument, `--file`, stdin) and calls `control::input::paste`.
 
-use crate::cli::PasteArgs;
+use crate::cli::Json;
 use crate::control::input;
 use crate::error::{CliResult, Error};
 use crate::tmux::Tmux;
 
-fn read_text(a: &PasteArgs) -> Result<String, Error> {
+fn read_text(a: &input::PasteAsk) -> Result<String, Error> {
     let raw = match (&a.file, a.text.as_deref()) {
         (Some(f), _) => input::read_source(f)?,
         (None, Some("-")) => input::read_source(std::path::Path::new("-"))?,
@@ -21,11 +21,9 @@ fn read_text(a: &PasteArgs) -> Result<String, Error> {
     })
 }
 
-pub fn run(tmux: &Tmux, a: PasteArgs) -> CliResult {
+pub fn run(tmux: &Tmux, a: Json<input::PasteAsk>) -> CliResult {
     let text = read_text(&a)?;
     let p = input::paste(tmux, a.target.as_deref(), &text, a.enter, a.settle_ms)?;
-    if a.json {
-        super::out_json(&p);
-    }
+    super::out_json_if(a.json, &p);
     Ok(())
 }

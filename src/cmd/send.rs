@@ -1,13 +1,13 @@
 //! `tmuxmate send`: reads the line (argument, `--file`, stdin) and calls `control::input::send`.
 
-use crate::cli::SendArgs;
+use crate::cli::Json;
 use crate::control::input;
 use crate::error::{CliResult, Error};
 use crate::tmux::Tmux;
 
 /// The line to type: the argument, else `--file F` (`-` = stdin), without one trailing
 /// newline (what `echo` and editors end a file with).
-fn read_line(a: &SendArgs) -> Result<String, Error> {
+fn read_line(a: &input::SendAsk) -> Result<String, Error> {
     let src = match (&a.file, a.text.as_deref()) {
         (Some(f), _) => f.as_path(),
         (None, Some("-")) => std::path::Path::new("-"),
@@ -30,11 +30,9 @@ fn read_line(a: &SendArgs) -> Result<String, Error> {
     Ok(t)
 }
 
-pub fn run(tmux: &Tmux, a: SendArgs) -> CliResult {
+pub fn run(tmux: &Tmux, a: Json<input::SendAsk>) -> CliResult {
     let text = read_line(&a)?;
     let sent = input::send(tmux, a.target.as_deref(), &text, a.enter, a.cancel_mode)?;
-    if a.json {
-        super::out_json(&sent);
-    }
+    super::out_json_if(a.json, &sent);
     Ok(())
 }

@@ -9,12 +9,12 @@
 //! preview}]`, newest first, `time` in ms since the epoch; show = the same object plus
 //! `text`; clear = `{cleared}`.
 
-use crate::cli::{SnapshotsAction, SnapshotsArgs};
-use crate::control::snapshot::{self, Summary};
+use crate::cli::JsonActions;
+use crate::control::snapshot::{self, SnapshotsAction, SnapshotsAsk, Summary};
 use crate::error::{CliResult, Error};
 use crate::tmux::Tmux;
 
-pub fn run(tmux: &Tmux, a: SnapshotsArgs) -> CliResult {
+pub fn run(tmux: &Tmux, a: JsonActions<SnapshotsAction, SnapshotsAsk>) -> CliResult {
     match a.action {
         Some(SnapshotsAction::Show { id }) => show(&id, a.json),
         Some(SnapshotsAction::Clear) => {
@@ -32,7 +32,7 @@ pub fn run(tmux: &Tmux, a: SnapshotsArgs) -> CliResult {
             Ok(())
         }
         Some(SnapshotsAction::Popup { client }) => popup(tmux, &client),
-        None => list(a.limit, a.json),
+        None => list(a.ask.limit, a.json),
     }
 }
 

@@ -1,17 +1,12 @@
 //! `tmuxmate swap SRC DST` (or `--src SRC --dst DST`): calls `control::swap::swap` and prints the two pane ids.
 
-use crate::cli::SwapArgs;
+use crate::cli::Json;
 use crate::control::swap;
 use crate::error::CliResult;
 use crate::tmux::Tmux;
 
-pub fn run(tmux: &Tmux, a: SwapArgs) -> CliResult {
-    let (src, dst) = a.pair().map_err(crate::error::Error::usage)?;
-    let s = swap::swap(tmux, &src, &dst)?;
-    if a.json {
-        super::out_json(&s);
-    } else {
-        super::out_line(&format!("swapped {} and {}", s.src, s.dst));
-    }
+pub fn run(tmux: &Tmux, a: Json<swap::SwapAsk>) -> CliResult {
+    let s = swap::swap(tmux, &a)?;
+    super::out_json_or_line(a.json, &s, |s| format!("swapped {} and {}", s.src, s.dst));
     Ok(())
 }

@@ -1,155 +1,119 @@
 //! `tmuxmate watch start|list|show|stop|reattach` (and the hidden `poll`, `record-exit`,
-//! `gate`):
-//! thin over `watch::start` and `watch::view`; `stop` never kills the pane.
+//! `gate`): thin over `watch::request` and `watch::view`, here or (`--host`) on another
+//! host; `stop` never kills the pane.
 
-use crate::cli::WatchAction;
+use super::at::At;
+use crate::cli::{Json, WatchAction};
 use crate::error::{CliResult, Error};
 use crate::sys::state;
 use crate::tmux::{Socket, Tmux};
-use crate::watch::job::JobStatus;
-use crate::watch::job::{self, Outcome};
-use crate::watch::poller;
-use crate::watch::{gate, start, view};
+use crate::watch::job::{self, JobStatus, Outcome};
+use crate::watch::request::{self as req, List, Reattach};
+use crate::watch::{gate, poller, view};
 
-fn list(json: bool) -> CliResult {
-    let all = view::all();
-    // The jobs this machine started on other hosts (one call per host; a host that does
-    // not answer gets a line here, its jobs their last known state).
+/// `watch list`'s jobs: those here, then those this machine started on other hosts (one
+/// call per host); the hosts whose jobs' state could not be asked are told on stderr.
+pub fn list_jobs(r: &List) -> Vec<serde_json::Value> {
+    let mut jobs = r.run();
     let remote = crate::watch::remote::jobs::list(true);
     for e in &remote.errors {
         eprintln!("tmuxmate: {e}");
     }
-    if json {
-        let mut v: Vec<serde_json::Value> = all
-            .iter()
-            .map(|l| serde_json::to_value(l.json()).unwrap_or_default())
-            .collect();
-        v.extend(remote.jobs);
-        super::out_json(&v);
+    jobs.extend(remote.jobs);
+    jobs
+}
+
+fn start(at: &At, a: Json<req::Start>) -> CliResult {
+    let At::Host { host, socket } = at else {
+        let s = a.ask.run(at.tmux()?)?;
+        super::out_json_or_line(a.json, &s, |s| format!("{} {}", s.job_id, s.pane_id));
         return Ok(());
+    };
+    // The addressees are this machine's agents, on the server the caller is in.
+    let local = Tmux::new(Socket::resolve(None, None));
+    let s = crate::watch::remote::on_host::start(&local, host, socket, &a.ask)?;
+    if let Some(w) = &s.warning {
+        eprintln!("tmuxmate: {w}");
     }
-    if all.is_empty() && remote.jobs.is_empty() {
-        super::out_line("no watch jobs");
-        return Ok(());
-    }
-    let mut s = String::new();
-    for l in &all {
-        let j = &l.job;
-        s.push_str(&format!(
-            "{} {} {} {}: {}\n",
-            j.id,
-            j.pane_id,
-            l.outcome,
-            job::duration(
-                j.end
-                    .unwrap_or_else(crate::sys::time::now_ms)
-                    .saturating_sub(j.start)
-            ),
-            j.command
-        ));
-        if let Some(u) = &l.unreadable {
-            s.push_str(&format!("    {u}\n"));
-        }
-    }
-    for j in &remote.jobs {
-        let f = |k: &str| j[k].as_str().unwrap_or("").to_string();
-        let start = j["start"].as_u64().unwrap_or(0);
-        let end = j["end"].as_u64().unwrap_or_else(crate::sys::time::now_ms);
-        s.push_str(&format!(
-            "{} {} {} {}: {} (host {})\n",
-            f("jobId"),
-            f("paneId"),
-            f("outcome"),
-            job::duration(end.saturating_sub(start)),
-            f("command"),
-            f("host")
-        ));
-        if let Some(u) = j["unreadable"].as_str() {
-            s.push_str(&format!("    {u}\n"));
-        }
-    }
-    super::out(&s);
+    super::at::show(&s.said);
+    super::out_json_or_line(
+        a.json,
+        &serde_json::json!({"jobId": s.job, "paneId": s.pane, "host": s.host}),
+        |_| format!("{} {}", s.job, s.pane),
+    );
     Ok(())
 }
 
-pub fn run(tmux: &Tmux, action: WatchAction) -> CliResult {
+pub fn run(at: &At, action: WatchAction) -> CliResult {
     match action {
-        WatchAction::Start(a) => {
-            let timeout_min = a.timeout_minutes();
-            let s = start::start(tmux, &a.request(&timeout_min))?;
-            if a.json {
-                super::out_json(&s);
-            } else {
-                super::out_line(&format!("{} {}", s.job_id, s.pane_id));
-            }
-            Ok(())
-        }
-        WatchAction::List { json } => list(json),
-        WatchAction::Show { job: id, json } => {
-            let j = view::listed(view::find(&id)?);
+        WatchAction::Start(a) => return start(at, a),
+        WatchAction::List { json } => {
+            let jobs = at.run(List {}, |_, r| Ok(list_jobs(r)))?;
             if json {
-                super::out_json(&j.json());
+                super::out_json(&jobs);
             } else {
-                super::out_line(&format!(
+                super::out(&req::list_text(&jobs, crate::sys::time::now_ms()));
+            }
+        }
+        WatchAction::Show(a) => {
+            let j = at.run(a.ask, |_, r| r.run())?;
+            super::out_json_or_line(a.json, &j, |j| {
+                format!(
                     "{}\n{}",
                     j.outcome,
-                    serde_json::to_string_pretty(&j.json()).unwrap_or_default()
-                ));
-            }
-            Ok(())
+                    serde_json::to_string_pretty(j).unwrap_or_default()
+                )
+            });
         }
-        WatchAction::Stop { job: id, json } => {
-            let (j, stopped) = view::stop(&id)?;
-            if json {
-                super::out_json(&view::Stopped {
-                    job_id: id,
-                    stopped,
-                    pane_id: j.pane_id,
-                });
-            } else {
-                super::out_line(&format!(
-                    "stopped watching {id}; pane {} is left as it is",
-                    j.pane_id
-                ));
-            }
-            Ok(())
+        WatchAction::Stop(a) => {
+            let st = at.run(a.ask, |_, r| r.run())?;
+            super::out_json_or_line(a.json, &st, |st| {
+                format!(
+                    "stopped watching {}; pane {} is left as it is",
+                    st.job_id, st.pane_id
+                )
+            });
         }
+        WatchAction::Reattach => at.run(Reattach {}, |_, r| {
+            r.run();
+            Ok(())
+        })?,
         WatchAction::Gate {
             job: id,
             starter,
             started,
-        } => gate::hold(tmux, &id, starter, started),
-        WatchAction::Reattach => {
-            poller::reattach_all(false);
-            Ok(())
+        } => return gate::hold(at.tmux()?, &id, starter, started),
+        WatchAction::Poll => return poll(at.tmux()?),
+        WatchAction::RecordExit { job: id, status } => record_exit(&id, status),
+    }
+    Ok(())
+}
+
+fn poll(tmux: &Tmux) -> CliResult {
+    let socket = match &tmux.socket {
+        Socket::Path(p) => p.to_string_lossy().into_owned(),
+        _ => tmux
+            .run(&["display-message", "-p", "#{socket_path}"])?
+            .trim()
+            .to_string(),
+    };
+    poller::run(tmux, &socket).map_err(Error::new)
+}
+
+/// The job wrapper's report: unattended, so it logs and never fails loudly.
+fn record_exit(id: &str, status: i32) {
+    match view::find(id) {
+        Ok(j) => {
+            job::complete(
+                &j,
+                Outcome {
+                    status: JobStatus::Finished,
+                    exit_status: Some(status),
+                    detail: None,
+                    tail: None,
+                },
+            );
         }
-        WatchAction::Poll => {
-            let socket = match &tmux.socket {
-                Socket::Path(p) => p.to_string_lossy().into_owned(),
-                _ => tmux
-                    .run(&["display-message", "-p", "#{socket_path}"])?
-                    .trim()
-                    .to_string(),
-            };
-            poller::run(tmux, &socket).map_err(Error::new)
-        }
-        WatchAction::RecordExit { job: id, status } => {
-            // Unattended (the wrapper): log, never fail loudly.
-            match view::find(&id) {
-                Ok(j) => {
-                    job::complete(
-                        &j,
-                        Outcome {
-                            status: JobStatus::Finished,
-                            exit_status: Some(status),
-                            detail: None,
-                            tail: None,
-                        },
-                    );
-                }
-                Err(e) => state::log(&format!("watch record-exit {id}: {}", e.msg)),
-            }
-            Ok(())
-        }
+        Err(e) => state::log(&format!("watch record-exit {id}: {}", e.msg)),
     }
 }

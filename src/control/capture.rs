@@ -17,6 +17,8 @@ use crate::control::snapshot;
 use crate::error::Error;
 use crate::tmux::Tmux;
 
+/// A capture's answer: the document `capture --json` prints, and, with `snapshot`, the
+/// MCP tool's structured content.
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct CaptureJson {
@@ -25,6 +27,28 @@ pub struct CaptureJson {
     pub text: String,
     pub line_count: usize,
     pub truncated: bool,
+    /// The MCP tool's alone (`None`: no such key, as `capture --json` prints it): the
+    /// stored snapshot as a resource URI, `null` when none was stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Option<String>>,
+}
+
+impl CaptureJson {
+    /// The document as compact JSON, and its `text` as a JSON string cut from it (for a
+    /// reader that shows the text apart, as the MCP tool's text block does): a
+    /// whole-history capture is megabytes, escaped once. In compact JSON `,"` never
+    /// stands inside a string (a quote there is escaped), so the keys are found exactly.
+    pub fn to_json_with_text(&self) -> (String, String) {
+        let doc = serde_json::to_string(self).unwrap_or_default();
+        let key = r#","text":"#;
+        let text = doc
+            .find(key)
+            .map(|i| i + key.len())
+            .and_then(|a| doc[a..].find(r#","lineCount":"#).map(|n| &doc[a..a + n]))
+            .map(str::to_string)
+            .unwrap_or_else(|| serde_json::to_string(&self.text).unwrap_or_default());
+        (doc, text)
+    }
 }
 
 // What a capture asks for, one type for the CLI's `capture` flags (`--json` aside) and
@@ -106,6 +130,7 @@ impl Captured {
             line_count: self.text.line_count(),
             truncated: self.text.truncated,
             text: self.text.text,
+            snapshot: None,
         }
     }
 }
@@ -171,4 +196,39 @@ fn in_one_call(tmux: &Tmux, r: &Request, target: &str) -> Option<Captured> {
         text: g.text,
         snapshot: g.snapshot,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CaptureJson;
+
+    /// The text block is the document's own `text`, byte for byte, whatever the text,
+    /// target or snapshot hold; without `snapshot` the key is absent (the CLI's shape).
+    #[test]
+    fn the_text_is_cut_from_the_one_document() {
+        for (target, text, snapshot) in [
+            ("main:0.0", "plain", Some(None)),
+            (
+                r#"a,"text":b"#,
+                "x\",\"lineCount\":1 \u{7}\n\"é\"",
+                Some(Some("tmuxmate://snapshot/s1".to_string())),
+            ),
+            ("t", "", None),
+        ] {
+            let j = CaptureJson {
+                target: target.into(),
+                pane_id: "%1".into(),
+                text: text.into(),
+                line_count: 1,
+                truncated: false,
+                snapshot: snapshot.clone(),
+            };
+            let (doc, cut) = j.to_json_with_text();
+            assert_eq!(cut, serde_json::to_string(text).unwrap(), "{doc}");
+            let v: serde_json::Value = serde_json::from_str(&doc).unwrap();
+            assert_eq!(v["text"], text);
+            assert_eq!(v["target"], target);
+            assert_eq!(v.get("snapshot").is_some(), snapshot.is_some(), "{doc}");
+        }
+    }
 }

@@ -10,13 +10,15 @@
 //! a single key is sent.
 
 use std::io::Read;
+use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::control::pane_input;
 use crate::control::policy;
 use crate::error::Error;
+use crate::op::Operation;
 use crate::targs;
 use crate::tmux::Arg;
 use crate::tmux::Tmux;
@@ -26,7 +28,104 @@ pub const DEFAULT_SETTLE_MS: u64 = crate::tmux::options::PASTE_SETTLE_MS.default
 /// Bound on text read from a file or stdin (a 16 MiB paste is surely a mistake).
 const MAX_INPUT: u64 = 16 << 20;
 
-#[derive(Serialize, Debug)]
+// What `send` asks for: the CLI's `send` flags (`--json` aside) and the MCP
+// `tmux_send_keys` tool's arguments; the flags' help is the doc of each field. `file` is
+// the CLI's alone (a path on the caller's machine, read there); `keys` the tool's alone
+// (the CLI presses keys with `keys`). (Plain comments on the request types: clap would
+// make a doc comment here the command's `--help` text.)
+#[derive(clap::Args, Serialize, Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SendAsk {
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// The text: one line, no control characters; `-` reads it from stdin. Text that
+    /// starts with `-` goes after `--` (anything else starting with `-` is a flag, and an
+    /// unknown flag is an error, never text).
+    pub text: Option<String>,
+    /// Key names instead of text (the MCP tool's; the CLI's `keys` command takes them).
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys: Option<Vec<String>>,
+    /// Press Enter (as a separate key) after the text.
+    #[arg(long)]
+    #[serde(default)]
+    pub enter: bool,
+    /// Leave copy/view mode first instead of refusing.
+    #[arg(long)]
+    #[serde(default)]
+    pub cancel_mode: bool,
+    /// Read the line from a file (`-` for stdin); one trailing newline is dropped.
+    #[arg(long, value_name = "FILE", conflicts_with = "text")]
+    #[serde(skip)]
+    pub file: Option<PathBuf>,
+}
+
+// What `paste` asks for: the CLI's `paste` flags and the MCP `tmux_paste` tool's
+// arguments. The tool requires `text`; the CLI can read it from `file` (its alone) or stdin.
+#[derive(clap::Args, Deserialize, Debug)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PasteAsk {
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// The text, or `-` for stdin. Text that starts with `-` goes after `--`.
+    #[serde(deserialize_with = "super::request::required")]
+    pub text: Option<String>,
+    /// Send exactly one Enter after the settle delay.
+    #[arg(long)]
+    #[serde(default)]
+    pub enter: bool,
+    /// Delay before Enter (default: @tmuxmate-paste-settle-ms, else 150).
+    #[arg(long, value_name = "MS")]
+    pub settle_ms: Option<u64>,
+    /// Read the text from a file (`-` for stdin).
+    #[arg(long, value_name = "FILE", conflicts_with = "text")]
+    #[serde(skip)]
+    pub file: Option<PathBuf>,
+}
+
+// What `keys` asks for: the CLI's `keys` arguments (the MCP tool presses keys through
+// `tmux_send_keys`, `SendAsk::keys`).
+#[derive(clap::Args, Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct KeysAsk {
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// Key names: Enter Escape Tab BTab Up Down Left Right Home End PageUp PageDown BSpace C-a..C-z F1..F12
+    /// (none starts with `-`, so options are accepted anywhere on the line).
+    #[arg(required = true)]
+    pub keys: Vec<String>,
+}
+
+impl SendAsk {
+    /// The line typed: a host's `call` runs it (`send -t TEXT --host`, the text inline).
+    pub fn run(&self, tmux: &Tmux) -> Result<Sent, Error> {
+        match (&self.text, &self.keys) {
+            (Some(text), None) => send(
+                tmux,
+                self.target.as_deref(),
+                text,
+                self.enter,
+                self.cancel_mode,
+            ),
+            _ => Err(Error::usage(
+                "refused: send types one line of text (given inline; keys are pressed with `keys`)",
+            )),
+        }
+    }
+}
+
+impl Operation for SendAsk {
+    const NAME: &'static str = "send";
+    type Answer = Sent;
+    fn waits(&self) -> Duration {
+        crate::tmux::client::DEFAULT_TIMEOUT
+    }
+}
+
+#[derive(Serialize, Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct Sent {
     pub target: String,

@@ -15,7 +15,7 @@
 
 use crate::targs;
 use crate::tmux::Arg;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::control::approval;
 use crate::control::kill_scope::KillScope;
@@ -74,14 +74,27 @@ struct Victim {
     description: String,
 }
 
+// What to kill: the CLI's `kill` arguments (`--json` aside) and the MCP `tmux_kill`
+// tool's; the flags' help is the doc of each field. (A plain comment: clap would make a
+// doc comment here the `kill --help` text.)
+#[derive(clap::Args, Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct KillAsk {
+    /// What to kill.
+    pub scope: KillScope,
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// Required: without it nothing is killed.
+    #[arg(long)]
+    #[serde(default)]
+    pub confirm: bool,
+}
+
 /// Kill what `target` names at `scope`, after every check above; `confirm` is the
 /// caller's explicit yes (`--confirm`, `confirm: true`).
-pub fn kill(
-    tmux: &Tmux,
-    scope_kind: KillScope,
-    target: Option<&str>,
-    confirm: bool,
-) -> Result<KillJson, Error> {
+pub fn kill(tmux: &Tmux, a: &KillAsk) -> Result<KillJson, Error> {
+    let (scope_kind, target, confirm) = (a.scope, a.target.as_deref(), a.confirm);
     let scope = scope_name(scope_kind);
     match (scope_kind, target) {
         (KillScope::Server, Some(t)) => {

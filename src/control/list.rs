@@ -11,11 +11,17 @@
 //! host's `/proc` is out of reach: the current command is tmux's
 //! `#{pane_current_command}` and the executable is unknown (null).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::tmux::panes::{self, PaneInfo};
 use crate::tmux::{Tmux, layout};
+
+// What a listing asks for: nothing (the CLI's `list` takes only `--json`, the MCP tool no
+// arguments). A plain comment: clap would make a doc comment the `list --help` text.
+#[derive(clap::Args, Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Ask {}
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

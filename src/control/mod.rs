@@ -1,11 +1,13 @@
 //! Control: acting on tmux panes, for the CLI (`cmd/`) and the MCP server (`mcp/`) alike.
 //!
 //! Owns: the operations (list, send/paste/keys, capture, split/new-window, swap, run,
-//! kill, watch) as functions taking typed requests and returning serde results or a
-//! refusal, and what they rest on: target resolution and the safety policy (`policy`),
-//! approval (`approval`), creating panes (`create`), the text-into-pane mechanics
-//! (`pane_input`), the capture byte budget (`budget`), the snapshot log (`snapshot`) and
-//! the watch jobs (`watch/`). Invariant: no printing and no exit codes here; the same
+//! kill, snapshots) as functions taking typed requests and returning serde results or a
+//! refusal; each operation's request type (`list::Ask`, `input::SendAsk`, ...: serde with
+//! `deny_unknown_fields` and clap `Args`), the one the CLI command flattens and the MCP
+//! tool reads (`request`: what they share); and what they rest on: target resolution
+//! and the safety policy (`policy`), approval (`approval`), creating panes (`create`),
+//! the text-into-pane mechanics (`pane_input`), the capture byte budget (`budget`) and
+//! the snapshot log (`snapshot`). Invariant: no printing and no exit codes here; the same
 //! function serves both front ends, so both refuse alike.
 
 pub mod approval;
@@ -21,6 +23,7 @@ pub mod list;
 pub mod pane_input;
 pub mod policy;
 pub mod preflight;
+pub mod request;
 pub mod run;
 pub mod run_results;
 pub mod settle;

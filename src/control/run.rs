@@ -66,7 +66,7 @@ use crate::targs;
 use crate::tmux::Arg;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::run_results::{POLL, Results, Waiter};
 pub use super::settle::Progress;
@@ -104,7 +104,127 @@ pub struct RunJson {
 /// Extra bytes `tail` keeps beyond the budget, so our own cut can still find a line start.
 const TAIL_SLACK: usize = 4096;
 
-/// What to run and how (the CLI's `run` flags, the MCP tool's arguments).
+// What to run and how: the CLI's `run` flags (`--json` aside) and the MCP `tmux_run`
+// tool's arguments; the flags' help is the doc of each field. `timeout` is the CLI's
+// alone; its old hidden spelling in milliseconds is the tool's `timeoutMs`. (A plain
+// comment: clap would make a doc comment here the `run --help` text.)
+#[derive(clap::Args, Deserialize, Debug)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RunAsk {
+    /// An existing shell pane to type the command into (default: a new pane of our own).
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// The command and its arguments (after --), each one word; for shell syntax use
+    /// `-- sh -c '...'`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    #[serde(deserialize_with = "line_or_words")]
+    pub cmd: Vec<Word>,
+    /// Give up waiting after this long: 500ms, 30s, 2m, 1h (default 2m); the command
+    /// keeps running in its pane.
+    #[arg(long, value_name = "DURATION", value_parser = crate::sys::duration::duration_ms)]
+    #[serde(skip)]
+    pub timeout: Option<u64>,
+    /// Old spelling of --timeout, in milliseconds.
+    #[arg(long, value_name = "MS", hide = true, conflicts_with = "timeout")]
+    pub timeout_ms: Option<u64>,
+    /// Fallback for REPLs and TUIs: done when output is unchanged for MS.
+    #[arg(long, value_name = "MS")]
+    pub until_stable: Option<u64>,
+    /// Byte budget for the output (default: @tmuxmate-capture-max-bytes, else 100000);
+    /// keeps the newest text.
+    #[arg(long, value_name = "B")]
+    pub max_bytes: Option<usize>,
+    /// Keep the new window once the result is read (default: it is removed; a timed-out
+    /// command always keeps its window, since it is still running there).
+    #[arg(long, conflicts_with = "target")]
+    #[serde(default)]
+    pub keep: bool,
+}
+
+/// A word of `run`'s command: each of the CLI's words is an `Arg`; the MCP tool's string
+/// form is one `Line`, a shell command line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Word {
+    Arg(String),
+    Line(String),
+}
+
+impl std::str::FromStr for Word {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Word, Self::Err> {
+        Ok(Word::Arg(s.to_string()))
+    }
+}
+
+/// A command as the MCP tools take it: a shell command line (a string) or argv words.
+#[derive(Deserialize, Debug)]
+#[serde(untagged)]
+pub enum Cmd {
+    Line(String),
+    Words(Vec<String>),
+}
+
+impl Cmd {
+    /// The words as given, a line as one word: `watch` reads one word as a shell line.
+    pub fn into_given(self) -> Vec<String> {
+        match self {
+            Cmd::Line(l) => vec![l],
+            Cmd::Words(w) => w,
+        }
+    }
+}
+
+fn line_or_words<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Word>, D::Error> {
+    Ok(match Cmd::deserialize(d)? {
+        Cmd::Line(l) => vec![Word::Line(l)],
+        Cmd::Words(w) => w.into_iter().map(Word::Arg).collect(),
+    })
+}
+
+impl RunAsk {
+    /// The words `execute` runs. A line runs under `sh -c` (as the CLI's `-- sh -c
+    /// '...'`), except where it is typed into a pane's program (`-t` with
+    /// `until_stable`): there it is the text as it is.
+    pub fn argv(&self) -> Vec<String> {
+        let typed = self.target.is_some() && self.until_stable.is_some();
+        let mut argv = Vec::with_capacity(self.cmd.len());
+        for w in &self.cmd {
+            match w {
+                Word::Arg(a) => argv.push(a.clone()),
+                Word::Line(l) if typed => argv.push(l.clone()),
+                Word::Line(l) => argv.extend(["sh".into(), "-c".into(), l.clone()]),
+            }
+        }
+        argv
+    }
+
+    /// The run of `argv` (see [`Self::argv`]), waiting `timeout`, else `timeout_ms`, else
+    /// `default_ms`.
+    pub fn request<'a>(
+        &'a self,
+        argv: &'a [String],
+        default_ms: u64,
+        progress: Progress<'a>,
+    ) -> Request<'a> {
+        Request {
+            target: self.target.as_deref(),
+            cmd: argv,
+            timeout_ms: crate::sys::duration::timeout_or(
+                self.timeout,
+                self.timeout_ms,
+                1,
+                default_ms,
+            ),
+            until_stable: self.until_stable,
+            max_bytes: self.max_bytes,
+            keep: self.keep,
+            progress,
+        }
+    }
+}
+
+/// What to run and how (a [`RunAsk`] with its words and timeout settled).
 pub struct Request<'a> {
     pub target: Option<&'a str>,
     pub cmd: &'a [String],
@@ -620,6 +740,30 @@ fn stable_typed(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The MCP tool's string form runs under `sh -c`, or is typed as it is into a pane's
+    /// program; words are argv either way; the CLI's `--timeout` wins over the old spelling.
+    #[test]
+    fn a_line_runs_under_sh_unless_typed_into_a_program() {
+        let ask = |v: serde_json::Value| serde_json::from_value::<RunAsk>(v).unwrap();
+        let a = ask(serde_json::json!({"cmd": "echo a; echo b"}));
+        assert_eq!(a.argv(), ["sh", "-c", "echo a; echo b"]);
+        let a = ask(serde_json::json!({"cmd": "1+1", "target": "%1", "untilStable": 300}));
+        assert_eq!(a.argv(), ["1+1"]);
+        let a = ask(serde_json::json!({"cmd": "1+1", "untilStable": 300}));
+        assert_eq!(a.argv(), ["sh", "-c", "1+1"]);
+        let a = ask(serde_json::json!({"cmd": ["ls", "-l"], "target": "%1", "untilStable": 9}));
+        assert_eq!(a.argv(), ["ls", "-l"]);
+        let r = a.request(&[], 5, None);
+        assert_eq!((r.timeout_ms, r.until_stable), (5, Some(9)));
+        let a = ask(serde_json::json!({"cmd": ["x"], "timeoutMs": 7}));
+        assert_eq!(a.request(&[], 5, None).timeout_ms, 7);
+        let a = RunAsk {
+            timeout: Some(3),
+            ..a
+        };
+        assert_eq!(a.request(&[], 5, None).timeout_ms, 3);
+    }
 
     #[test]
     fn output_that_filled_the_tail_is_marked_cut() {

@@ -85,6 +85,35 @@ impl From<Snapshot> for Summary {
     }
 }
 
+// What `tmuxmate snapshots` asks for (`--json` aside): the listing's `--limit`, or one
+// of the actions. The CLI's alone: the MCP server reads snapshots as resources. (A plain
+// comment: clap would make a doc comment here the `snapshots --help` text.)
+#[derive(clap::Args, Debug)]
+pub struct SnapshotsAsk {
+    /// How many of the most recent to list.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+}
+
+#[derive(clap::Subcommand, Debug)]
+#[command(defer = true)]
+pub enum SnapshotsAction {
+    /// Print the full stored text of one snapshot.
+    Show {
+        /// The snapshot id (as `tmuxmate snapshots` lists it).
+        id: String,
+    },
+    /// Delete every stored snapshot (`set -g @tmuxmate-snapshots off` stores none).
+    Clear,
+    /// The snippet's key binding: the listing in a popup on client --client.
+    #[command(hide = true)]
+    Popup {
+        /// The tmux client to show the popup on.
+        #[arg(long, value_name = "CLIENT")]
+        client: String,
+    },
+}
+
 pub fn log_path() -> PathBuf {
     state::state_dir().join("snapshots.jsonl")
 }

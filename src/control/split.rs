@@ -4,6 +4,10 @@
 //! Invariant: without `-t`, new work goes into a new window (in the caller's session, else
 //! the `tmuxmate` session), never a split of the user's current window.
 
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
 use crate::control::create::{self, Created, Placement};
 use crate::control::policy;
 use crate::error::Error;
@@ -69,44 +73,80 @@ fn validate_size(s: Option<&str>) -> Result<(), Error> {
     Ok(())
 }
 
-/// Where and how to split (the CLI's `split` flags, the MCP tool's arguments).
-pub struct SplitRequest<'a> {
-    pub target: Option<&'a str>,
+// Where and how to split: the CLI's `split` flags (`--json` aside) and the MCP
+// `tmux_split` tool's arguments; the flags' help is the doc of each field. `vertical` is
+// the CLI's alone (stacked is the default either way). (Plain comments on the request
+// types: clap would make a doc comment here the command's `--help` text.)
+#[derive(clap::Args, Deserialize, Debug)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SplitAsk {
+    /// The pane: `%N`, `session:window.pane`, or another tmux target (see `tmuxmate list`).
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// Side by side.
+    #[arg(long, conflicts_with = "vertical")]
+    #[serde(default)]
     pub horizontal: bool,
-    pub size: Option<&'a str>,
-    pub cwd: Option<&'a std::path::Path>,
-    pub cmd: &'a [String],
+    /// Stacked (the default).
+    #[arg(long)]
+    #[serde(skip)]
+    pub vertical: bool,
+    /// Size of the new pane, e.g. 30%.
+    #[arg(long, value_name = "N%")]
+    pub size: Option<String>,
+    /// Working directory of the new pane (default: the caller's).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Command to run in the new pane (after --; default: your shell).
+    #[arg(last = true)]
+    #[serde(default)]
+    pub cmd: Vec<String>,
 }
 
-pub fn split(tmux: &Tmux, a: &SplitRequest) -> Result<Created, Error> {
-    validate_size(a.size)?;
-    check_program(a.cmd)?;
-    let cwd = cwd_text(a.cwd)?;
+// What `new-window` asks for (the CLI's flags, `--json` aside; the MCP tool makes a
+// window through `tmux_split` without a target).
+#[derive(clap::Args, Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct NewWindowAsk {
+    /// Session to create the window in (default: the caller's, else a `tmuxmate` session).
+    #[arg(short = 't', long = "target")]
+    pub target: Option<String>,
+    /// Name of the new window.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Working directory of the new pane (default: the caller's).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Command to run in the new window (after --; default: your shell).
+    #[arg(last = true)]
+    #[serde(default)]
+    pub cmd: Vec<String>,
+}
+
+pub fn split(tmux: &Tmux, a: &SplitAsk) -> Result<Created, Error> {
+    validate_size(a.size.as_deref())?;
+    check_program(&a.cmd)?;
+    let cwd = cwd_text(a.cwd.as_deref())?;
     let caller = crate::location::address::caller(tmux);
-    match a.target {
-        None => create::new_work_window(tmux, &caller, None, cwd.as_ref(), a.cmd),
+    match a.target.as_deref() {
+        None => create::new_work_window(tmux, &caller, None, cwd.as_ref(), &a.cmd),
         Some(t) => {
             let p = policy::resolve(tmux, Some(t), &caller.agent)?;
             let place = Placement {
                 horizontal: a.horizontal,
-                size: a.size,
+                size: a.size.as_deref(),
                 cwd: cwd.as_ref(),
             };
-            create::split(tmux, &caller, &p.session_id, &p.pane_id, &place, a.cmd)
+            create::split(tmux, &caller, &p.session_id, &p.pane_id, &place, &a.cmd)
         }
     }
 }
 
-pub fn new_window(
-    tmux: &Tmux,
-    target: Option<&str>,
-    name: Option<&str>,
-    cwd: Option<&std::path::Path>,
-    cmd: &[String],
-) -> Result<Created, Error> {
+pub fn new_window(tmux: &Tmux, a: &NewWindowAsk) -> Result<Created, Error> {
+    let (target, cmd) = (a.target.as_deref(), &a.cmd);
     check_program(cmd)?;
-    let cwd = cwd_text(cwd)?;
-    let name = match name {
+    let cwd = cwd_text(a.cwd.as_deref())?;
+    let name = match a.name.as_deref() {
         Some("") => return Err(Error::usage("--name must not be empty")),
         Some(n) => Some(Text::new("--name", n).map_err(|e| Error::usage(e.to_string()))?),
         None => None,

@@ -1,5 +1,7 @@
-//! The MCP tools' local handlers: each tool's argument type and the function that turns
-//! it into the domain request and the domain result into a tool result.
+//! The MCP tools' local handlers: the function that reads each tool's arguments and
+//! turns the domain result into a tool result. A control tool's argument type is its
+//! operation's request type (`control::<op>`, the one the CLI command flattens); the
+//! other tools' types are here.
 //!
 //! Invariants: arguments are checked against the tool's type by serde (unknown fields,
 //! wrong types, a missing required field: -32602) and are otherwise passed on untouched,
@@ -15,42 +17,15 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::tools::{Answer, Ctx};
+use super::ctx::{Answer, Ctx};
 use super::{INVALID_PARAMS, RpcError};
-use crate::bridge::ask;
-use crate::control::kill_scope::KillScope;
+use crate::bridge::request as agent;
+use crate::control::run::Cmd;
 use crate::control::{capture, input, kill, list, run, split, swap};
 use crate::error::Error;
-use crate::watch::start;
 
 /// MCP's own default for blocking tools: under Codex's 60 s `tool_timeout_sec`.
 pub(super) const DEFAULT_WAIT_MS: u64 = 50_000;
-
-/// `cmd` of `tmux_run` and `tmux_watch`.
-#[derive(Deserialize)]
-#[serde(untagged)]
-pub(super) enum Cmd {
-    Line(String),
-    Words(Vec<String>),
-}
-
-impl Cmd {
-    /// argv words for `run` (a line runs under `sh -c`, as the CLI's `-- sh -c '...'`).
-    fn for_run(self) -> Vec<String> {
-        match self {
-            Cmd::Line(l) => vec!["sh".into(), "-c".into(), l],
-            Cmd::Words(w) => w,
-        }
-    }
-    /// The words as given, a line as one word: `watch` reads one word as a shell line,
-    /// and `run -t --until-stable` types its text into the pane's program.
-    pub(super) fn into_given(self) -> Vec<String> {
-        match self {
-            Cmd::Line(l) => vec![l],
-            Cmd::Words(w) => w,
-        }
-    }
-}
 
 /// `timeoutMin` of `tmux_watch`: minutes as a number, or the CLI's duration text.
 #[derive(Deserialize)]
@@ -117,14 +92,10 @@ fn invalid(text: impl Into<String>) -> RpcError {
     RpcError::new(INVALID_PARAMS, text)
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct NoArgs {}
-
 /// `tmux_list`: the model reads the compact tree (tens of bytes a pane); the JSON is
 /// for code.
 pub(super) fn tmux_list(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    args::<NoArgs>("tmux_list", a)?;
+    args::<list::Ask>("tmux_list", a)?;
     Ok(
         match list::list(c.tmux, true, crate::watch::view::for_listing) {
             Ok(l) => match serde_json::to_string(&l) {
@@ -136,20 +107,8 @@ pub(super) fn tmux_list(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     )
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(super) struct SendKeys {
-    target: Option<String>,
-    text: Option<String>,
-    keys: Option<Vec<String>>,
-    #[serde(default)]
-    enter: bool,
-    #[serde(default)]
-    cancel_mode: bool,
-}
-
 pub(super) fn tmux_send_keys(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: SendKeys = args("tmux_send_keys", a)?;
+    let a: input::SendAsk = args("tmux_send_keys", a)?;
     let t = a.target.as_deref();
     match (a.text, a.keys) {
         (Some(text), None) => result(input::send(c.tmux, t, &text, a.enter, a.cancel_mode)),
@@ -160,22 +119,12 @@ pub(super) fn tmux_send_keys(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(super) struct Paste {
-    target: Option<String>,
-    text: String,
-    #[serde(default)]
-    enter: bool,
-    settle_ms: Option<u64>,
-}
-
 pub(super) fn tmux_paste(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: Paste = args("tmux_paste", a)?;
+    let a: input::PasteAsk = args("tmux_paste", a)?;
     result(input::paste(
         c.tmux,
         a.target.as_deref(),
-        &a.text,
+        a.text.as_deref().unwrap_or_default(),
         a.enter,
         a.settle_ms,
     ))
@@ -193,137 +142,79 @@ pub(super) fn tmux_capture(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
 }
 
 /// A capture's answer. The model reads the text block: the capture as text (with the
-/// CLI's truncation marker line); the structured content is `capture --json` plus the
-/// snapshot's URI. The text is escaped into JSON once and written in both places when
-/// they are the same (no marker line): a whole-history capture is megabytes.
+/// CLI's truncation marker line); the structured content is the `capture --json`
+/// document with the snapshot's URI. The text is escaped into JSON once, and the text
+/// block cut from the document when they are the same (no marker line): a
+/// whole-history capture is megabytes.
 fn captured(c: capture::Captured) -> Answer {
     let uri = c
         .snapshot
         .as_ref()
         .map(|id| format!("tmuxmate://snapshot/{id}"));
-    let marked = c.text.marker().is_some();
-    let rendered = marked.then(|| c.text.render());
-    let j = c.json();
-    let esc = |t: &str| serde_json::to_string(t).unwrap_or_else(|_| "\"\"".into());
-    let text_json = esc(&j.text);
-    let sc = format!(
-        r#"{{"target":{},"paneId":{},"text":{},"lineCount":{},"truncated":{},"snapshot":{}}}"#,
-        esc(&j.target),
-        esc(&j.pane_id),
-        text_json,
-        j.line_count,
-        j.truncated,
-        uri.as_deref().map_or_else(|| "null".to_string(), esc),
-    );
+    let rendered = c.text.marker().is_some().then(|| c.text.render());
+    let mut j = c.json();
+    j.snapshot = Some(uri);
+    let (sc, text_json) = j.to_json_with_text();
     let text_json = match rendered {
-        Some(r) => esc(&r),
+        Some(r) => serde_json::to_string(&r).unwrap_or_else(|_| "\"\"".into()),
         None => text_json,
     };
     Answer::Escaped { text_json, sc }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(super) struct Split {
-    target: Option<String>,
-    #[serde(default)]
-    horizontal: bool,
-    size: Option<String>,
-    cwd: Option<PathBuf>,
-    #[serde(default)]
-    cmd: Vec<String>,
-}
-
 pub(super) fn tmux_split(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: Split = args("tmux_split", a)?;
-    result(split::split(
-        c.tmux,
-        &split::SplitRequest {
-            target: a.target.as_deref(),
-            horizontal: a.horizontal,
-            size: a.size.as_deref(),
-            cwd: a.cwd.as_deref(),
-            cmd: &a.cmd,
-        },
-    ))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct Swap {
-    src: String,
-    dst: String,
+    let a: split::SplitAsk = args("tmux_split", a)?;
+    result(split::split(c.tmux, &a))
 }
 
 pub(super) fn tmux_swap(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: Swap = args("tmux_swap", a)?;
-    result(swap::swap(c.tmux, &a.src, &a.dst))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(super) struct Run {
-    target: Option<String>,
-    cmd: Cmd,
-    timeout_ms: Option<u64>,
-    until_stable: Option<u64>,
-    max_bytes: Option<usize>,
-    #[serde(default)]
-    keep: bool,
+    let a: swap::SwapAsk = args("tmux_swap", a)?;
+    result(swap::swap(c.tmux, &a))
 }
 
 pub(super) fn tmux_run(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: Run = args("tmux_run", a)?;
-    let cmd = if a.target.is_some() && a.until_stable.is_some() {
-        a.cmd.into_given()
-    } else {
-        a.cmd.for_run()
-    };
+    let a: run::RunAsk = args("tmux_run", a)?;
+    let argv = a.argv();
     result(run::execute(
         c.tmux,
-        &run::Request {
-            target: a.target.as_deref(),
-            cmd: &cmd,
-            timeout_ms: a.timeout_ms.unwrap_or(DEFAULT_WAIT_MS),
-            until_stable: a.until_stable,
-            max_bytes: a.max_bytes,
-            keep: a.keep,
-            progress: Some(c.tick),
-        },
+        &a.request(&argv, DEFAULT_WAIT_MS, Some(c.tick)),
     ))
 }
 
+/// `tmux_watch`'s arguments: `cmd` a line or words, `timeoutMin` a number or the CLI's
+/// words (its schema is published as such); [`Watch::request`] is `watch start`'s.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(super) struct Watch {
-    pub(super) target: Option<String>,
-    pub(super) cmd: Cmd,
-    pub(super) done_regex: Option<String>,
-    pub(super) timeout_min: Option<Minutes>,
-    pub(super) notify: Option<String>,
+    target: Option<String>,
+    cmd: Cmd,
+    done_regex: Option<String>,
+    timeout_min: Option<Minutes>,
+    notify: Option<String>,
     #[serde(default)]
-    pub(super) forward: Vec<String>,
+    forward: Vec<String>,
     #[serde(default)]
-    pub(super) cancel_mode: bool,
+    cancel_mode: bool,
+}
+
+impl Watch {
+    pub(super) fn request(self) -> crate::watch::request::Start {
+        crate::watch::request::Start {
+            target: self.target,
+            done_regex: self.done_regex,
+            timeout: None,
+            timeout_min: self.timeout_min.map(Minutes::into_word),
+            notify: self.notify,
+            forward: self.forward,
+            cancel_mode: self.cancel_mode,
+            cmd: self.cmd.into_given(),
+        }
+    }
 }
 
 pub(super) fn tmux_watch(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     let a: Watch = args("tmux_watch", a)?;
-    let timeout = a.timeout_min.map(Minutes::into_word);
-    let cmd = a.cmd.into_given();
-    let r = start::start(
-        c.tmux,
-        &start::Request {
-            target: a.target.as_deref(),
-            cmd: &cmd,
-            done_regex: a.done_regex.as_deref(),
-            timeout_min: timeout.as_deref(),
-            notify: a.notify.as_deref(),
-            forward: &a.forward,
-            cancel_mode: a.cancel_mode,
-        },
-    );
-    Ok(Answer::Value(match r {
+    Ok(Answer::Value(match a.request().run(c.tmux) {
         Ok(s) => {
             c.session.resources.started(c.session, &s.job_id);
             done(
@@ -335,29 +226,9 @@ pub(super) fn tmux_watch(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     }))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct Kill {
-    scope: String,
-    target: Option<String>,
-    #[serde(default)]
-    confirm: bool,
-}
-
 pub(super) fn tmux_kill(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: Kill = args("tmux_kill", a)?;
-    let scope = match a.scope.as_str() {
-        "pane" => KillScope::Pane,
-        "window" => KillScope::Window,
-        "session" => KillScope::Session,
-        "server" => KillScope::Server,
-        other => {
-            return Err(invalid(format!(
-                "tmux_kill: scope {other:?} is not one of pane, window, session, server"
-            )));
-        }
-    };
-    result(kill::kill(c.tmux, scope, a.target.as_deref(), a.confirm))
+    let a: kill::KillAsk = args("tmux_kill", a)?;
+    result(kill::kill(c.tmux, &a))
 }
 
 #[derive(Deserialize)]
@@ -418,83 +289,60 @@ pub(super) fn tmux_agents(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     }
 }
 
+/// `agent_ask`'s arguments: the message inline, the wait in seconds with MCP's own
+/// default; [`Ask::request`] is `agent ask`'s.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(super) struct Ask {
-    pub(super) target: String,
-    pub(super) message: String,
-    pub(super) project: Option<PathBuf>,
-    pub(super) permission_mode: Option<String>,
-    pub(super) timeout_s: Option<u64>,
+    target: String,
+    message: String,
+    project: Option<PathBuf>,
+    permission_mode: Option<String>,
+    timeout_s: Option<u64>,
+}
+
+impl Ask {
+    pub(super) fn request(self) -> agent::Ask {
+        agent::Ask {
+            target: self.target,
+            msg: agent::Message {
+                message: Some(self.message),
+                ..agent::Message::default()
+            },
+            project: self.project,
+            permission_mode: self.permission_mode,
+            timeout: None,
+            timeout_s: Some(self.timeout_s.unwrap_or(DEFAULT_WAIT_MS / 1000)),
+        }
+    }
+}
+
+/// `agent_ask`'s answer: the reply with `delivery: delivered`.
+pub(super) fn replied(reply: &crate::bridge::turns::Reply) -> Value {
+    let mut v = serde_json::to_value(reply).unwrap_or_else(|_| json!({}));
+    v["delivery"] = json!("delivered");
+    done(&v)
 }
 
 pub(super) fn agent_ask(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
     let a: Ask = args("agent_ask", a)?;
-    let r = ask::ask(
-        c.tmux,
-        &ask::Request {
-            target: &a.target,
-            message: &a.message,
-            project: a.project.as_deref(),
-            permission_mode: a.permission_mode.as_deref(),
-            timeout: Duration::from_secs(a.timeout_s.unwrap_or(DEFAULT_WAIT_MS / 1000)),
-            progress: Some(c.tick),
-        },
-    );
-    Ok(Answer::Value(match r {
-        Ok(reply) => {
-            let mut v = serde_json::to_value(&reply).unwrap_or_else(|_| json!({}));
-            v["delivery"] = json!("delivered");
-            done(&v)
-        }
+    Ok(Answer::Value(match a.request().run(c.tmux, Some(c.tick)) {
+        Ok(reply) => replied(&reply),
         Err(f) => ask_failed(Some(f.delivery), &f.error.human()),
     }))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct SideTarget {
-    pub(super) target: Option<String>,
-}
-
 pub(super) fn side_chat_main_status(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: SideTarget = args("side_chat_main_status", a)?;
-    result(crate::side::status_for(c.tmux, a.target.as_deref()))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct SideHistory {
-    pub(super) target: Option<String>,
-    pub(super) turn: Option<u64>,
-    pub(super) contains: Option<String>,
-    pub(super) limit: Option<usize>,
+    let a: crate::side::request::Status = args("side_chat_main_status", a)?;
+    result(a.run(c.tmux))
 }
 
 pub(super) fn side_chat_main_history(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: SideHistory = args("side_chat_main_history", a)?;
-    let r = crate::side::history_for(
-        c.tmux,
-        a.target.as_deref(),
-        a.turn,
-        a.contains.as_deref(),
-        a.limit.unwrap_or(crate::side::HISTORY_DEFAULT),
-    );
-    result(r.map(|lines| json!({"lines": lines})))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct SideReport {
-    pub(super) target: Option<String>,
-    pub(super) text: String,
+    let a: crate::side::request::History = args("side_chat_main_history", a)?;
+    result(a.run(c.tmux).map(|lines| json!({"lines": lines})))
 }
 
 pub(super) fn side_chat_report(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
-    let a: SideReport = args("side_chat_report", a)?;
-    result(crate::side::report_for(
-        c.tmux,
-        a.target.as_deref(),
-        &a.text,
-    ))
+    let a: crate::side::request::Report = args("side_chat_report", a)?;
+    result(a.run(c.tmux))
 }

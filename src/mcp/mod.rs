@@ -30,6 +30,7 @@
 //!   is 10.2 MB and answers after 13.4 ms (docs/mcp.md#why-no-sdk). The per-turn call shares
 //!   this binary, so it must not carry a runtime.
 
+mod ctx;
 mod handlers;
 mod on_host;
 mod pool;
@@ -90,13 +91,13 @@ impl Out {
     /// The answer to a tool call; a pre-serialized result goes out as `done` would build
     /// it (same keys, same order): its text for the model, its JSON text as the structured
     /// content, without a value tree.
-    fn reply_call(&self, id: &Value, r: Result<tools::Answer, RpcError>) {
+    fn reply_call(&self, id: &Value, r: Result<ctx::Answer, RpcError>) {
         let (sc, text) = match r {
-            Ok(tools::Answer::Texted { text, sc }) => {
+            Ok(ctx::Answer::Texted { text, sc }) => {
                 (sc, serde_json::to_string(&text).unwrap_or_default())
             }
-            Ok(tools::Answer::Escaped { text_json, sc }) => (sc, text_json),
-            Ok(tools::Answer::Value(v)) => return self.reply(id, Ok(v)),
+            Ok(ctx::Answer::Escaped { text_json, sc }) => (sc, text_json),
+            Ok(ctx::Answer::Value(v)) => return self.reply(id, Ok(v)),
             Err(e) => return self.reply(id, Err(e)),
         };
         let id = serde_json::to_string(id).unwrap_or_default();
@@ -315,7 +316,9 @@ fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::io
     }
 }
 
-fn handle(session: &Arc<Session>, text: &[u8]) {
+/// A request read from one message line: its id, method and params; `None` when the
+/// line was answered already (an error) or needs no answer (a notification, a response).
+fn request(session: &Session, text: &[u8]) -> Option<(Value, String, Value)> {
     let out = &session.out;
     let msg: Value = match serde_json::from_slice(text) {
         Ok(v) => v,
@@ -324,7 +327,7 @@ fn handle(session: &Arc<Session>, text: &[u8]) {
                 &Value::Null,
                 Err(RpcError::new(PARSE_ERROR, format!("parse error: {e}"))),
             );
-            return;
+            return None;
         }
     };
     let Some(obj) = msg.as_object() else {
@@ -334,7 +337,7 @@ fn handle(session: &Arc<Session>, text: &[u8]) {
             "a message is a JSON object"
         };
         out.reply(&Value::Null, Err(RpcError::new(INVALID_REQUEST, why)));
-        return;
+        return None;
     };
     let id = obj.get("id").cloned();
     let Some(method) = obj.get("method").and_then(Value::as_str) else {
@@ -345,20 +348,12 @@ fn handle(session: &Arc<Session>, text: &[u8]) {
         {
             out.reply(&id, Err(RpcError::new(INVALID_REQUEST, "no method")));
         }
-        return;
+        return None;
     };
     let params = obj.get("params").cloned().unwrap_or(Value::Null);
     let Some(id) = id else {
-        // Notifications need no answer; a cancel ends the call it names.
-        if method == "notifications/cancelled"
-            && let Some(rid) = params.get("requestId")
-        {
-            let key = serde_json::to_string(rid).unwrap_or_default();
-            if session.pool.cancel(&key) {
-                state::log(&format!("mcp: call {key} cancelled by the client"));
-            }
-        }
-        return;
+        notified(session, method, &params);
+        return None;
     };
     if !(id.is_string() || id.is_i64() || id.is_u64()) {
         out.reply(
@@ -368,16 +363,35 @@ fn handle(session: &Arc<Session>, text: &[u8]) {
                 "the id must be a string or an integer",
             )),
         );
-        return;
+        return None;
     }
     if !(params.is_object() || params.is_null()) {
         out.reply(
             &id,
             Err(RpcError::new(INVALID_PARAMS, "params must be an object")),
         );
-        return;
+        return None;
     }
-    let r = match method {
+    Some((id, method.to_string(), params))
+}
+
+/// Notifications need no answer; a cancel ends the call it names.
+fn notified(session: &Session, method: &str, params: &Value) {
+    if method == "notifications/cancelled"
+        && let Some(rid) = params.get("requestId")
+    {
+        let key = serde_json::to_string(rid).unwrap_or_default();
+        if session.pool.cancel(&key) {
+            state::log(&format!("mcp: call {key} cancelled by the client"));
+        }
+    }
+}
+
+fn handle(session: &Arc<Session>, text: &[u8]) {
+    let Some((id, method, params)) = request(session, text) else {
+        return;
+    };
+    let r = match method.as_str() {
         "initialize" => Ok(initialize(&params)),
         "server/discover" => Ok(discover()),
         "ping" => Ok(json!({})),
@@ -385,40 +399,9 @@ fn handle(session: &Arc<Session>, text: &[u8]) {
         // Calls may block (run, ask; a read that asks another host): on the pool,
         // answered when done, in any order.
         "tools/call" | "resources/read" => {
-            let s = Arc::clone(session);
-            let tool = method == "tools/call";
-            let key = serde_json::to_string(&id).unwrap_or_default();
-            let cid = id.clone();
-            let queued = session.pool.submit(&key, text.len(), |flag| {
-                let (key, id) = (key.clone(), cid);
-                Box::new(move || {
-                    let r = if tool {
-                        Ok(tools::call(&s, &params, &flag))
-                    } else {
-                        Err(resources::read(&s, &params))
-                    };
-                    // A cancelled call is not answered (its client said it stopped waiting).
-                    if s.pool.finish(&key, &flag) {
-                        return;
-                    }
-                    match r {
-                        Ok(r) => s.out.reply_call(&id, r),
-                        Err(r) => s.out.reply(&id, r),
-                    }
-                })
-            });
-            match queued {
+            match pooled(session, &id, &method, params, text.len()) {
                 Ok(()) => return,
-                Err(pool::Refused::Full { running, queued }) => Err(RpcError::new(
-                    SERVER_BUSY,
-                    format!(
-                        "server busy: {running} calls are running and {queued} are waiting; retry when one of them has answered"
-                    ),
-                )),
-                Err(pool::Refused::Closed) => Err(RpcError::new(
-                    SERVER_BUSY,
-                    "the server is shutting down (its input ended)",
-                )),
+                Err(e) => Err(e),
             }
         }
         "resources/list" => Ok(resources::list()),
@@ -430,7 +413,53 @@ fn handle(session: &Arc<Session>, text: &[u8]) {
             format!("method not found: {other}"),
         )),
     };
-    out.reply(&id, r);
+    session.out.reply(&id, r);
+}
+
+/// A tool call or resource read, queued on the pool and answered when it is done; the
+/// refusal when it does not fit.
+fn pooled(
+    session: &Arc<Session>,
+    id: &Value,
+    method: &str,
+    params: Value,
+    size: usize,
+) -> Result<(), RpcError> {
+    let s = Arc::clone(session);
+    let tool = method == "tools/call";
+    let key = serde_json::to_string(id).unwrap_or_default();
+    let cid = id.clone();
+    let queued = session.pool.submit(&key, size, |flag| {
+        let (key, id) = (key.clone(), cid);
+        Box::new(move || {
+            let r = if tool {
+                Ok(tools::call(&s, &params, &flag))
+            } else {
+                Err(resources::read(&s, &params))
+            };
+            // A cancelled call is not answered (its client said it stopped waiting).
+            if s.pool.finish(&key, &flag) {
+                return;
+            }
+            match r {
+                Ok(r) => s.out.reply_call(&id, r),
+                Err(r) => s.out.reply(&id, r),
+            }
+        })
+    });
+    match queued {
+        Ok(()) => Ok(()),
+        Err(pool::Refused::Full { running, queued }) => Err(RpcError::new(
+            SERVER_BUSY,
+            format!(
+                "server busy: {running} calls are running and {queued} are waiting; retry when one of them has answered"
+            ),
+        )),
+        Err(pool::Refused::Closed) => Err(RpcError::new(
+            SERVER_BUSY,
+            "the server is shutting down (its input ended)",
+        )),
+    }
 }
 
 #[cfg(test)]

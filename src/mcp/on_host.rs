@@ -1,23 +1,22 @@
 //! The MCP tools that, given `host`, run the host's tmuxmate rather than this one over
-//! a remote tmux: each one's arguments become the CLI command they stand for, run by the
-//! CLI's own `--host` route (`crate::cli::forward`: every word quoted for the remote
-//! shell, long text over stdin); the host's JSON answer is the result, its error text
-//! the refusal.
+//! a remote tmux: each one's arguments become its operation's request, sent as JSON to
+//! the host's `tmuxmate call` (`crate::remote::call::op`) as `--host` sends it; the
+//! answer is the result, the host's error the refusal.
 //!
 //! Invariants: a call goes to the host once (never retried); the answer reads as the
 //! local tool's does (`agent_ask`'s delivery, `side_chat_main_history`'s lines object).
 
 use serde_json::{Value, json};
 
-use super::handlers::{
-    Ask, DEFAULT_WAIT_MS, Minutes, SideHistory, SideReport, SideTarget, Watch, args, ask_failed,
-    done, failed,
-};
+use super::handlers::{Ask, Watch, args, ask_failed, done, failed, replied};
 use super::{RpcError, Session};
-use crate::cli::{AgentAction, Command, MessageArgs, SideAction, WatchAction, WatchStartArgs};
+use crate::bridge::asked;
+use crate::op::{Failed, Failure, Operation};
+use crate::side::request as side;
+use crate::tmux::transport::ssh::Remote;
 
-/// Builds the CLI command a host runs for one tool's arguments.
-pub(super) type Build = fn(&Value) -> Result<Command, RpcError>;
+/// Runs one tool's operation on the host a call names.
+pub(super) type OnHost = fn(&Session, &Value, &Server) -> Result<Value, RpcError>;
 
 /// The `host` and `hostSocket` a call names.
 pub(super) struct Server {
@@ -25,127 +24,72 @@ pub(super) struct Server {
     pub(super) socket: Option<String>,
 }
 
-pub(super) fn tmux_watch(a: &Value) -> Result<Command, RpcError> {
-    let a: Watch = args("tmux_watch", a)?;
-    Ok(Command::Watch {
-        action: WatchAction::Start(WatchStartArgs {
-            target: a.target,
-            done_regex: a.done_regex,
-            timeout: None,
-            timeout_min: a.timeout_min.map(Minutes::into_word),
-            notify: a.notify,
-            forward: a.forward,
-            cancel_mode: a.cancel_mode,
-            json: true,
-            cmd: a.cmd.into_given(),
-        }),
-    })
-}
-
-pub(super) fn agent_ask(a: &Value) -> Result<Command, RpcError> {
-    let a: Ask = args("agent_ask", a)?;
-    Ok(Command::Agent {
-        action: AgentAction::Ask {
-            target: a.target,
-            msg: MessageArgs {
-                message: Some(a.message),
-                message_file: None,
-                stdin: None,
-            },
-            project: a.project,
-            permission_mode: a.permission_mode,
-            timeout: None,
-            timeout_s: Some(a.timeout_s.unwrap_or(DEFAULT_WAIT_MS / 1000)),
-            json: true,
-        },
-    })
-}
-
-pub(super) fn side_chat_main_status(a: &Value) -> Result<Command, RpcError> {
-    let a: SideTarget = args("side_chat_main_status", a)?;
-    Ok(Command::Side {
-        action: SideAction::Status {
-            target: a.target,
-            json: true,
-        },
-    })
-}
-
-pub(super) fn side_chat_main_history(a: &Value) -> Result<Command, RpcError> {
-    let a: SideHistory = args("side_chat_main_history", a)?;
-    Ok(Command::Side {
-        action: SideAction::History {
-            target: a.target,
-            turn: a.turn,
-            contains: a.contains,
-            limit: a.limit.unwrap_or(crate::side::HISTORY_DEFAULT),
-            json: true,
-        },
-    })
-}
-
-pub(super) fn side_chat_report(a: &Value) -> Result<Command, RpcError> {
-    let a: SideReport = args("side_chat_report", a)?;
-    Ok(Command::Side {
-        action: SideAction::Report {
-            target: a.target,
-            text: a.text,
-            json: true,
-        },
-    })
-}
-
-/// Run tool `name`'s command (built by `build`) on the host and read its answer.
-pub(super) fn call(
-    session: &Session,
-    name: &str,
-    build: Build,
-    a: &Value,
-    h: Server,
-) -> Result<Value, RpcError> {
-    let cmd = build(a)?;
+/// `req` run on the host's tmuxmate.
+fn call<R: Operation>(h: &Server, req: R) -> Result<R::Answer, Failed> {
+    let remote = Remote::new(&h.host)
+        .map_err(crate::error::Error::usage)
+        .map_err(Failure::nothing)?;
     let socket = super::host_socket(h.socket.as_deref());
-    let answer = crate::cli::forward::run_from(&session.tmux, &h.host, socket.clone(), cmd);
-    if name == "agent_ask" {
-        use crate::cli::asked::{self, Asked};
-        return Ok(match asked::read(&h.host, answer) {
-            Asked::Reply(mut v) => {
-                v["delivery"] = json!("delivered");
-                done(&v)
-            }
-            Asked::Failed { delivery, text } => ask_failed(delivery, &text),
-        });
+    crate::remote::call::op(&remote, &socket, req).map(|done| done.answer)
+}
+
+/// The tool's answer of a host's answer (`shape`: the local tool's shape of it).
+fn answered<A>(r: Result<A, Failed>, shape: impl FnOnce(A) -> Value) -> Value {
+    match r {
+        Ok(a) => done(&shape(a)),
+        Err(f) => failed(&f.error),
     }
-    let answer = match answer {
-        Ok(a) => a,
-        Err(e) => return Ok(failed(&e)),
-    };
-    Ok(match answer {
-        crate::cli::forward::Answer::Started {
-            job, pane, host, ..
-        } => {
+}
+
+pub(super) fn tmux_watch(session: &Session, a: &Value, h: &Server) -> Result<Value, RpcError> {
+    let a: Watch = args("tmux_watch", a)?;
+    let socket = super::host_socket(h.socket.as_deref());
+    let started =
+        crate::watch::remote::on_host::start(&session.tmux, &h.host, &socket, &a.request());
+    Ok(match started {
+        Ok(s) => {
+            if let Some(w) = &s.warning {
+                eprintln!("tmuxmate: {w}");
+            }
             session
                 .resources
-                .started_remote(session, &job, &host, socket);
-            done(&json!({"kind": "background", "jobId": job, "paneId": pane,
-                "uri": super::resources::watch_uri(&job), "host": host}))
+                .started_remote(session, &s.job, &s.host, socket);
+            done(
+                &json!({"kind": "background", "jobId": s.job, "paneId": s.pane,
+                "uri": super::resources::watch_uri(&s.job), "host": s.host}),
+            )
         }
-        crate::cli::forward::Answer::Passed(out) => {
-            let v = serde_json::from_slice::<Value>(&out.stdout).ok();
-            let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-            match v {
-                // As the local tool answers: the lines in an object.
-                Some(v) if out.status.success() && name == "side_chat_main_history" => {
-                    done(&json!({"lines": v}))
-                }
-                Some(v) if out.status.success() => done(&v),
-                // With --json the host prints its error object on stdout, not stderr.
-                Some(v) if v["error"].is_object() => {
-                    let text = crate::cli::asked::human_of(&v["error"]);
-                    json!({"content": [{"type": "text", "text": text}], "isError": true})
-                }
-                _ => json!({"content": [{"type": "text", "text": stderr}], "isError": true}),
-            }
+        Err(e) => failed(&e),
+    })
+}
+
+pub(super) fn agent_ask(_: &Session, a: &Value, h: &Server) -> Result<Value, RpcError> {
+    let a: Ask = args("agent_ask", a)?;
+    Ok(match call(h, a.request()) {
+        Ok(reply) => replied(&reply),
+        Err(f) => {
+            let o = asked::outcome(&h.host, *f);
+            ask_failed(o.delivery, &o.text())
         }
     })
+}
+
+pub(super) fn side_chat_main_status(_: &Session, a: &Value, h: &Server) -> Result<Value, RpcError> {
+    let a: side::Status = args("side_chat_main_status", a)?;
+    Ok(answered(call(h, a), |st| json!(st)))
+}
+
+pub(super) fn side_chat_main_history(
+    _: &Session,
+    a: &Value,
+    h: &Server,
+) -> Result<Value, RpcError> {
+    let a: side::History = args("side_chat_main_history", a)?;
+    // As the local tool answers: the lines in an object.
+    Ok(answered(call(h, a), |lines| json!({"lines": lines})))
+}
+
+pub(super) fn side_chat_report(_: &Session, a: &Value, h: &Server) -> Result<Value, RpcError> {
+    let a: side::Report = args("side_chat_report", a)?;
+    Ok(answered(call(h, a), |r| json!(r)))
 }

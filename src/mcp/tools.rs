@@ -13,21 +13,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::ctx::{Answer, Ctx};
 use super::handlers as h;
 use super::on_host::{self, Server};
 use super::{INVALID_PARAMS, RpcError, Session};
-use crate::tmux::Tmux;
 
 /// How often a long wait reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
-
-/// What a handler works with: the session (resources, the client's stream), the server
-/// the call talks to, and the progress tick (false: the call was cancelled).
-pub struct Ctx<'a> {
-    pub session: &'a Session,
-    pub tmux: &'a Tmux,
-    pub tick: &'a (dyn Fn(Duration) -> bool + Sync),
-}
 
 type Handler = fn(&Ctx, &Value) -> Result<Answer, RpcError>;
 type Props = fn() -> Vec<(&'static str, Value)>;
@@ -92,8 +84,8 @@ pub(super) struct Tool {
     hints: Hints,
     /// The call on this machine's tmux (or, with `host`, the host's tmux over ssh).
     run: Handler,
-    /// With `host`: the CLI command the host's tmuxmate runs instead.
-    host: Option<on_host::Build>,
+    /// With `host`: the call that runs the operation on the host's tmuxmate instead.
+    host: Option<on_host::OnHost>,
 }
 
 fn s() -> Value {
@@ -487,24 +479,6 @@ impl Progress {
     }
 }
 
-/// A tool's answer: a result value, or a successful result whose text block is made for
-/// the model and whose structured content is already JSON text (`Out::reply_call` writes
-/// both without a value tree).
-pub enum Answer {
-    Value(Value),
-    /// A successful result whose text block is made for the model (`text`) and whose
-    /// structured content is the JSON text `sc`.
-    Texted {
-        text: String,
-        sc: String,
-    },
-    /// As `Texted`, with the text block already a JSON string (quoted and escaped).
-    Escaped {
-        text_json: String,
-        sc: String,
-    },
-}
-
 /// One `tools/call`. `cancelled` is the call's flag: a long wait (run, ask) looks at it
 /// with each progress tick and ends what it started when it is set.
 pub fn call(
@@ -527,9 +501,7 @@ pub fn call(
     let remote;
     let tmux = match (host, tool.host) {
         (None, _) => &session.tmux,
-        (Some(h), Some(build)) => {
-            return on_host::call(session, name, build, &a, h).map(Answer::Value);
-        }
+        (Some(h), Some(on_host)) => return on_host(session, &a, &h).map(Answer::Value),
         (Some(h), None) => match session.remote(&h.host, h.socket.as_deref()) {
             Ok(t) => {
                 remote = t;

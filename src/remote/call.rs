@@ -2,12 +2,16 @@
 //!
 //! Owns: where tmuxmate lives on a host ([`REL_PATH`] under the login's `$HOME`: a
 //! directory of ours, never a user's own `~/.local/bin`), the one remote shell line that
-//! runs it, the "not installed" refusal that names what still works, and the local note
-//! of which hosts have it (so `capture`/`send` pick their route without asking first).
+//! runs it, one operation sent to it as JSON ([`op`]: its request on stdin to the hidden
+//! `tmuxmate call`, its answer or error document read back), the "not installed" and
+//! "another version" refusals that name the fix, and the local note of which hosts have
+//! it (so `capture`/`send` pick their route without asking first).
 //!
 //! Invariants: the line is our fixed text plus words quoted one by one
 //! (`crate::sys::shell::quote`); a missing binary is detected by our own marker before
-//! anything runs (exit [`MISSING_STATUS`]), never guessed from a message of the shell's.
+//! anything runs (exit [`MISSING_STATUS`]), never guessed from a message of the shell's;
+//! a failed operation says how far it got (`crate::op::Reached`): nothing ran, the host's
+//! own error document, or not known, never a guess.
 
 /// Set by another host's tmuxmate that runs us over ssh: how long it waits for our
 /// answer (milliseconds).
@@ -15,7 +19,8 @@ pub const WITHIN_ENV: &str = "TMUXMATE_WITHIN_MS";
 
 use std::time::Duration;
 
-use crate::error::Error;
+use crate::error::{Error, Kind};
+use crate::op::{self, Failed, Failure, Operation, Reached};
 use crate::sys::process::Finished;
 use crate::sys::shell;
 use crate::sys::state;
@@ -96,17 +101,166 @@ pub fn run(
     if out.status.code() == Some(2)
         && (stderr.contains("unrecognized subcommand") || stderr.contains("unexpected argument"))
     {
-        let host = remote.host.to_string();
-        return Err(Missing::Other(Error::of(
-            crate::error::Kind::Tmux(OTHER_VERSION),
-            format!(
-                "the tmuxmate on host {host} does not know {what} as this one sends it (another version: {}); \
-             run `tmuxmate remote install {host}` to update it",
-                stderr.trim().lines().next().unwrap_or("")
-            ),
+        return Err(Missing::Other(other_version(
+            &remote.host.to_string(),
+            what,
+            &stderr,
         )));
     }
     Ok(out)
+}
+
+/// The hidden entry of tmuxmate that runs one operation given as JSON on stdin
+/// (`cmd::call`).
+pub const ENTRY: &str = "call";
+/// Bound on one request: a message is at most 16 MiB, and JSON may write a byte of it
+/// as six (`\u001b`).
+pub const REQUEST_MAX: usize = 100 << 20;
+
+/// A host's answer to one operation, and what its tmuxmate said on stderr beside it
+/// (made printable).
+pub struct Answered<A> {
+    pub answer: A,
+    pub said: String,
+}
+
+/// The name of an operation for people: `agent.ask` is `agent ask`.
+fn what_of(name: &str) -> String {
+    name.replace('.', " ")
+}
+
+/// Run operation `req` on the host's tmuxmate (`tmuxmate call`, the request as JSON on
+/// stdin); its answer, or how far it got. Once: never retried.
+pub fn op<R: Operation>(
+    remote: &Remote,
+    socket: &Socket,
+    req: R,
+) -> Result<Answered<R::Answer>, Failed> {
+    let within = req.waits().saturating_add(op::MARGIN);
+    op_within(remote, socket, req, within)
+}
+
+/// [`op`] given at most `within` (a look that must not keep its caller waiting).
+pub fn op_within<R: Operation>(
+    remote: &Remote,
+    socket: &Socket,
+    req: R,
+    within: std::time::Duration,
+) -> Result<Answered<R::Answer>, Failed> {
+    req.for_host().map_err(Failure::nothing)?;
+    let req = req.read_in().map_err(Failure::nothing)?;
+    let what = what_of(R::NAME);
+    let body =
+        serde_json::to_vec(&serde_json::json!({"op": R::NAME, "request": &req})).map_err(|e| {
+            Failure::nothing(Error::new(format!("cannot write the {what} request: {e}")))
+        })?;
+    if body.len() > REQUEST_MAX {
+        return Err(Failure::nothing(Error::usage(format!(
+            "refused: the {what} request is larger than {} MiB; nothing was sent",
+            REQUEST_MAX >> 20
+        ))));
+    }
+    let out = run(
+        remote,
+        socket,
+        &[],
+        &[ENTRY.to_string()],
+        Some(&body),
+        within,
+        &what,
+    );
+    let out = match out {
+        Ok(out) => out,
+        Err(Missing::NotInstalled(e)) => return Err(Failure::nothing(e)),
+        Err(Missing::Other(e)) if e.kind == Kind::Tmux(OTHER_VERSION) => {
+            return Err(Failure::nothing(e));
+        }
+        Err(Missing::Other(e)) => {
+            return Err(Box::new(Failure {
+                error: e,
+                reached: Reached::Unknown,
+                said: String::new(),
+            }));
+        }
+    };
+    read(&remote.host.to_string(), &what, out)
+}
+
+/// What a host's `tmuxmate call` printed: the answer (exit 0), its error document, or
+/// neither.
+fn read<A: serde::de::DeserializeOwned>(
+    host: &str,
+    what: &str,
+    out: Finished,
+) -> Result<Answered<A>, Failed> {
+    let said = shown(&out.stderr).trim_end().to_string();
+    let unknown = |error: Error, said: String| {
+        Box::new(Failure {
+            error,
+            reached: Reached::Unknown,
+            said,
+        })
+    };
+    if out.status.success() {
+        return match serde_json::from_slice::<A>(&out.stdout) {
+            Ok(answer) => Ok(Answered { answer, said }),
+            Err(e) => Err(unknown(
+                Error::new(format!(
+                    "host {host} answered {what} with something that is not tmuxmate's answer ({e}): {}",
+                    shown(&out.stdout[..out.stdout.len().min(400)]).trim()
+                ))
+                .with_hint(format!(
+                    "if its tmuxmate is not this one, `tmuxmate remote install {host}` updates it"
+                )),
+                said,
+            )),
+        };
+    }
+    let doc = serde_json::from_slice::<serde_json::Value>(&out.stdout).ok();
+    match doc.as_ref().and_then(Error::from_json) {
+        // The host's `call` did not know the operation or one of its fields.
+        Some(e) if e.kind == Kind::Tmux(OTHER_VERSION) => Err(Box::new(Failure {
+            error: other_version(host, what, &e.msg),
+            reached: Reached::Nothing,
+            said,
+        })),
+        Some(error) => Err(Box::new(Failure {
+            error,
+            reached: Reached::Host(doc.unwrap_or_default()),
+            said,
+        })),
+        None => {
+            let code = out
+                .status
+                .code()
+                .map_or("on a signal".to_string(), |c| format!("with status {c}"));
+            // What it said is the message (so it is not shown twice).
+            let msg = match said.trim() {
+                "" => format!("host {host}: its tmuxmate ended {code} without answering {what}"),
+                s => s.strip_prefix("tmuxmate: ").unwrap_or(s).to_string(),
+            };
+            Err(unknown(Error::new(msg), String::new()))
+        }
+    }
+}
+
+/// What a host printed, as it may reach a terminal or a model: an ESC or another control
+/// byte came from something that is not our JSON, and is shown, not obeyed.
+pub fn shown(bytes: &[u8]) -> String {
+    crate::sys::printable::visible(&String::from_utf8_lossy(bytes)).0
+}
+
+/// The refusal for a host whose tmuxmate does not know a command or operation as this
+/// one sends it.
+fn other_version(host: &str, what: &str, said: &str) -> Error {
+    Error::of(
+        Kind::Tmux(OTHER_VERSION),
+        format!(
+            "the tmuxmate on host {host} does not know {what} as this one sends it (another version: {}); \
+             run `tmuxmate remote install {host}` to update it",
+            said.trim().lines().next().unwrap_or("")
+        ),
+    )
 }
 
 /// Why [`run`] has no answer: tmuxmate is missing on the host, or anything else.

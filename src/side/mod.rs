@@ -18,6 +18,7 @@ pub mod digest;
 pub mod handoff;
 pub mod open;
 pub mod relay;
+pub mod request;
 pub mod sandboxed;
 pub mod split;
 pub mod supervise;
@@ -128,7 +129,7 @@ pub fn main_address(m: &Main) -> String {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct Status {
     /// The main agent's pane id (`paneId`, as everywhere).
@@ -641,7 +642,7 @@ pub fn history_for(
     history(&transcript, turn, contains, limit)
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Deserialize, Debug)]
 pub struct Reported {
     pub queued: bool,
     pub agent: String,

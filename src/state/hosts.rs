@@ -112,18 +112,9 @@ pub fn named(value: &str) -> Vec<String> {
 
 /// A row of a host's answer, as a local row.
 fn row_of(host: &str, v: &Value) -> Option<Row> {
-    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let state = State::parse(v.get("state")?.as_str()?)?.name();
-    Some(Row {
-        pane_id: s("paneId"),
-        target: s("target"),
-        harness: s("harness"),
-        state,
-        since_ms: v.get("since").and_then(Value::as_u64).unwrap_or(0),
-        why: crate::sys::printable::visible(&s("why")).0,
-        socket: s("socket"),
-        host: host.to_string(),
-    })
+    let mut r = Row::from_json(v)?;
+    r.host = host.to_string();
+    Some(r)
 }
 
 /// The rows of the hosts `socket`'s server follows, from their snapshots.

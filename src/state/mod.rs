@@ -21,6 +21,7 @@ pub mod listen;
 pub mod longpoll;
 pub mod machine;
 pub mod osc;
+pub mod request;
 pub mod row;
 pub mod servers;
 pub mod signal;

@@ -19,3 +19,24 @@ pub struct Row {
     /// The ssh host the agent runs on (`@tmuxmate-hosts`); empty: this machine.
     pub host: String,
 }
+
+impl Row {
+    /// A row as `super::list::json` writes it, read back (a host's answer); `None` for a
+    /// state this tmuxmate does not know. Its words are made printable: they came from
+    /// another machine.
+    pub fn from_json(v: &serde_json::Value) -> Option<Row> {
+        use serde_json::Value;
+        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let state = super::machine::State::parse(v.get("state")?.as_str()?)?.name();
+        Some(Row {
+            pane_id: s("paneId"),
+            target: s("target"),
+            harness: s("harness"),
+            state,
+            since_ms: v.get("since").and_then(Value::as_u64).unwrap_or(0),
+            why: crate::sys::printable::visible(&s("why")).0,
+            socket: s("socket"),
+            host: s("host"),
+        })
+    }
+}

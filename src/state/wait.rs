@@ -32,11 +32,11 @@ impl Reached {
 }
 
 /// What a finished wait reports.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Reached {
     pub pane_id: String,
-    pub state: &'static str,
+    pub state: String,
     pub why: String,
     /// Unix milliseconds of the state's start.
     pub since: u64,
@@ -124,7 +124,7 @@ pub fn wait(
         if until.contains(&state) {
             return Ok(Reached {
                 pane_id: pane.to_string(),
-                state: state.name(),
+                state: state.name().to_string(),
                 why,
                 since,
                 waited_ms: start.elapsed().as_millis() as u64,

@@ -8,6 +8,7 @@
 //! word handed to a shell is quoted by [`shell`], every `PATH` lookup is [`which`].
 
 pub mod base64;
+pub mod duration;
 pub mod files;
 pub mod foreground;
 pub mod hash;

@@ -11,6 +11,7 @@ pub mod job;
 pub mod poller;
 pub mod prompt;
 pub mod remote;
+pub mod request;
 pub mod start;
 pub mod status;
 pub mod tidy;

@@ -7,7 +7,7 @@
 //! nothing behind.
 
 use crate::watch::job::JobStatus;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::control::create;
 use crate::control::pane_input;
@@ -68,7 +68,7 @@ pub fn command_line(cmd: &[String]) -> String {
     }
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct Started {
     pub job_id: String,

@@ -6,7 +6,7 @@
 //! out of the contract, and the id is `jobId` as `watch start` prints it.
 
 use crate::watch::job::JobStatus;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::watch::job::{self, Job, Outcome};
@@ -14,7 +14,7 @@ use crate::watch::poller;
 
 /// One job as `watch list`/`watch show --json`, a `list --json` pane's `watch` and the
 /// MCP watch resource show it.
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct JobJson {
     pub job_id: String,
@@ -147,7 +147,7 @@ pub fn find(id: &str) -> Result<Job, Error> {
 }
 
 /// `watch stop --json`.
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct Stopped {
     pub job_id: String,

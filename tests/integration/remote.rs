@@ -2195,17 +2195,22 @@ fn what_a_host_prints_is_shown_not_obeyed_and_bounded() {
         &fake,
         "#!/bin/sh\nprintf 'jobs \\033]52;c;aGk=\\007 \\033[2J done\\n'; printf 'warn \\033[31m\\n' >&2\n",
     );
+    // Its answer is not tmuxmate's JSON: refused, what it printed shown (on stderr) and
+    // the fix named; nothing of it on stdout.
     let out = r.run(&["watch", "list"]);
-    assert!(out.status.success(), "{out:?}");
+    assert!(!out.status.success(), "{out:?}");
     let (o, e) = (out.stdout.clone(), out.stderr.clone());
     assert!(
         !o.contains(&0x1b) && !e.contains(&0x1b),
         "an ESC reached the terminal: {out:?}"
     );
-    let o = String::from_utf8(o).unwrap();
+    assert!(o.is_empty(), "{out:?}");
+    let e = String::from_utf8(e).unwrap();
     assert!(
-        o.starts_with("jobs \u{241b}]52;c;aGk=\u{2407} \u{241b}[2J done"),
-        "{o}"
+        e.contains("jobs \u{241b}]52;c;aGk=\u{2407} \u{241b}[2J done")
+            && e.contains("warn \u{241b}[31m")
+            && e.contains(&format!("tmuxmate remote install {}", r.d.host())),
+        "{e}"
     );
     write_script(&fake, "#!/bin/sh\nexec yes 0123456789abcdef\n");
     let t0 = std::time::Instant::now();
@@ -2215,6 +2220,56 @@ fn what_a_host_prints_is_shown_not_obeyed_and_bounded() {
     assert!(e.contains("answered more than 64 MiB"), "{e}");
     assert!(out.stdout.is_empty(), "nothing of it was printed");
     assert!(t0.elapsed() < Duration::from_secs(60));
+}
+
+/// A host whose tmuxmate predates `tmuxmate call` (its parser refuses the subcommand, as
+/// every older release does): a command that needs it is refused naming `tmuxmate remote
+/// install HOST`, nothing ran there (`agent ask --json` says not-delivered), and `send -t
+/// TEXT` types its line with plain tmux instead.
+#[test]
+fn an_older_tmuxmate_on_the_host_is_refused_naming_the_update() {
+    let r = rig!();
+    let rec = r.s.recorder_pane("rec");
+    let old = installed_at(&r);
+    std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+    write_script(
+        &old,
+        "#!/bin/sh\nprintf \"error: unrecognized subcommand '%s'\\n\\nUsage: tmuxmate [OPTIONS] <COMMAND>\\n\" \"$3\" >&2\nexit 2\n",
+    );
+    let fix = format!("tmuxmate remote install {}", r.d.host());
+    for args in [
+        vec!["watch", "list"],
+        vec!["agents"],
+        vec!["agent", "list"],
+        vec!["side", "status", "-t", rec.pane.as_str()],
+    ] {
+        let e = err(&r.run(&args));
+        assert!(
+            e.contains("another version") && e.contains("'call'") && e.contains(&fix),
+            "{args:?}: {e}"
+        );
+    }
+    let out = r.run(&[
+        "agent",
+        "ask",
+        "claude",
+        "--project",
+        "/",
+        "--message",
+        "hi",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["delivery"].as_str(), v["error"]["kind"].as_str()),
+        (Some("not-delivered"), Some("remote-tmuxmate-version")),
+        "{v}"
+    );
+    ok(r.run(&["send", "-t", &rec.pane, "--", "old;host"]));
+    rec.expect(b"old;host");
+    nothing_ran(&r.s);
+    assert!(!r.d.remote_home().join("NEVER").exists());
 }
 
 #[test]

@@ -99,34 +99,64 @@ fn parses<T: DeserializeOwned>(v: &Value) -> Result<(), String> {
 struct Probe {
     fields: Vec<&'static str>,
     parses: fn(&Value) -> Result<(), String>,
+    type_name: &'static str,
 }
 
 fn probe<T: DeserializeOwned>() -> Probe {
     Probe {
         fields: fields::<T>(),
         parses: parses::<T>,
+        type_name: std::any::type_name::<T>(),
     }
 }
 
 /// Each tool's handler argument type. A tool missing here fails the test.
 fn probe_of(name: &str) -> Option<Probe> {
     Some(match name {
-        "tmux_list" => probe::<h::NoArgs>(),
-        "tmux_send_keys" => probe::<h::SendKeys>(),
-        "tmux_paste" => probe::<h::Paste>(),
+        "tmux_list" => probe::<crate::control::list::Ask>(),
+        "tmux_send_keys" => probe::<crate::control::input::SendAsk>(),
+        "tmux_paste" => probe::<crate::control::input::PasteAsk>(),
         "tmux_capture" => probe::<crate::control::capture::Ask>(),
-        "tmux_split" => probe::<h::Split>(),
-        "tmux_swap" => probe::<h::Swap>(),
-        "tmux_run" => probe::<h::Run>(),
+        "tmux_split" => probe::<crate::control::split::SplitAsk>(),
+        "tmux_swap" => probe::<crate::control::swap::SwapAsk>(),
+        "tmux_run" => probe::<crate::control::run::RunAsk>(),
         "tmux_watch" => probe::<h::Watch>(),
-        "tmux_kill" => probe::<h::Kill>(),
+        "tmux_kill" => probe::<crate::control::kill::KillAsk>(),
         "tmux_agents" => probe::<h::Agents>(),
         "agent_ask" => probe::<h::Ask>(),
-        "side_chat_main_status" => probe::<h::SideTarget>(),
-        "side_chat_main_history" => probe::<h::SideHistory>(),
-        "side_chat_report" => probe::<h::SideReport>(),
+        "side_chat_main_status" => probe::<crate::side::request::Status>(),
+        "side_chat_main_history" => probe::<crate::side::request::History>(),
+        "side_chat_report" => probe::<crate::side::request::Report>(),
         _ => return None,
     })
+}
+
+/// A control tool reads its operation's request type, the one the CLI command flattens
+/// (`control::<op>`), never an argument type of the MCP server's own.
+#[test]
+fn every_control_tool_reads_its_operations_request_type() {
+    let control = [
+        "tmux_list",
+        "tmux_send_keys",
+        "tmux_paste",
+        "tmux_capture",
+        "tmux_split",
+        "tmux_swap",
+        "tmux_run",
+        "tmux_kill",
+    ];
+    for name in control {
+        let t = probe_of(name).unwrap().type_name;
+        assert!(t.starts_with("tmuxmate::control::"), "{name}: {t}");
+    }
+    for tool in TOOLS.iter().filter(|t| !control.contains(&t.name)) {
+        let t = probe_of(tool.name).unwrap().type_name;
+        assert!(
+            !t.contains("::control::"),
+            "{}: {t} is a control type",
+            tool.name
+        );
+    }
 }
 
 /// Values the schema allows (one per alternative), and values it does not.

@@ -3,8 +3,9 @@
 //!
 //! Owns: the shape of a remote job in a local view (the host's own job JSON plus `host`,
 //! or, when the host is not asked or does not answer, the last known state from the local
-//! record: status `unknown`, `unreadable` saying why), and the fresh look: one
-//! `watch list --json` call per server over its master, never one per job.
+//! record: status `unknown`, `unreadable` saying why), and the fresh look: one `watch
+//! list` operation per server over its master (`crate::remote::call::op`), never one per
+//! job.
 //!
 //! Invariants: only jobs with a local record are shown (`watch list`: started here,
 //! result not arrived yet; the MCP resources also read the kept records of arrived
@@ -21,6 +22,7 @@ use crate::error::Error;
 use crate::remote::call;
 use crate::tmux::Socket;
 use crate::tmux::transport::ssh::Remote;
+use crate::watch::request::{List, Show};
 
 /// One look at a host: its own timeouts bound it; this is the call's own.
 const ASK_TIMEOUT: Duration = Duration::from_secs(15);
@@ -77,25 +79,10 @@ fn hosted(mut v: Value, host: &str) -> Value {
     v
 }
 
-/// One server's jobs: `watch list --json` there, or why not.
+/// One server's jobs: `watch list` there, or why not.
 fn ask_list(host: &str, socket: &Socket) -> Result<Vec<Value>, Error> {
     let remote = Remote::new(host).map_err(Error::usage)?;
-    let args = vec!["watch".into(), "list".into(), "--json".into()];
-    let out = call::run(&remote, socket, &[], &args, None, ASK_TIMEOUT, "watch list")?;
-    if !out.status.success() {
-        return Err(Error::new(format!(
-            "`watch list` failed there (exit {:?}): {}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    match serde_json::from_slice::<Value>(&out.stdout) {
-        Ok(Value::Array(a)) => Ok(a),
-        _ => Err(Error::new(format!(
-            "`watch list --json` answered no JSON array: {}",
-            String::from_utf8_lossy(&out.stdout).trim()
-        ))),
-    }
+    Ok(call::op_within(&remote, socket, List {}, ASK_TIMEOUT)?.answer)
 }
 
 /// This machine's remote jobs; `fresh`: their state asked from each server (one call
@@ -176,24 +163,11 @@ pub fn record_of(id: &str) -> Option<Record> {
 /// `watch show --json` of job `id` on `host`: the host's JSON with `host`.
 pub fn show_at(host: &str, socket: &Socket, id: &str) -> Result<Value, Error> {
     let remote = Remote::new(host).map_err(Error::usage)?;
-    let args = vec![
-        "watch".into(),
-        "show".into(),
-        "--json".into(),
-        "--".into(),
-        id.to_string(),
-    ];
-    let out = call::run(&remote, socket, &[], &args, None, ASK_TIMEOUT, "watch show")?;
-    if !out.status.success() {
-        return Err(Error::new(format!(
-            "host {host}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    let v: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
-        Error::new(format!(
-            "host {host}: `watch show --json` answered no JSON ({e})"
-        ))
-    })?;
-    Ok(hosted(v, host))
+    let show = Show {
+        job: id.to_string(),
+    };
+    let j = call::op_within(&remote, socket, show, ASK_TIMEOUT)
+        .map_err(|f| Error::new(format!("host {host}: {}", f.error.human())))?
+        .answer;
+    Ok(hosted(serde_json::to_value(j).unwrap_or_default(), host))
 }

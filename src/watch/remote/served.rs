@@ -1,9 +1,9 @@
 //! What runs on the host when another machine asks (hidden `tmuxmate remote ...`).
 //!
-//! Owns: `remote id` (version and SHA-256 of this binary), `remote watch-start` (a watch
-//! job whose result is queued for the asking machine's collector address), `remote
-//! results` (the collector's results, not consumed, and the asked jobs' states) and
-//! `remote ack` (those results are queued over there; done here).
+//! Owns: `remote id` (version and SHA-256 of this binary), the `watch.start` operation of
+//! `tmuxmate call` (a watch job whose result is queued for the asking machine's collector
+//! address), `remote results` (the collector's results, not consumed, and the asked jobs'
+//! states) and `remote ack` (those results are queued over there; done here).
 //!
 //! Invariants: a result stays in the collector's ledger until acknowledged, so a dropped
 //! connection between `results` and `ack` repeats it (the asking side queues by key, so

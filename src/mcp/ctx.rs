@@ -1,0 +1,36 @@
+//! What a tool handler works with and hands back: the call's context ([`Ctx`]) and its
+//! answer ([`Answer`]). Apart from the tool table (`super::tools`) and the handlers, so
+//! neither imports the other's file back.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::Session;
+use crate::tmux::Tmux;
+
+/// What a handler works with: the session (resources, the client's stream), the server
+/// the call talks to, and the progress tick (false: the call was cancelled).
+pub struct Ctx<'a> {
+    pub session: &'a Session,
+    pub tmux: &'a Tmux,
+    pub tick: &'a (dyn Fn(Duration) -> bool + Sync),
+}
+
+/// A tool's answer: a result value, or a successful result whose text block is made for
+/// the model and whose structured content is already JSON text (`Out::reply_call` writes
+/// both without a value tree).
+pub enum Answer {
+    Value(Value),
+    /// A successful result whose text block is made for the model (`text`) and whose
+    /// structured content is the JSON text `sc`.
+    Texted {
+        text: String,
+        sc: String,
+    },
+    /// As `Texted`, with the text block already a JSON string (quoted and escaped).
+    Escaped {
+        text_json: String,
+        sc: String,
+    },
+}
