@@ -9,7 +9,7 @@
 use crate::error::Error;
 use crate::op::{Failed, Failure, Operation};
 use crate::remote::call;
-use crate::tmux::remote::Remote;
+use crate::tmux::transport::ssh::Remote;
 use crate::tmux::{Socket, Tmux};
 
 /// Where an operation runs.

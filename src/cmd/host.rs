@@ -15,7 +15,7 @@
 use crate::cli::{AgentAction, Command, SideAction, WatchAction};
 use crate::error::Error;
 use crate::remote::call::{NEEDS_TMUXMATE, PLAIN_TMUX};
-use crate::tmux::remote::Remote;
+use crate::tmux::transport::ssh::Remote;
 use crate::tmux::{Socket, Tmux};
 
 /// How a command reaches another host.

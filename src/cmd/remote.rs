@@ -9,7 +9,7 @@ use crate::cli::{Command, RemoteAction};
 use crate::error::{CliResult, Error};
 use crate::remote::{call, install};
 use crate::tmux::Socket;
-use crate::tmux::remote::Remote;
+use crate::tmux::transport::ssh::Remote;
 use crate::watch::remote::served;
 
 pub fn run(action: RemoteAction) -> CliResult {

@@ -143,7 +143,7 @@ pub fn authorize(
         .filter(|c| !c.trim().is_empty());
     let decided = match command {
         // A remote server's option is text from another machine: never run it here.
-        Some(_) if tmux.is_remote() => Err(ask.refuse(
+        Some(_) if !tmux.transport().may_run_its_commands() => Err(ask.refuse(
             COMMAND_OPT,
             "it is set on the tmux server on another host, and tmuxmate does not run a \
              command from a remote server on this machine; approve on that server's menu \

@@ -496,7 +496,6 @@ fn work_window_once(
         None => session_by_name(tmux, OWN_SESSION)?.is_none(),
     };
     if caller.pane_id.is_none()
-        && !tmux.is_remote()
         && no_own_session
         && let Some(c) = new_own_session_with(tmux, caller, name, cmd, facts)?
     {

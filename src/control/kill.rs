@@ -215,16 +215,16 @@ fn pick(
             description: format!(
                 "kill pane {} running {:?} in window {} {:?} of session {:?}",
                 p.pane_id,
-                if tmux.is_remote() {
-                    // The host's /proc is not ours: tmux's own name for it.
-                    p.current_command.clone()
-                } else {
+                if tmux.transport().sees_processes() {
                     p.pane_pid
                         .parse()
                         .ok()
                         .and_then(crate::sys::foreground::of)
                         .map(|f| f.0)
                         .unwrap_or_default()
+                } else {
+                    // The host's /proc is not ours: tmux's own name for it.
+                    p.current_command.clone()
                 },
                 p.window_id,
                 p.window_name,

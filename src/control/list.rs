@@ -160,17 +160,17 @@ pub type WatchView = fn(&str) -> Option<(serde_json::Value, bool)>;
 
 fn build(
     rows: &[PaneInfo],
-    remote: bool,
+    sees_processes: bool,
     with_creator: bool,
     watch_view: WatchView,
     early: &[(i32, Option<Foreground>)],
 ) -> ListJson {
-    let fg = if remote {
+    let fg = if sees_processes {
+        foregrounds(rows, early)
+    } else {
         rows.iter()
             .map(|p| (p.current_command.clone(), None))
             .collect()
-    } else {
-        foregrounds(rows, early)
     };
     let mut sessions: Vec<SessionJson> = Vec::new();
     let mut windows: Vec<WindowJson> = Vec::new();
@@ -323,12 +323,12 @@ impl ListJson {
 /// Every session, window and pane of the server (one tmux call); `with_creator` adds
 /// each created pane's creator (`createdBy`).
 pub fn list(tmux: &Tmux, with_creator: bool, watch_view: WatchView) -> Result<ListJson, Error> {
-    let remote = tmux.is_remote();
+    let sees = tmux.transport().sees_processes();
     let (rows, early) = panes::listing(tmux, |server| match server {
-        Some(pid) if !remote => early_foregrounds(pid),
+        Some(pid) if sees => early_foregrounds(pid),
         _ => Vec::new(),
     })?;
-    let l = build(&rows, remote, with_creator, watch_view, &early);
+    let l = build(&rows, sees, with_creator, watch_view, &early);
     crate::sys::procfs::sweep_handles();
     Ok(l)
 }

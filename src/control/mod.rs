@@ -25,7 +25,7 @@ pub mod policy;
 pub mod preflight;
 pub mod request;
 pub mod run;
-pub mod run_remote;
+pub mod run_results;
 pub mod settle;
 pub mod snapshot;
 pub mod snapshot_file;

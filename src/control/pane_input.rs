@@ -11,8 +11,8 @@
 //!
 //! How the text reaches the buffer: text that fits one message to
 //! the server (under [`SOCKET_TEXT_MAX`] bytes) goes as the data argument of `set-buffer
-//! -b <unique> -- TEXT` over the server's socket (`crate::tmux::direct`, one round trip,
-//! no process start), always as [`Arg::literal`], so tmux's argument splitter gives back
+//! -b <unique> -- TEXT` over the server's socket (`crate::tmux::transport::direct`, one
+//! round trip, no process start), always as [`Arg::literal`], so tmux's argument splitter gives back
 //! exactly the text (a trailing `;` is escaped; nothing else in an argument is
 //! interpreted); it never goes into a tmux client's argv, where other processes could
 //! read it. Everything else - larger text, a remote server, no usable socket - goes

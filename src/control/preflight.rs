@@ -29,9 +29,6 @@ pub struct Facts {
 impl Facts {
     /// One command list; `None` when there is no server or the answer does not read.
     pub fn ask(tmux: &Tmux, options: &[&'static str]) -> Option<Facts> {
-        if tmux.is_remote() {
-            return None;
-        }
         let fmt = record_format(&["session_id", "session_name"]);
         let mut args: Vec<Arg> = targs![
             "show-options",

@@ -3,7 +3,10 @@
 //! report its exit status and output (`execute`, a typed `RunJson` or a refusal).
 //!
 //! How completion is detected (deterministic, never screen stability by default): the
-//! command runs from a small POSIX script we write to `<state>/run/<id>/cmd.sh`:
+//! command runs from a small POSIX script we write to `<state>/run/<id>/cmd.sh` (on a
+//! server whose panes cannot see this machine's files, another host's, the script is the
+//! pane's own command and its status and output stay there until read:
+//! `super::run_results`, which owns where a run's results live):
 //!
 //! ```sh
 //! { trap : INT; ( CMD ) 2>&1; echo "$?" >st; } | (trap '' INT; exec tee /dev/tty) \
@@ -42,8 +45,8 @@
 //!   (as every new pane does), not the caller's.
 //! - With `-t`: an existing pane named explicitly whose foreground process is a POSIX
 //!   shell at its prompt (sh, dash, bash, zsh, ksh..., with no other process in its
-//!   foreground group, read from `/proc`): we type ` . '<dir>/cmd.sh'` and
-//!   Enter through a uniquely named buffer. Limits: the shell must be idle and
+//!   foreground group, read from `/proc`, so not on another host): we type
+//!   ` . '<dir>/cmd.sh'` and Enter through a uniquely named buffer. Limits: the shell must be idle and
 //!   POSIX-compatible (fish, csh, REPLs and TUIs are refused: use `--until-stable`); the
 //!   command runs in a subshell, so `cd` or `export` do not persist; text the user is
 //!   typing at that moment would mix with ours.
@@ -61,11 +64,11 @@
 
 use crate::targs;
 use crate::tmux::Arg;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::run_results::{POLL, Results, Waiter};
 pub use super::settle::Progress;
 use super::settle::{Outcome, so_far, wait_stable};
 use crate::control::budget::{self, Bounded, Range};
@@ -98,74 +101,8 @@ pub struct RunJson {
     pub dropped_at_least: bool,
 }
 
-/// How often a long wait looks for the end marker.
-const POLL: Duration = Duration::from_millis(20);
 /// Extra bytes `tail` keeps beyond the budget, so our own cut can still find a line start.
 const TAIL_SLACK: usize = 4096;
-/// Run directories older than this are leftovers of killed invocations.
-const STALE_RUN_DIR: Duration = Duration::from_secs(24 * 3600);
-
-/// The per-run files and names.
-struct RunDir {
-    dir: PathBuf,
-    id: String,
-}
-
-impl RunDir {
-    fn create() -> Result<RunDir, Error> {
-        let root = state::state_dir().join("run");
-        sweep(&root);
-        // Exclusively ours: two runs started in one millisecond never share files.
-        let (id, dir) = state::new_private_dir(&root, "r").map_err(|e| {
-            Error::new(format!(
-                "could not create a run directory in {}: {e}; check that the state directory is writable (TMUXMATE_STATE_DIR or XDG_STATE_HOME)",
-                root.display()
-            ))
-        })?;
-        Ok(RunDir { dir, id })
-    }
-    fn file(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-    /// The path quoted for `sh` (state paths are ours, but may hold spaces).
-    fn q(&self, name: &str) -> String {
-        quote(&self.file(name).to_string_lossy())
-    }
-    fn status(&self) -> Option<i32> {
-        std::fs::read_to_string(self.file("st"))
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-    }
-    /// The wrapper's pipeline has ended (`st` and `out` are complete).
-    fn done(&self) -> bool {
-        self.file("done").exists()
-    }
-}
-
-impl Drop for RunDir {
-    fn drop(&mut self) {
-        // A still-running (timed-out) command keeps its open files; nothing reads them.
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// Remove run directories left behind by invocations that were killed.
-fn sweep(root: &Path) {
-    let Ok(rd) = std::fs::read_dir(root) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > STALE_RUN_DIR);
-        if old {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
 
 // What to run and how: the CLI's `run` flags (`--json` aside) and the MCP `tmux_run`
 // tool's arguments; the flags' help is the doc of each field. `timeout` is the CLI's
@@ -314,11 +251,10 @@ pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, Error> {
             "--until-stable must be at least 1 (milliseconds the screen must stay unchanged)",
         ));
     }
-    let remote = tmux.is_remote();
     // A run in a new pane asks everything it reads of the server in one round trip
     // (`preflight`); else, or when that answer does not read, each question on its own.
     let facts = match (r.target, r.until_stable) {
-        (None, None) if !remote => Facts::ask(
+        (None, None) => Facts::ask(
             tmux,
             &[
                 crate::tmux::options::HISTORY_LIMIT.name,
@@ -336,18 +272,6 @@ pub fn execute(tmux: &Tmux, r: &Request) -> Result<RunJson, Error> {
     let started = Instant::now();
     let pr = r.progress;
     let o = match (r.target, r.until_stable) {
-        // A remote pane cannot see our state dir: the host keeps it all (run_remote).
-        (None, None) if remote => {
-            super::run_remote::in_new_pane(tmux, r.cmd, budget, timeout, tail_keep(budget))?
-        }
-        (None, Some(ms)) if remote => {
-            super::run_remote::stable_new_pane(tmux, r.cmd, budget, timeout, ms)?
-        }
-        (Some(_), None) if remote => {
-            return Err(Error::usage(
-                "refused: `run -t` with --host: typing into an existing pane needs to check that its shell is idle, which tmuxmate reads from /proc and cannot on another host. Leave out -t to run in a fresh pane on the host, or add --until-stable MS",
-            ));
-        }
         (None, None) => in_new_pane(tmux, r.cmd, budget, timeout, pr, facts.as_ref())?,
         (None, Some(ms)) => stable_new_pane(tmux, r.cmd, budget, timeout, ms, pr)?,
         (Some(t), None) => typed(tmux, t, r.cmd, budget, timeout, pr)?,
@@ -421,67 +345,20 @@ impl RunJson {
     }
 }
 
-/// The wrapper body (see the module docs). `tee_output` false runs the command on the
-/// pane's terminal (for TUIs under `--until-stable`). The end marker is written by `echo`
-/// (a regular builtin: a failed redirection does not end the pane's shell, as it would
-/// for `:`), and no tmux client is started.
-fn wrapper(rd: &RunDir, cmd: &[String], keep: usize, tee_output: bool) -> String {
-    // No subshell (a fork) for the status: the run directory is private (0700) anyway.
-    let status = format!("echo \"$?\" 2>/dev/null >{st}", st = rd.q("st"));
-    let signal = format!("echo 2>/dev/null >{done}", done = rd.q("done"));
-    let cmd = quote_words(cmd);
-    if tee_output {
-        format!(
-            "{{ trap : INT; ( {cmd} ) 2>&1; {status}; }} | (trap '' INT; exec tee /dev/tty) | (trap '' INT; umask 077; exec tail -c {keep} >{out}); {signal}\n",
-            out = rd.q("out"),
-        )
-    } else {
-        format!("( {cmd} ); {status}; {signal}\n")
-    }
-}
-
-use crate::sys::shell::{join as quote_words, quote};
-
-fn write_script(rd: &RunDir, body: &str) -> Result<(), Error> {
-    state::write_private(&rd.file("cmd.sh"), body.as_bytes()).map_err(|e| {
-        Error::new(format!(
-            "could not write {}: {e}; check that the state directory is writable",
-            rd.file("cmd.sh").display()
-        ))
-    })
-}
-
-/// A new window of our own running the wrapper, then an interactive shell.
+/// A new window of our own running `cmd`'s wrapper (its output kept up to `keep` bytes,
+/// or on the terminal), then an interactive shell.
 fn new_pane(
     tmux: &Tmux,
-    rd: &RunDir,
-    body: &str,
+    res: &Results,
+    cmd: &[String],
+    keep: Option<usize>,
     facts: Option<&Facts>,
 ) -> Result<create::Created, Error> {
-    let mut script = String::new();
-    // Our cwd is where the caller meant the command to run; a `cd` in the script keeps
-    // the path out of tmux (whose -c start directory is format-expanded).
-    if let Ok(cwd) = std::env::current_dir()
-        && let Some(c) = cwd.to_str()
-    {
-        script.push_str(&format!("cd {} 2>/dev/null\n", quote(c)));
-    }
-    script.push_str(body);
-    write_script(rd, &script)?;
+    let command = res.pane_command(tmux, cmd, keep)?;
     let caller = crate::location::address::caller(tmux);
-    let boot = format!(
-        "trap : INT; . {}; trap - INT; exec \"${{SHELL:-/bin/sh}}\"",
-        rd.q("cmd.sh")
-    );
     // The wrapper never exits at once (it ends in an interactive shell), so the mark can
     // go in the creation's own command list: one tmux round trip.
-    create::new_work_window_of_ours(
-        tmux,
-        &caller,
-        Some(&Text::lossy("run")),
-        &["/bin/sh".to_string(), "-c".to_string(), boot],
-        facts,
-    )
+    create::new_work_window_of_ours(tmux, &caller, Some(&Text::lossy("run")), &command, facts)
 }
 
 fn in_new_pane(
@@ -492,16 +369,11 @@ fn in_new_pane(
     progress: Progress,
     facts: Option<&Facts>,
 ) -> Result<Outcome, Error> {
-    let rd = RunDir::create()?;
+    let res = Results::for_server(tmux)?;
     let deadline = Instant::now() + timeout;
-    let created = new_pane(
-        tmux,
-        &rd,
-        &wrapper(&rd, cmd, tail_keep(budget), true),
-        facts,
-    )?;
+    let created = new_pane(tmux, &res, cmd, Some(tail_keep(budget)), facts)?;
     let finished = on_cancel(
-        wait_done(tmux, &created.pane_id, &rd, deadline, progress),
+        wait_done(tmux, &created.pane_id, &res, deadline, progress),
         || remove_pane(tmux, &created.pane_id),
     )?;
     let ended = Ended {
@@ -509,7 +381,7 @@ fn in_new_pane(
         done: finished,
         typed_marker: None,
     };
-    finish(tmux, &rd, ended, budget)
+    finish(tmux, &res, ended, budget)
 }
 
 fn typed(
@@ -520,6 +392,9 @@ fn typed(
     timeout: Duration,
     progress: Progress,
 ) -> Result<Outcome, Error> {
+    if !tmux.transport().sees_processes() {
+        return Err(typed_refusal());
+    }
     let pane = policy::resolve(tmux, Some(target), "")?;
     check_typeable(&pane)?;
     let fg = pane
@@ -552,16 +427,15 @@ fn typed(
             pane.pane_id
         )));
     }
-    let rd = RunDir::create()?;
+    let res = Results::for_server(tmux)?;
     let deadline = Instant::now() + timeout;
-    write_script(&rd, &wrapper(&rd, cmd, tail_keep(budget), true))?;
-    // The leading space keeps the line out of history where `ignorespace` is set; the
-    // line itself is ours (a quoted path), so no user text is ever typed.
-    let line = format!(" . {}", rd.q("cmd.sh"));
+    let (line, marker) = res
+        .typed_line(cmd, tail_keep(budget))
+        .ok_or_else(typed_refusal)??;
     type_line(tmux, &pane.pane_id, &line, false)?;
     let finished = on_cancel(
-        wait_done(tmux, &pane.pane_id, &rd, deadline, progress),
-        || interrupt(tmux, &pane.pane_id, &rd),
+        wait_done(tmux, &pane.pane_id, &res, deadline, progress),
+        || interrupt(tmux, &pane.pane_id, &res),
     )?;
     let ended = Ended {
         pane: create::Created {
@@ -569,9 +443,16 @@ fn typed(
             target: pane.target(),
         },
         done: finished,
-        typed_marker: Some(&rd.id),
+        typed_marker: Some(marker),
     };
-    finish(tmux, &rd, ended, budget)
+    finish(tmux, &res, ended, budget)
+}
+
+/// `run -t` on a server whose panes' processes (or files) are not this machine's.
+fn typed_refusal() -> Error {
+    Error::usage(
+        "refused: `run -t` with --host: typing into an existing pane needs to check that its shell is idle, which tmuxmate reads from /proc and cannot on another host. Leave out -t to run in a fresh pane on the host, or add --until-stable MS",
+    )
 }
 
 /// Whether the foreground leader has children in its own process group: a shell at its
@@ -617,18 +498,6 @@ fn type_line(tmux: &Tmux, pane_id: &str, text: &str, bracketed: bool) -> Result<
     pane_input::paste_then_enter(tmux, pane_id, text.as_bytes(), bracketed)
 }
 
-/// How long to sleep before the next look at the end marker, `waited` into the wait: a
-/// short command is seen within a millisecond, a long one costs a `stat` every 20 ms.
-fn poll_interval(waited: Duration) -> Duration {
-    if waited < Duration::from_millis(50) {
-        Duration::from_millis(1)
-    } else if waited < Duration::from_secs(1) {
-        Duration::from_millis(5)
-    } else {
-        POLL
-    }
-}
-
 /// How often a long wait asks tmux whether the run's pane is still there.
 const PANE_LOOK: Duration = Duration::from_secs(1);
 
@@ -638,14 +507,28 @@ const PANE_LOOK: Duration = Duration::from_secs(1);
 fn wait_done(
     tmux: &Tmux,
     pane_id: &str,
-    rd: &RunDir,
+    res: &Results,
+    deadline: Instant,
+    progress: Progress,
+) -> Result<bool, Error> {
+    let mut waiter = res.waiter(tmux, deadline);
+    let r = wait_with(tmux, pane_id, res, &mut waiter, deadline, progress);
+    waiter.end(tmux);
+    r
+}
+
+fn wait_with(
+    tmux: &Tmux,
+    pane_id: &str,
+    res: &Results,
+    waiter: &mut Waiter,
     deadline: Instant,
     progress: Progress,
 ) -> Result<bool, Error> {
     let began = Instant::now();
     let mut looked = began;
     loop {
-        if rd.done() {
+        if waiter.signalled() || res.done(tmux) {
             return Ok(true);
         }
         let now = Instant::now();
@@ -656,7 +539,7 @@ fn wait_done(
         if now.duration_since(looked) >= PANE_LOOK {
             looked = now;
             // Looked at again after the answer: the wrapper may have ended meanwhile.
-            if pane_gone(tmux, pane_id) && !rd.done() {
+            if pane_gone(tmux, pane_id) && !res.done(tmux) {
                 return Err(Error::new(format!(
                     "pane {pane_id} went away before its command finished (closed, or its shell \
                      exited): there is no exit status and its output went with it; run it again"
@@ -668,7 +551,7 @@ fn wait_done(
         {
             return Err(super::settle::cancelled());
         }
-        std::thread::sleep(poll_interval(waited).min(deadline - now));
+        waiter.pause(res.poll(waited).min(deadline - now));
     }
 }
 
@@ -704,8 +587,8 @@ fn remove_pane(tmux: &Tmux, pane_id: &str) {
 /// The command typed into someone's shell gets C-c (the wrapper records its status and
 /// the prompt comes back); nothing is pressed when it already ended, so a line the person
 /// types meanwhile is never touched.
-fn interrupt(tmux: &Tmux, pane_id: &str, rd: &RunDir) {
-    if rd.done() {
+fn interrupt(tmux: &Tmux, pane_id: &str, res: &Results) {
+    if res.done(tmux) {
         return;
     }
     if let Err(e) = tmux.run(&targs!["send-keys", "-t", Arg::id(pane_id), "C-c"]) {
@@ -714,7 +597,7 @@ fn interrupt(tmux: &Tmux, pane_id: &str, rd: &RunDir) {
     }
     // The run directory goes when we return: let the wrapper write its marker first.
     let until = Instant::now() + Duration::from_secs(2);
-    while !rd.done() && Instant::now() < until {
+    while !res.done(tmux) && Instant::now() < until {
         std::thread::sleep(POLL);
     }
 }
@@ -760,16 +643,17 @@ fn bound_output(raw: &[u8], budget: usize, keep: usize) -> Bounded {
     b
 }
 
-fn finish(tmux: &Tmux, rd: &RunDir, ended: Ended, budget: usize) -> Result<Outcome, Error> {
-    let exit_status = rd.status();
+fn finish(tmux: &Tmux, res: &Results, ended: Ended, budget: usize) -> Result<Outcome, Error> {
+    let exit_status = res.status(tmux);
     let create::Created { pane_id, target } = ended.pane;
-    let text = if ended.done && rd.file("out").exists() {
-        let raw = std::fs::read(rd.file("out")).unwrap_or_default();
-        bound_output(&raw, budget, tail_keep(budget))
-    } else {
+    let text = match res.output(tmux, ended.done) {
+        Some(raw) => bound_output(&raw, budget, tail_keep(budget)),
         // Timed out (or no output file): what the pane shows of this command so far.
-        so_far(tmux, &pane_id, ended.typed_marker, budget)?
+        None => so_far(tmux, &pane_id, ended.typed_marker, budget)?,
     };
+    if ended.done || exit_status.is_some() {
+        res.release(tmux);
+    }
     Ok(Outcome {
         pane_id,
         target,
@@ -788,9 +672,9 @@ fn stable_new_pane(
     stable_ms: u64,
     progress: Progress,
 ) -> Result<Outcome, Error> {
-    let rd = RunDir::create()?;
+    let res = Results::for_server(tmux)?;
     let deadline = Instant::now() + timeout;
-    let created = new_pane(tmux, &rd, &wrapper(&rd, cmd, 0, false), None)?;
+    let created = new_pane(tmux, &res, cmd, None, None)?;
     let (stabilized, timed_out) = on_cancel(
         wait_stable(
             tmux,
@@ -798,14 +682,18 @@ fn stable_new_pane(
             stable_ms,
             deadline,
             Vec::new(),
-            || rd.done(),
+            || res.done(tmux),
             progress,
         ),
         || remove_pane(tmux, &created.pane_id),
     )?;
+    let exit_status = res.status(tmux);
+    if exit_status.is_some() {
+        res.release(tmux);
+    }
     let raw = budget::capture_pane(tmux, &created.pane_id, Range::All, false, true)?;
     Ok(Outcome {
-        exit_status: rd.status(),
+        exit_status,
         pane_id: created.pane_id,
         target: created.target,
         text: budget::bound(budget::trim_trailing_blank(&raw), budget),

@@ -183,10 +183,11 @@ pub fn read(tmux: &Tmux) -> Result<Reading, NoLocation> {
 pub fn read_for(tmux: &Tmux, pid: i32) -> Result<Reading, NoLocation> {
     // A local terminal is never a pane of a server on another host (and a tty path
     // there names a different device than the same path here).
-    if let Some(r) = &tmux.remote {
+    if !tmux.transport().sees_processes() {
+        let host = tmux.transport().host().map(|h| h.to_string());
         return Err(NoLocation::NotAPane(format!(
             "this process runs on this machine, not in a pane of the tmux server on host {}",
-            r.host
+            host.unwrap_or_default()
         )));
     }
     // No tmux (or one too old) is the first thing to say, before terminals.

@@ -168,7 +168,8 @@ impl Session {
         if let Some(t) = self.remotes.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return Ok(t);
         }
-        let r = crate::tmux::remote::Remote::new(host).map_err(crate::error::Error::usage)?;
+        let r =
+            crate::tmux::transport::ssh::Remote::new(host).map_err(crate::error::Error::usage)?;
         let t = Tmux::remote(host_socket(socket), r);
         if let Ok(mut m) = self.remotes.lock() {
             m.insert(key, t.clone());

@@ -13,7 +13,7 @@ use super::{RpcError, Session};
 use crate::bridge::asked;
 use crate::op::{Failed, Failure, Operation};
 use crate::side::request as side;
-use crate::tmux::remote::Remote;
+use crate::tmux::transport::ssh::Remote;
 
 /// Runs one tool's operation on the host a call names.
 pub(super) type OnHost = fn(&Session, &Value, &Server) -> Result<Value, RpcError>;

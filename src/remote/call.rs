@@ -25,7 +25,7 @@ use crate::sys::process::Finished;
 use crate::sys::shell;
 use crate::sys::state;
 use crate::tmux::Socket;
-use crate::tmux::remote::Remote;
+use crate::tmux::transport::ssh::Remote;
 
 /// tmuxmate's place on a host, relative to the remote login's home.
 pub const REL_PATH: &str = ".local/share/tmuxmate/bin/tmuxmate";

@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::call::{self, REL_PATH};
 use crate::error::Error;
 use crate::sys::shell;
-use crate::tmux::remote::Remote;
+use crate::tmux::transport::ssh::Remote;
 
 /// The longest a copy may take (a large debug binary over a slow link).
 const COPY_TIMEOUT: Duration = Duration::from_secs(600);

@@ -1,7 +1,7 @@
 //! tmuxmate on another host: installing it there, and running it there.
 //!
 //! `call` runs the installed tmuxmate over the host's ssh master (the same master, slots
-//! and retries as the remote tmux calls: `crate::tmux::remote`), and sends it one
+//! and retries as the remote tmux calls: `crate::tmux::transport::ssh`), and sends it one
 //! operation as JSON (`call::op`, run there by the hidden `tmuxmate call`); `install`
 //! copies this binary there. (Remote watch jobs: `crate::watch::remote`.)
 //!

@@ -9,8 +9,8 @@
 //! Invariants:
 //! - the status line and the listing never reach a host: they read snapshots. Only the
 //!   follower, a process tmux started (`run-shell -b`), talks to the host, as one session
-//!   of the host's one ssh connection (`crate::tmux::remote`), and only while the host is
-//!   named in the server's option;
+//!   of the host's one ssh connection (`crate::tmux::transport::ssh`), and only while the
+//!   host is named in the server's option;
 //! - at most one follower per (server, host): a non-blocking `flock` on its lock, held
 //!   for its whole life (immune to pid reuse);
 //! - never a host's last word as if it were news: a host not reached, or a snapshot not
@@ -32,7 +32,7 @@ use crate::remote::call::{self, Missing};
 use crate::sys::state;
 use crate::targs;
 use crate::tmux::options;
-use crate::tmux::remote::{Host, Remote};
+use crate::tmux::transport::ssh::{Host, Remote};
 use crate::tmux::{Arg, Socket, Tmux};
 
 /// How long the host holds one call open when nothing changes.

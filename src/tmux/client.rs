@@ -1,4 +1,4 @@
-//! The one place that runs the `tmux` binary.
+//! The one place that runs the `tmux` binary (through its [`Transport`]).
 //!
 //! Owns: socket selection (`-L`/`-S`, else the server in `$TMUX`, else tmux's default),
 //! the per-call timeout, stdin handling (closed unless given), and the typed errors that
@@ -8,52 +8,20 @@
 //! position it takes (bulk text such as send/paste payloads goes on stdin, or, under
 //! 12 KiB, as a `set-buffer` argument over the socket only: [`Tmux::run_on_socket`],
 //! `crate::control::pane_input`); a call that can
-//! start a server (`new-session`) runs with `server_env` only, because a new server copies
-//! its first client's whole environment into its global environment, where every later
-//! pane, hook and `show-environment -g` would see the caller's secrets.
+//! start a server (`new-session`) runs with `server_env` only (`super::transport::spawn`
+//! says why).
 //!
-//! A remote server (`--host`) is the same wrapper with another transport: the argv is
-//! quoted word by word into one `ssh ... host -- exec tmux ...` line (`super::remote`,
-//! `crate::sys::shell`), stdin still carries the bulk text, and the direct-socket fast
-//! path is off (there is no local socket).
+//! How a call travels (the tmux client here, this machine's server socket directly, or
+//! ssh to another host) is the handle's [`Transport`], chosen once when it is made; this
+//! wrapper asks it, never which one it is.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::arg::Args;
 use super::error::TmuxError;
-use super::remote::{self, Remote};
-use super::socket::{Socket, socket_dir, tmux_env_socket};
-use crate::sys::process;
-
-/// `program` as an absolute path when PATH has it (cached per process), else as given.
-fn resolve_program(program: &str) -> PathBuf {
-    static CACHE: std::sync::OnceLock<std::sync::Mutex<Vec<(String, PathBuf)>>> =
-        std::sync::OnceLock::new();
-    if program.contains('/') {
-        return PathBuf::from(program);
-    }
-    let cache = CACHE.get_or_init(Default::default);
-    if let Ok(c) = cache.lock()
-        && let Some((_, p)) = c.iter().find(|(n, _)| n == program)
-    {
-        return p.clone();
-    }
-    let found = crate::sys::which::which(program);
-    let p = found.unwrap_or_else(|| PathBuf::from(program));
-    if let Ok(mut c) = cache.lock() {
-        c.push((program.to_string(), p.clone()));
-    }
-    p
-}
-
-/// True for a call that starts the server when none runs.
-fn may_start_server(args: &[&str]) -> bool {
-    matches!(
-        args.first(),
-        Some(&"new-session") | Some(&"new") | Some(&"start-server") | Some(&"start")
-    )
-}
+use super::socket::Socket;
+use super::transport::{Transport, direct, ssh::Remote};
 
 /// Default timeout for one tmux call; generous because a loaded machine can take 100 ms.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -66,16 +34,11 @@ pub struct Tmux {
     pub program: String,
     /// Drop `TMUX`/`TMUX_PANE` from the child's environment (starting a private server).
     pub isolate_env: bool,
-    /// `TMUXMATE_TMUX` named the program: always run it (tests count or fake it).
-    pub explicit_program: bool,
-    /// The server is on another host, reached through ssh (`--host`).
-    pub remote: Option<std::sync::Arc<Remote>>,
+    /// How calls reach the server, chosen once (its clones share it).
+    transport: Transport,
     /// The version gate's answer, asked once per client (and its clones) before its first
     /// call: every command meets the same gate, whichever handler runs it.
     gate: std::sync::Arc<std::sync::OnceLock<Result<String, TmuxError>>>,
-    /// The binary on PATH as the direct socket path knows it (`super::direct::Peer`),
-    /// found once per client; `None`: not a tested release (each server is then asked).
-    peer: std::sync::Arc<std::sync::OnceLock<Option<super::direct::Peer>>>,
 }
 
 /// What sees a call's stdout as it arrives ([`Tmux::run_tapped`]).
@@ -99,60 +62,44 @@ impl Tmux {
         Tmux {
             socket,
             timeout,
-            explicit_program: explicit.is_some(),
+            transport: Transport::local(explicit.is_some()),
             program: explicit.unwrap_or_else(|| "tmux".into()),
             isolate_env: false,
-            remote: None,
             gate: Default::default(),
-            peer: Default::default(),
         }
+    }
+
+    /// How this client's calls reach the server, and so what it can do (domain code asks
+    /// it: [`Transport::sees_processes`], ...).
+    pub fn transport(&self) -> &Transport {
+        &self.transport
     }
 
     /// `None`: every call goes through the real tmux client. Else the direct path may be
     /// tried, with the binary on PATH when it is a tested release (a server started from
-    /// it is known without asking; `super::direct` checks every server it talks to).
-    fn direct_peer(&self) -> Option<Option<super::direct::Peer>> {
-        if self.direct_off().is_some() {
-            return None;
-        }
-        Some(*self.peer.get_or_init(|| {
-            let (bin, text) = super::version::found(&self.program, self.timeout).ok()?;
-            super::direct::Peer::of(&bin, &text)
-        }))
-    }
-
-    /// Why the direct path is off whatever the server (`None`: it may be on).
-    fn direct_off(&self) -> Option<&'static str> {
-        if self.remote.is_some() {
-            Some("the server is on another host")
-        } else if self.explicit_program {
-            Some("TMUXMATE_TMUX names the tmux program")
-        } else if std::env::var_os("TMUXMATE_DIRECT").is_some_and(|v| v == "0") {
-            Some("TMUXMATE_DIRECT=0")
-        } else {
-            None
-        }
+    /// it is known without asking; `direct` checks every server it talks to).
+    fn direct_peer(&self) -> Option<Option<direct::Peer>> {
+        let d = self.transport.direct()?;
+        Some(d.peer(&self.program, self.timeout))
     }
 
     /// What `--version` and `doctor` say of the tmux found and the direct path, in one
     /// phrase; `server`: also ask the running server's binary (doctor).
     pub fn describe_direct(&self, server: bool) -> String {
-        use super::direct::Server;
+        use direct::Server;
         let tested = super::version::TESTED.join(", ");
-        if let Some(why) = self.direct_off() {
+        if let Some(why) = self.transport.direct_off() {
             return format!("direct socket path off ({why})");
         }
         let found = match super::version::found(&self.program, self.timeout) {
-            Ok((_, text)) if super::direct::Wire::of(&text).is_some() => {
-                "a tested release".to_string()
-            }
+            Ok((_, text)) if direct::Wire::of(&text).is_some() => "a tested release".to_string(),
             Ok(_) => format!("not a release tmuxmate was tested on ({tested})"),
             Err(e) => e.to_string(),
         };
         let known = self.direct_peer().flatten();
         let running = if server {
             self.socket_file()
-                .and_then(|p| super::direct::server_at(&p, known, self.timeout))
+                .and_then(|p| direct::server_at(&p, known, self.timeout))
         } else {
             None
         };
@@ -191,9 +138,9 @@ impl Tmux {
 
     fn version_text(&self) -> Result<String, TmuxError> {
         self.gate
-            .get_or_init(|| match &self.remote {
-                Some(r) => super::version::check_remote(r, &self.program, || self.run(&["-V"])),
-                None => super::version::check(&self.program, self.timeout),
+            .get_or_init(|| {
+                self.transport
+                    .gate(&self.program, self.timeout, || self.run(&["-V"]))
             })
             .clone()
     }
@@ -206,13 +153,8 @@ impl Tmux {
             .ok()
             .filter(|p| !p.is_empty())
             .unwrap_or_else(|| "tmux".into());
-        t.explicit_program = false;
-        t.remote = Some(std::sync::Arc::new(remote));
+        t.transport = Transport::ssh(remote);
         t
-    }
-
-    pub fn is_remote(&self) -> bool {
-        self.remote.is_some()
     }
 
     /// The full argv for a call (program first), for errors and logs.
@@ -225,12 +167,9 @@ impl Tmux {
     }
 
     /// The argv; for a remote server `connects` says whether this ssh may open the
-    /// connection itself (see `remote::NO_OWN_CONNECTION`).
+    /// connection itself (see `ssh::NO_OWN_CONNECTION`).
     fn argv_connecting(&self, args: &[&str], connects: bool) -> Vec<String> {
-        match &self.remote {
-            Some(r) => r.ssh_argv(self.remote_line(args), connects),
-            None => self.tmux_argv(args),
-        }
+        self.transport.argv(&self.tmux_argv(args), connects)
     }
 
     /// tmux's own argv for `args` (program, `-u`, the socket flags, then `args`).
@@ -241,12 +180,6 @@ impl Tmux {
         v.extend(self.socket.args());
         v.extend(args.iter().map(|s| s.to_string()));
         v
-    }
-
-    /// The remote shell line that runs tmux with `args`. `exec`: the remote shell becomes
-    /// tmux (one process less, and tmux's exit status is the session's).
-    fn remote_line(&self, args: &[&str]) -> String {
-        format!("exec {}", crate::sys::shell::join(&self.tmux_argv(args)))
     }
 
     /// Run tmux with `args`, stdin closed; stdout on success.
@@ -261,23 +194,14 @@ impl Tmux {
             return std::io::Error::other(e.to_string());
         }
         let argv = self.argv(args);
-        let mut cmd = process::command(&argv[0]);
+        let mut cmd = crate::sys::process::command(&argv[0]);
         cmd.args(&argv[1..]);
-        process::exec(cmd)
+        crate::sys::process::exec(cmd)
     }
 
     /// The socket file this client talks to, when it can be known without tmux.
     pub fn socket_file(&self) -> Option<PathBuf> {
-        if self.is_remote() {
-            return None;
-        }
-        match &self.socket {
-            Socket::Path(p) => Some(p.clone()),
-            Socket::Name(n) => Some(socket_dir().join(n)),
-            Socket::Default => {
-                Some(tmux_env_socket().unwrap_or_else(|| socket_dir().join("default")))
-            }
-        }
+        self.transport.socket_file(&self.socket)
     }
 
     /// Run and return raw stdout bytes.
@@ -341,7 +265,7 @@ impl Tmux {
         super::version::undo_dollar_escapes(&out)
     }
 
-    /// Run over the server's socket only (`super::direct`), never by starting the tmux
+    /// Run over the server's socket only (`direct`), never by starting the tmux
     /// client: `None` when that is not possible (remote, a program named by
     /// `TMUXMATE_TMUX`, a command the socket path does not take, no answering server)
     /// and nothing was sent. For text that must not appear in a client's argv.
@@ -366,17 +290,14 @@ impl Tmux {
         if let Err(e) = self.check_version() {
             return (Err(e), meanwhile(None));
         }
-        let direct = !self.explicit_program
-            && self.remote.is_none()
-            && super::direct::eligible(&argv) == super::direct::Use::Query;
-        let path = if direct {
+        let path = if direct::eligible(&argv) == direct::Use::Query {
             self.direct_peer().zip(self.socket_file())
         } else {
             None
         };
         let meanwhile = match path {
             Some((peer, p)) => {
-                match super::direct::query_while(&p, peer, &argv, self.timeout, meanwhile) {
+                match direct::query_while(&p, peer, &argv, self.timeout, meanwhile) {
                     Ok((Some(r), m)) => {
                         let out = self
                             .direct_answer(&argv, r)
@@ -398,18 +319,16 @@ impl Tmux {
     }
 
     /// Run a server-only write (removing our own pane) without waiting for its answer
-    /// when the direct socket can carry it (`super::direct::send_only`): the server runs
+    /// when the direct socket can carry it (`direct::send_only`): the server runs
     /// it before anything a later call asks. Else (remote, `TMUXMATE_TMUX`, no socket)
     /// it runs as [`Tmux::run`] does; an error is only that path's.
     pub fn run_unanswered<A: Args + ?Sized>(&self, args: &A) -> Result<(), TmuxError> {
         let argv = args.argv();
         self.check_version()?;
-        if !self.explicit_program
-            && self.remote.is_none()
-            && super::direct::eligible(&argv) == super::direct::Use::Write
+        if direct::eligible(&argv) == direct::Use::Write
             && let Some(peer) = self.direct_peer()
             && let Some(p) = self.socket_file()
-            && let Some(whole) = super::direct::send_only(&p, peer, &argv, self.timeout)
+            && let Some(whole) = direct::send_only(&p, peer, &argv, self.timeout)
         {
             return if whole {
                 Ok(())
@@ -428,18 +347,18 @@ impl Tmux {
         args: &[&str],
         tap: &mut dyn FnMut(&[u8]),
     ) -> Option<Result<Vec<u8>, TmuxError>> {
-        let how = super::direct::eligible(args);
-        if self.explicit_program || self.remote.is_some() || how == super::direct::Use::No {
+        let how = direct::eligible(args);
+        if how == direct::Use::No {
             return None;
         }
         let peer = self.direct_peer()?;
-        let r = super::direct::run(&self.socket_file()?, peer, args, self.timeout, how, tap)?;
+        let r = direct::run(&self.socket_file()?, peer, args, self.timeout, how, tap)?;
         Some(self.direct_answer(args, r))
     }
 
     /// A direct-socket reply as the wrapper's answer (a timeout and a failure typed as
     /// the client's would be).
-    fn direct_answer(&self, args: &[&str], r: super::direct::Reply) -> Result<Vec<u8>, TmuxError> {
+    fn direct_answer(&self, args: &[&str], r: direct::Reply) -> Result<Vec<u8>, TmuxError> {
         if r.timed_out {
             return Err(TmuxError::Timeout {
                 argv: self.argv_of(args),
@@ -471,96 +390,17 @@ impl Tmux {
         {
             return r;
         }
-        let argv = self.argv_of(args);
-        let Some(r) = &self.remote else {
-            return self.finish(&argv, self.spawn(args, &argv, input, self.timeout)?, true);
-        };
-        // A remote call holds a session slot (and, cold, the right to connect) while ssh
-        // runs, and is made once more when its master was gone (`Remote::with_master`).
-        let line = self.remote_line(args);
-        let max = crate::sys::process::MAX_STDOUT;
-        let (out, connects) =
-            r.with_master(&line, input, self.timeout, max, |connects, timeout| {
-                self.spawn(args, &self.argv_connecting(args, connects), input, timeout)
-            })?;
-        self.finish(&argv, out, connects)
-    }
-
-    /// Run `argv` (the call `args`) once under `timeout`.
-    fn spawn(
-        &self,
-        args: &[&str],
-        argv: &[String],
-        input: Option<&[u8]>,
-        timeout: Duration,
-    ) -> Result<process::Finished, TmuxError> {
-        // The absolute path, found once: the child then makes one execve, not one per PATH
-        // entry (this is on the per-turn hot path).
-        let program = resolve_program(&argv[0]);
-        let mut cmd = process::command(&program);
-        cmd.args(&argv[1..]);
-        if may_start_server(args) {
-            cmd.env_clear().envs(
-                std::env::vars_os()
-                    .filter(|(k, _)| k.to_str().is_some_and(super::env::server_env_allowed)),
-            );
-        }
-        if self.isolate_env {
-            cmd.env_remove("TMUX").env_remove("TMUX_PANE");
-        }
-        match process::run(cmd, input, timeout) {
-            Ok(out) => Ok(out),
-            Err(process::Failure::NotFound) => Err(TmuxError::NotInstalled {
-                program: argv[0].clone(),
-            }),
-            Err(process::Failure::TimedOut) => Err(TmuxError::Timeout {
-                argv: argv.to_vec(),
-                after: timeout,
-            }),
-            Err(
-                e @ (process::Failure::Spawn(_)
-                | process::Failure::Wait(_)
-                | process::Failure::TooLarge(_)),
-            ) => Err(TmuxError::Spawn {
-                argv: argv.to_vec(),
-                reason: e.to_string(),
-            }),
-        }
-    }
-
-    /// The answer of a finished call, or its typed error (`argv` for messages; `connects`:
-    /// a remote call that was allowed to open the connection).
-    fn finish(
-        &self,
-        argv: &[String],
-        out: process::Finished,
-        connects: bool,
-    ) -> Result<Vec<u8>, TmuxError> {
+        let (out, connects) = self.transport.spawned(
+            args,
+            &self.tmux_argv(args),
+            input,
+            self.timeout,
+            self.isolate_env,
+        )?;
         if out.status.success() {
             return Ok(out.stdout);
         }
-        let stderr = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
-        if let Some(r) = &self.remote {
-            let host = r.host.to_string();
-            if out.status.code() == Some(255) && !stderr.starts_with("no server running") {
-                return Err(TmuxError::Ssh {
-                    kind: remote::classify_call(&stderr, connects),
-                    ssh: r.host.ssh_hint(),
-                    host,
-                    stderr,
-                });
-            }
-            if remote::no_tmux(out.status.code(), &stderr) {
-                return Err(TmuxError::RemoteNoTmux { host, stderr });
-            }
-        }
-        let host = self.remote.as_ref().map(|r| r.host.to_string());
-        Err(TmuxError::classify_on(
-            argv.to_vec(),
-            out.status.code(),
-            stderr,
-            &self.socket,
-            host.as_deref(),
-        ))
+        let argv = self.argv_of(args);
+        Err(self.transport.failed(argv, &out, connects, &self.socket))
     }
 }

@@ -2,18 +2,16 @@
 
 pub mod arg;
 pub mod client;
-pub mod direct;
 pub mod env;
 pub mod error;
 pub mod format;
 pub mod layout;
-pub mod mux;
 pub mod options;
 pub mod panes;
 pub mod popup;
-pub mod remote;
 pub mod socket;
 pub mod target;
+pub mod transport;
 pub mod version;
 
 pub use arg::{Arg, Text, TextError};

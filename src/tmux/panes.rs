@@ -159,9 +159,10 @@ pub fn listing<R: Send>(
     tmux: &Tmux,
     on_sent: impl FnOnce(Option<i32>) -> R + Send,
 ) -> Result<(Vec<PaneInfo>, R), TmuxError> {
-    let remote = tmux.is_remote();
+    // The server's processes are not ours to read: tmux names each pane's command.
+    let with_command = !tmux.transport().sees_processes();
     let mut pfields = LISTING_PANE_FIELDS.to_vec();
-    if remote {
+    if with_command {
         pfields.push("pane_current_command");
     }
     let wfmt = format!("W{}", record_format(WINDOW_FIELDS));
@@ -189,7 +190,7 @@ pub fn listing<R: Send>(
     let (windows, panes): (Vec<_>, Vec<_>) = recs.into_iter().partition(|(t, _)| *t == b'W');
     let windows = windows.into_iter().map(|(_, f)| f);
     let panes = panes.into_iter().map(|(_, f)| f);
-    Ok((assemble(windows, panes, remote).map_err(bad)?, r))
+    Ok((assemble(windows, panes, with_command).map_err(bad)?, r))
 }
 
 /// A window row of [`listing`] ([`WINDOW_FIELDS`]).
@@ -245,10 +246,20 @@ impl WindowRow {
     }
 
     /// The `k`th pane row after this window's ([`LISTING_PANE_FIELDS`], then
-    /// `pane_current_command` when `remote`), with `layout` when it is the window's first.
-    fn pane(&self, k: usize, f: Vec<String>, layout: Option<String>, remote: bool) -> PaneInfo {
+    /// `pane_current_command` when `with_command`), with `layout` when it is the window's first.
+    fn pane(
+        &self,
+        k: usize,
+        f: Vec<String>,
+        layout: Option<String>,
+        with_command: bool,
+    ) -> PaneInfo {
         let flag = |s: &str| s != "0" && !s.is_empty();
-        let cmd = if remote { f.last().cloned() } else { None };
+        let cmd = if with_command {
+            f.last().cloned()
+        } else {
+            None
+        };
         let mut it = f.into_iter();
         let mut next = || it.next().unwrap_or_default();
         let pane_id = next();
@@ -288,7 +299,7 @@ impl WindowRow {
 fn assemble(
     windows: impl Iterator<Item = Vec<String>>,
     mut panes: impl ExactSizeIterator<Item = Vec<String>>,
-    remote: bool,
+    with_command: bool,
 ) -> Result<Vec<PaneInfo>, String> {
     let mut rows = Vec::with_capacity(panes.len());
     let mut laid_out = std::collections::HashSet::new();
@@ -302,7 +313,7 @@ fn assemble(
             let f = panes.next().ok_or_else(|| {
                 format!("window {}: {} panes, only {k} listed", w.window_id, w.panes)
             })?;
-            let row = w.pane(k, f, layout.take(), remote);
+            let row = w.pane(k, f, layout.take(), with_command);
             seen_active |= row.pane_active;
             rows.push(row);
         }
@@ -326,9 +337,9 @@ pub fn list_all(tmux: &Tmux) -> Result<Vec<PaneInfo>, TmuxError> {
 
 /// Panes matched by extra `list-panes` arguments (e.g. `-t %3`), same fields.
 pub fn query(tmux: &Tmux, base: &[Arg]) -> Result<Vec<PaneInfo>, TmuxError> {
-    let remote = tmux.is_remote();
+    let with_command = !tmux.transport().sees_processes();
     let mut fields = FIELDS.to_vec();
-    if remote {
+    if with_command {
         fields.push("pane_current_command");
     }
     let fmt = record_format(&fields);
@@ -342,7 +353,7 @@ pub fn query(tmux: &Tmux, base: &[Arg]) -> Result<Vec<PaneInfo>, TmuxError> {
     Ok(recs
         .into_iter()
         .map(|mut f| {
-            let cmd = if remote { f.pop() } else { None };
+            let cmd = if with_command { f.pop() } else { None };
             let mut p = PaneInfo::from_fields(f);
             if let Some(c) = cmd {
                 p.current_command = c;

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::error::TmuxError;
-use super::remote::Remote;
+use super::transport::ssh::Remote;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Version {
@@ -53,7 +53,7 @@ pub const MINIMUM: Version = Version {
 };
 
 /// The releases tmuxmate's suite runs against (CI builds each one; docs/tmux-versions.md):
-/// the direct socket path is verified for exactly these (`super::direct::Wire`).
+/// the direct socket path is verified for exactly these (`super::transport::direct::Wire`).
 pub const TESTED: [&str; 6] = ["3.2a", "3.3a", "3.4", "3.5a", "3.6b", "3.7c"];
 
 /// Whether a `tmux -V` text names one of [`TESTED`] exactly.

@@ -1,5 +1,5 @@
 //! `--host` calls over a warm master go to its control socket directly (OpenSSH's mux
-//! protocol, `src/tmux/mux.rs`), without an ssh client process: the same bytes, exit
+//! protocol, `src/tmux/transport/ssh_mux.rs`), without an ssh client process: the same bytes, exit
 //! statuses and errors as through `ssh`, and the faults of a master that refuses, loses
 //! or stalls a session.
 

@@ -21,7 +21,7 @@ use super::pending::{self, RemoteWatch};
 use crate::error::Error;
 use crate::remote::call;
 use crate::tmux::Socket;
-use crate::tmux::remote::Remote;
+use crate::tmux::transport::ssh::Remote;
 use crate::watch::request::{List, Show};
 
 /// One look at a host: its own timeouts bound it; this is the call's own.

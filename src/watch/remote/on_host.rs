@@ -10,7 +10,7 @@
 use super::pending;
 use crate::error::Error;
 use crate::remote::call;
-use crate::tmux::remote::Remote;
+use crate::tmux::transport::ssh::Remote;
 use crate::tmux::{Socket, Tmux};
 use crate::watch::request::{Kept, Start, Stop};
 

@@ -25,7 +25,7 @@ use crate::location::ledger::Ledger;
 use crate::remote::call;
 use crate::sys::state;
 use crate::tmux::Socket;
-use crate::tmux::remote::Remote;
+use crate::tmux::transport::ssh::Remote;
 
 /// Every collector address starts so (the host refuses others).
 pub const COLLECTOR_PREFIX: &str = "tmuxmate-remote-collector:";

@@ -34,7 +34,7 @@
 //!   timeout of the call it carries (a poll's): killed while connecting, it would leave a
 //!   half-made master behind and the next call would connect again.
 //! - A call over a warm master starts no ssh client: it hands the session to the master's
-//!   socket itself ([`super::mux`], OpenSSH's own mux protocol), and only a session the
+//!   socket itself ([`super::ssh_mux`], OpenSSH's own mux protocol), and only a session the
 //!   master certainly did not start goes the ssh client's way (`TMUXMATE_SSH_MUX=0`
 //!   makes every call do so). The cold call, which makes the connection, is always ssh.
 //! - `BatchMode=yes`: ssh never prompts (a hook or key binding has no one to answer).
@@ -49,8 +49,8 @@ use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::error::{SshFailure, TmuxError};
 use crate::sys::process::Finished;
+use crate::tmux::error::{SshFailure, TmuxError};
 
 /// Sessions one process tree may keep open on a master at once (sshd's default
 /// MaxSessions is 10; two are left for the person's own use of the same master).
@@ -376,21 +376,22 @@ impl Remote {
             // A warm master takes the session straight from us (no ssh client process);
             // anything short of a session that started goes the ssh client's way below.
             if !connects && mux_enabled() {
-                match super::mux::session(&self.control_path(), line, input, budget, max_stdout) {
-                    super::mux::Outcome::Done(out) => return Ok((out, false)),
-                    super::mux::Outcome::TooLarge(limit) => {
+                match super::ssh_mux::session(&self.control_path(), line, input, budget, max_stdout)
+                {
+                    super::ssh_mux::Outcome::Done(out) => return Ok((out, false)),
+                    super::ssh_mux::Outcome::TooLarge(limit) => {
                         return Err(TmuxError::TooLarge {
                             host: self.host.to_string(),
                             limit,
                         });
                     }
-                    super::mux::Outcome::TimedOut => {
+                    super::ssh_mux::Outcome::TimedOut => {
                         return Err(TmuxError::Timeout {
                             argv: self.ssh_argv(line.to_string(), false),
                             after: budget,
                         });
                     }
-                    super::mux::Outcome::NotOpened(why) => crate::sys::state::log(&format!(
+                    super::ssh_mux::Outcome::NotOpened(why) => crate::sys::state::log(&format!(
                         "ssh {}: the master did not take the session ({why}); running ssh",
                         self.host
                     )),
@@ -517,7 +518,7 @@ impl Remote {
     }
 }
 
-/// Whether warm calls speak to the master's socket themselves ([`super::mux`]);
+/// Whether warm calls speak to the master's socket themselves ([`super::ssh_mux`]);
 /// `TMUXMATE_SSH_MUX=0` makes every call start an ssh client, as before.
 fn mux_enabled() -> bool {
     std::env::var_os("TMUXMATE_SSH_MUX").is_none_or(|v| v != "0")

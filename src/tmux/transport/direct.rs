@@ -7,7 +7,7 @@
 //! most of the cost of either.
 //!
 //! Which releases: only those whose real client was traced message by message
-//! (`super::version::TESTED`, docs/tmux-versions.md). They share protocol version 8 but
+//! (`crate::tmux::version::TESTED`, docs/tmux-versions.md). They share protocol version 8 but
 //! not the message header: up to 3.5 it is `u16 len, u16 flags` with flag 1 for "an fd
 //! rides along"; from 3.6 (tmux took OpenBSD's newer imsg code) it is one `u32 len` whose
 //! top bit marks the fd. An old-style header makes a 3.6 server read a length over its
@@ -39,12 +39,12 @@
 //! Argv is data here exactly as it is for the tmux client: the server receives the same
 //! argv in the same `MSG_COMMAND` message and splits it into commands only at arguments
 //! ending in an unescaped `;` (cmd-parse.y `cmd_parse_from_arguments`; no re-tokenizing,
-//! quoting or format expansion of an argument happens there), which [`super::arg::Arg`]
+//! quoting or format expansion of an argument happens there), which [`crate::tmux::arg::Arg`]
 //! escapes. So runtime text may travel as an argument (e.g. `set-buffer -- TEXT`): it is
 //! bounded by the message size (16 KiB with every argument), and unlike the client's
 //! argv it is never visible to other processes in `/proc/<pid>/cmdline`.
 //! Creating a session sends the environment the real client would keep for a call that
-//! may start a server (`super::env::server_env_allowed`): the server copies its
+//! may start a server (`crate::tmux::env::server_env_allowed`): the server copies its
 //! `update-environment` variables into the new session, as it does for the client.
 
 use std::io::{IoSlice, Read, Write};
@@ -72,10 +72,10 @@ pub enum Wire {
 impl Wire {
     /// The layout of a tested release's `tmux -V` text; `None` for any other.
     pub fn of(version_text: &str) -> Option<Wire> {
-        if !super::version::is_tested(version_text) {
+        if !crate::tmux::version::is_tested(version_text) {
             return None;
         }
-        let v = super::version::parse(version_text)?;
+        let v = crate::tmux::version::parse(version_text)?;
         Some(if (v.major, v.minor) >= (3, 6) {
             Wire::Len32
         } else {
@@ -122,7 +122,7 @@ pub enum Server {
 
 /// Which layout the server at the other end of `sock` speaks, from the binary it runs
 /// (`/proc/<pid>/exe`): `known`'s when it is that file, else that binary's own `tmux -V`
-/// (asked once per binary, `super::version::of_binary`). A server of another user is never
+/// (asked once per binary, `crate::tmux::version::of_binary`). A server of another user is never
 /// asked: its binary is not ours to run.
 fn server_of(sock: &UnixStream, known: Option<Peer>, timeout: Duration) -> Server {
     use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
@@ -146,7 +146,7 @@ fn server_of(sock: &UnixStream, known: Option<Peer>, timeout: Duration) -> Serve
     if m.uid() != 0 && m.uid() != cred.uid() {
         return Server::Unknown;
     }
-    match super::version::of_binary(&exe, &m, timeout) {
+    match crate::tmux::version::of_binary(&exe, &m, timeout) {
         Some(text) => match Wire::of(&text) {
             Some(w) => Server::Tested(w, text),
             None => Server::Untested(text),
@@ -224,7 +224,7 @@ fn creates_session(args: &[&str]) -> bool {
 pub const MAX_MESSAGE: usize = 16384;
 
 /// The first word of each command of a list (`;` elements separate; a `;` inside an
-/// argument of ours is always written `\;`, see `super::arg`).
+/// argument of ours is always written `\;`, see `crate::tmux::arg`).
 fn commands<'a>(args: &'a [&'a str]) -> impl Iterator<Item = &'a str> + 'a {
     args.split(|a| *a == ";")
         .map(|c| c.first().copied().unwrap_or(""))
@@ -473,7 +473,7 @@ fn send(
             };
             let kv = format!("{k}={v}");
             // The client skips what does not fit one message, and so do we.
-            if super::env::server_env_allowed(k)
+            if crate::tmux::env::server_env_allowed(k)
                 && !kv.contains('\0')
                 && HEADER + kv.len() < MAX_MESSAGE
             {
