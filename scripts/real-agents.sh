@@ -931,6 +931,9 @@ def run_dashboard(cli):
         lat = None if seen is None or td is None else seen - td
         own = None if seen is None or not c or not c[4] else seen - c[4]
         ok = seen is not None and lat is not None and lat <= 1000 and not before[0].startswith("needs-you")
+        if os.environ.get("KEEP") == "1":
+            with open(f"{WORK}/dash-{cli}-needs-you.screen", "w") as fh:
+                fh.write(rig.capture(dash))
         srow("D1 prompt -> top row", cli, "needs-you at the top <= 1 s", (rows[0][:48] if rows else "no rows"), lat, ok,
              f"latency from the dialog on screen; from the state record to the screen {own} ms; before: {before[0][:40] if before else '-'}")
         # Enter on a real client: it lands on the agent's pane.

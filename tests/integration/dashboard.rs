@@ -482,3 +482,52 @@ fn keys_through_a_client_go_to_an_agent_ask_one_and_stop_a_managed_one() {
     let sessions = s.tmux(&["list-sessions", "-F", "#{session_name}"]);
     assert!(!sessions.lines().any(|l| l == st.name), "{sessions}");
 }
+
+/// Left where it opened, the selection is the top row: an agent that comes to need the
+/// person while the dashboard is on screen goes to the top, and Enter goes to it (not to
+/// the agent that was on top before). A selection the person moved stays on its agent.
+#[test]
+fn enter_goes_to_the_agent_that_just_came_to_need_the_person() {
+    let outer = server!();
+    let s = server!();
+    let w = s.agent_pane_as("busy", "codex");
+    let ups = input(
+        &s,
+        "w-ups",
+        serde_json::json!({"session_id": "w1", "hook_event_name": "UserPromptSubmit",
+            "prompt": "go"}),
+    );
+    hook(&w, "codex", &ups);
+    let x = s.agent_pane_as("cli", "claude");
+    let d = dashboard_pane(&s);
+    s.tmux(&["select-window", "-t", &d]);
+    let att = s.attach_in(&outer, "main");
+    let client = s.tmux(&["list-clients", "-F", "#{client_name}"]);
+    let client = client.trim();
+    let shows = || {
+        s.tmux(&["display", "-p", "-c", client, "#{pane_id}"])
+            .trim()
+            .to_string()
+    };
+    let t = wait_screen(&s, &d, "the working agent on top", |t| {
+        row(t, "codex busy").is_some_and(|(i, l)| i == 2 && l.starts_with("working"))
+    });
+    assert!(row(&t, "claude cli").is_none_or(|(i, _)| i > 2), "{t}");
+    let perm = input(
+        &s,
+        "x-perm",
+        serde_json::json!({"session_id": "x1", "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash", "tool_input": {"command": "make deploy"}}),
+    );
+    hook(&x, "claude", &perm);
+    wait_screen(&s, &d, "the new needs-you on top", |t| {
+        row(t, "claude cli").is_some_and(|(i, l)| i == 2 && l.starts_with("needs-you"))
+    });
+    assert_eq!(shows(), d);
+    outer.tmux(&["send-keys", "-t", &att, "Enter"]);
+    wait_until(
+        "the client on the pane that needs the person",
+        Duration::from_secs(10),
+        || (shows() == x.pane).then_some(()),
+    );
+}

@@ -49,6 +49,10 @@ pub struct App {
     pub shown: Vec<usize>,
     /// Index into `shown`.
     pub selected: usize,
+    /// The person moved the selection off the top row: it then stays on its agent while
+    /// rows reorder. Untouched, it stays on the top row, so the agent that comes up as
+    /// needing the person is the one Enter goes to.
+    pinned: bool,
     /// The first shown row on screen.
     pub offset: usize,
     pub filter: String,
@@ -67,6 +71,7 @@ impl App {
             board: Board::default(),
             shown: Vec::new(),
             selected: 0,
+            pinned: false,
             offset: 0,
             filter: filter.to_string(),
             mode: Mode::Normal,
@@ -82,11 +87,16 @@ impl App {
             .and_then(|&i| self.board.agents.get(i))
     }
 
-    /// A new board: the selection stays on its agent when it is still shown.
+    /// A new board: a selection the person moved stays on its agent when it is still
+    /// shown; an untouched one stays on the top row.
     pub fn set_board(&mut self, b: Board) {
         let keep = self
             .current()
+            .filter(|_| self.pinned)
             .map(|r| (r.pane_id.clone(), r.socket.clone(), r.host.clone()));
+        if !self.pinned {
+            self.selected = 0;
+        }
         self.board = b;
         self.refilter(keep);
     }
@@ -131,6 +141,7 @@ impl App {
         }
         let max = self.shown.len() as isize - 1;
         self.selected = (self.selected as isize + by).clamp(0, max) as usize;
+        self.pinned = self.selected != 0;
         self.scroll();
     }
 
@@ -316,6 +327,7 @@ impl App {
                 let i = self.offset + usize::from(m.row - self.table_top);
                 if i < self.shown.len() && i < self.offset + self.page {
                     self.selected = i;
+                    self.pinned = i != 0;
                 }
             }
             _ => {}
@@ -393,6 +405,27 @@ mod tests {
         a.key(key(KeyCode::Esc));
         assert_eq!(a.shown.len(), 3);
         assert_eq!(a.key(key(KeyCode::Char('q'))), Effect::Quit);
+    }
+
+    /// Left where it was opened, the selection is the top row whatever comes up there: the
+    /// agent that starts to need the person is the one Enter goes to.
+    #[test]
+    fn an_untouched_selection_stays_on_the_top_row() {
+        let mut a = App::new("");
+        a.set_board(board(&["working", "idle"]));
+        assert_eq!(a.current().unwrap().pane_id, "%0");
+        let mut b = board(&["working", "idle", "needs-you"]);
+        b.agents.rotate_right(1);
+        a.set_board(b);
+        assert_eq!(a.current().unwrap().pane_id, "%2");
+        assert_eq!(a.current().unwrap().state, "needs-you");
+        // Down then Up: back on the top row, untouched again.
+        a.key(key(KeyCode::Down));
+        a.key(key(KeyCode::Up));
+        let mut c = board(&["working", "idle", "needs-you"]);
+        c.agents.rotate_right(2);
+        a.set_board(c);
+        assert_eq!(a.current().unwrap().pane_id, "%1");
     }
 
     #[test]
