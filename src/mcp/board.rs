@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::ctx::{Answer, Ctx};
+use super::ctx::{Answer, Ctx, Tick};
 use super::handlers::{args, failed};
 use super::on_host::Server;
 use super::{RpcError, Session};
@@ -15,12 +15,17 @@ use crate::error::Error;
 
 /// With `host`: refused, as `dashboard --host` is (the board already holds the hosts
 /// it follows); never this machine's files read against the host's tmux.
-pub(super) fn on_host(_: &Session, a: &Value, _: &Server) -> Result<Value, RpcError> {
+pub(super) fn on_host(
+    _: &Session,
+    a: &Value,
+    _: &Server,
+    _: &Tick<'_>,
+) -> Result<Answer, RpcError> {
     let _: Dashboard = args("tmux_dashboard", a)?;
-    Ok(failed(&Error::usage(format!(
+    Ok(Answer::Value(failed(&Error::usage(format!(
         "refused: tmux_dashboard does not take host ({}); call it without host",
         dashboard::request::NOT_ON_HOST
-    ))))
+    )))))
 }
 
 pub(super) fn tmux_dashboard(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {

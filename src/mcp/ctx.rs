@@ -9,12 +9,16 @@ use serde_json::Value;
 use super::Session;
 use crate::tmux::Tmux;
 
+/// The progress tick of a call: asked with the time waited so far; false: the call was
+/// cancelled.
+pub type Tick<'a> = dyn Fn(Duration) -> bool + Sync + 'a;
+
 /// What a handler works with: the session (resources, the client's stream), the server
-/// the call talks to, and the progress tick (false: the call was cancelled).
+/// the call talks to, and the progress tick.
 pub struct Ctx<'a> {
     pub session: &'a Session,
     pub tmux: &'a Tmux,
-    pub tick: &'a (dyn Fn(Duration) -> bool + Sync),
+    pub tick: &'a Tick<'a>,
 }
 
 /// A tool's answer: a result value, or a successful result whose text block is made for

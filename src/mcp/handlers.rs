@@ -239,6 +239,13 @@ pub(super) struct Agents {
     timeout_ms: Option<u64>,
 }
 
+impl Agents {
+    /// The listing (no target, no until), not a wait for one agent.
+    pub(super) fn is_listing(&self) -> bool {
+        self.target.is_none() && self.until.is_none()
+    }
+}
+
 /// `tmux_agents`: the listing (compact text for the model, the rows as JSON), one pane's
 /// row, or a wait for one pane's state.
 pub(super) fn tmux_agents(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {

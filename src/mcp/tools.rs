@@ -7,7 +7,10 @@
 //! this file's tests. `host`/`hostSocket` are in every input schema and are taken out
 //! before the handler sees the arguments: a tool with a host route runs the host's
 //! tmuxmate (`on_host`; `tmux_dashboard`'s refuses), the others talk to the host's tmux
-//! over ssh.
+//! over ssh. A tool whose handler reads this machine's state about panes (the agents
+//! listing: the servers and followed hosts this machine has seen) has a host route, so
+//! that state is never mixed with the host's panes (`tmux_agents`' route still waits for
+//! one agent over ssh: that reads only the pane's options).
 
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -117,7 +120,7 @@ fn arr() -> Value {
 pub(super) static TOOLS: &[Tool] = &[
     Tool {
         name: "tmux_list",
-        description: "Sessions, windows (layout) and panes (paneId, target, command, createdByUs, createdBy = creator's address, agent = the pane's own). Every tool takes host ([user@]host[:port], one ssh master) and hostSocket (-L name or -S path there); watch, agent_ask, side_* need `tmuxmate remote install HOST`.",
+        description: "Sessions, windows (layout) and panes (paneId, target, command, createdByUs, createdBy = creator's address, agent = the pane's own). Every tool takes host ([user@]host[:port], one ssh master) and hostSocket (-L name or -S path there); watch, agent_ask, side_*, the agents list need `tmuxmate remote install HOST`.",
         input: Vec::new,
         required: &[],
         output: || vec![("sessions", arr()), ("windows", arr()), ("panes", arr())],
@@ -328,7 +331,7 @@ pub(super) static TOOLS: &[Tool] = &[
         output: || vec![("agents", arr()), ("state", s())],
         hints: READ,
         run: h::tmux_agents,
-        host: None,
+        host: Some(on_host::tmux_agents),
     },
     Tool {
         name: "tmux_dashboard",
@@ -517,18 +520,6 @@ pub fn call(
     })?;
     let a = params.get("arguments").unwrap_or(&Value::Null);
     let (a, host) = take_host(a);
-    let remote;
-    let tmux = match (host, tool.host) {
-        (None, _) => &session.tmux,
-        (Some(h), Some(on_host)) => return on_host(session, &a, &h).map(Answer::Value),
-        (Some(h), None) => match session.remote(&h.host, h.socket.as_deref()) {
-            Ok(t) => {
-                remote = t;
-                &remote
-            }
-            Err(e) => return Ok(Answer::Value(h::failed(&e))),
-        },
-    };
     let progress = params
         .pointer("/_meta/progressToken")
         .filter(|t| t.is_string() || t.is_number())
@@ -542,6 +533,18 @@ pub fn call(
             p.tick(d)
         }
         !cancelled.load(std::sync::atomic::Ordering::SeqCst)
+    };
+    let remote;
+    let tmux = match (host, tool.host) {
+        (None, _) => &session.tmux,
+        (Some(h), Some(on_host)) => return on_host(session, &a, &h, &tick),
+        (Some(h), None) => match session.remote(&h.host, h.socket.as_deref()) {
+            Ok(t) => {
+                remote = t;
+                &remote
+            }
+            Err(e) => return Ok(Answer::Value(h::failed(&e))),
+        },
     };
     (tool.run)(
         &Ctx {

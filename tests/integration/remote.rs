@@ -1312,6 +1312,10 @@ fn mcp_tools_take_a_host() {
         at(serde_json::json!({"target": "claude", "message": "hi"})),
     );
     assert!(e.contains("refused") && e.contains("project"), "{e}");
+    // A wait for one agent reads its pane on the host over ssh (no tmuxmate needed
+    // there): a pane without agent state is said to be one.
+    let e = m.refused("tmux_agents", at(serde_json::json!({"target": shell})));
+    assert!(e.contains("has no agent state"), "{e}");
     // The dashboard already holds the hosts it follows: refused as `dashboard --host` is,
     // never this machine's files read against the host's tmux.
     let e = m.refused("tmux_dashboard", at(serde_json::json!({})));
@@ -1375,6 +1379,7 @@ fn mcp_watch_agent_and_side_take_a_host() {
             "agent_ask",
             serde_json::json!({"target": "claude", "message": "hi", "project": "/"}),
         ),
+        ("tmux_agents", serde_json::json!({})),
     ] {
         let e = m.refused(tool, at(args));
         assert!(
@@ -2323,14 +2328,132 @@ fn agents_on_a_host_are_listed_through_its_tmuxmate() {
 /// The host's hook for the agent in `a`, written to the host's own state (as a hook
 /// installed on that host writes it).
 fn host_hook(r: &Rig, a: &Agent, name: &str, v: serde_json::Value) {
-    let f = r.s.dir.join(format!("{name}.json"));
+    hook_into(&remote_state(r), &r.s.dir, a, name, v);
+}
+
+/// The hook for the agent in `a` with the state dir `state` (the event's file in `dir`).
+fn hook_into(
+    state: &std::path::Path,
+    dir: &std::path::Path,
+    a: &Agent,
+    name: &str,
+    v: serde_json::Value,
+) {
+    let f = dir.join(format!("{name}.json"));
     std::fs::write(&f, v.to_string()).unwrap();
     let out = a.sh(&format!(
         "TMUXMATE_STATE_DIR='{}' setsid sh -c '\"$0\" hook claude < \"$1\"; true' \"$TM\" '{}'",
-        remote_state(r).display(),
+        state.display(),
         f.display()
     ));
     assert_eq!(out.rc, 0);
+}
+
+/// `tmux_agents` with `host` is the host's listing as `agents --host` prints it (the
+/// host's tmuxmate answers it), never this machine's: an agent on a server only this
+/// machine's state remembers is not listed as the host's. The wait for one agent reads
+/// the host's pane. Without `host`, the same MCP server lists this machine's agent.
+#[test]
+fn mcp_agents_with_a_host_are_the_hosts_not_this_machines() {
+    let r = rig!();
+    ok(install(&r));
+    // The host's agent, its hook run with the host's state: it needs the person.
+    let a = r.s.agent_pane_as("claude", "claude");
+    host_hook(
+        &r,
+        &a,
+        "perm",
+        serde_json::json!({
+            "session_id": "5eed0000-0000-4000-8000-00000000c1a3",
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": {"command": "make", "description": "build"},
+        }),
+    );
+    // This machine's own server and agent, working; its hook ran with the state dir the
+    // MCP server reads, which so remembers that server.
+    let here = server!();
+    let b = here.agent_pane_as("claude", "claude");
+    hook_into(
+        &r.s.state,
+        &here.dir,
+        &b,
+        "local",
+        serde_json::json!({
+            "session_id": "5eed0000-0000-4000-8000-00000000c1a4",
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "go",
+        }),
+    );
+    let mut c = r.bare();
+    c.stderr(Stdio::null());
+    let mut m = crate::mcp::Client::spawn(c);
+    m.initialize();
+    let at = |mut v: serde_json::Value| {
+        v["host"] = r.d.host().into();
+        v["hostSocket"] = r.s.socket_path().to_string_lossy().into_owned().into();
+        v
+    };
+    // Without host: this machine's agent (the server its state remembers).
+    let mine = m.call("tmux_agents", serde_json::json!({}));
+    let here_socket = here.socket_path().to_string_lossy().into_owned();
+    assert!(
+        mine["structuredContent"]["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["paneId"] == b.pane.as_str()
+                && x["state"] == "working"
+                && x["socket"] == here_socket.as_str()),
+        "{mine}"
+    );
+    // With host: the host's agent alone, as the host's tmuxmate lists it.
+    let res = m.call("tmux_agents", at(serde_json::json!({})));
+    assert_eq!(res["isError"], false, "{res}");
+    let got = &res["structuredContent"];
+    let rows = got["agents"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "only the host's agent: {got}");
+    assert_eq!(
+        (
+            rows[0]["paneId"].as_str(),
+            rows[0]["state"].as_str(),
+            rows[0]["why"].as_str()
+        ),
+        (
+            Some(a.pane.as_str()),
+            Some("needs-you"),
+            Some("permission: Bash: make")
+        ),
+        "{got}"
+    );
+    assert!(
+        !got.to_string().contains(&here_socket),
+        "this machine's server in the host's listing: {got}"
+    );
+    assert_eq!(
+        *got,
+        r.json(&["agents", "--json"]),
+        "as `agents --host` says"
+    );
+    let text = res["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("needs-you ") && text.lines().count() == 1,
+        "{text}"
+    );
+    m.ok("tmux_agents", at(serde_json::json!({})));
+    // The wait for one agent over host: the host's pane, as it is now.
+    let w = m.ok("tmux_agents", at(serde_json::json!({"target": a.pane})));
+    assert_eq!(
+        (w["paneId"].as_str(), w["state"].as_str()),
+        (Some(a.pane.as_str()), Some("needs-you")),
+        "{w}"
+    );
+    let w = m.ok(
+        "tmux_agents",
+        at(serde_json::json!({"target": a.pane, "until": ["needs-you"], "timeoutMs": 10000})),
+    );
+    assert_eq!(w["state"], "needs-you", "{w}");
+    m.finish();
 }
 
 #[test]
