@@ -1,10 +1,12 @@
 //! Split and new-window behind `tmuxmate split|new-window` and the MCP `tmux_split` tool:
 //! panes tmuxmate creates and marks as its own, returned as `create::Created`.
 //!
-//! Invariant: without `-t`, new work goes into a new window (in the caller's session, else
-//! the `tmuxmate` session), never a split of the user's current window.
+//! Invariants: without `-t`, new work goes into a new window (in the caller's session, else
+//! the `tmuxmate` session), never a split of the user's current window. The program and
+//! the start directory are checked where the pane will start, before anything is created:
+//! here, or on the host a remote server's panes start on ([`HOST_CHECK`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -45,8 +47,13 @@ pub fn check_program(cmd: &[String]) -> Result<(), Error> {
     if found {
         return Ok(());
     }
+    Err(not_found(prog, ""))
+}
+
+/// "command not found" for `prog`, looked up `where_` (empty: here).
+fn not_found(prog: &str, where_: &str) -> Error {
     let mut e = Error::new(format!(
-        "command not found: {prog:?} is not {} (nothing was created)",
+        "command not found: {prog:?} is not {}{where_} (nothing was created)",
         if prog.contains('/') {
             "an executable file"
         } else {
@@ -55,7 +62,7 @@ pub fn check_program(cmd: &[String]) -> Result<(), Error> {
     ))
     .with_hint("check the spelling, or give the program's full path");
     e.kind = crate::error::Kind::CommandNotFound;
-    Err(e)
+    e
 }
 
 fn validate_size(s: Option<&str>) -> Result<(), Error> {
@@ -123,10 +130,97 @@ pub struct NewWindowAsk {
     pub cmd: Vec<String>,
 }
 
+/// What tmux on the host is asked to start, checked there by one fixed script: `$1` the
+/// start directory (empty: none), `$2` the program (empty: none to look up). The pane
+/// runs its command in its start directory, so a program with a `/` (or a relative
+/// `PATH` entry) is looked up from there, the way [`crate::sys::which`] looks here:
+/// regular executable files, empty `PATH` entries skipped. It prints one word: `ok`,
+/// `no-dir`, `no-entry` (tmux could not enter it either and would start the pane in
+/// `HOME`) or `no-program`.
+pub const HOST_CHECK: &str = r#"d=$1 p=$2
+if [ -n "$d" ]; then
+  [ -d "$d" ] || { echo no-dir; exit 0; }
+  CDPATH= cd -- "$d" 2>/dev/null || { echo no-entry; exit 0; }
+fi
+if [ -n "$p" ]; then
+  case $p in
+  */*) [ -f "$p" ] && [ -x "$p" ] && { echo ok; exit 0; } ;;
+  *) IFS=:; set -f
+    for e in $PATH; do
+      [ -n "$e" ] && [ -f "$e/$p" ] && [ -x "$e/$p" ] && { echo ok; exit 0; }
+    done ;;
+  esac
+  echo no-program; exit 0
+fi
+echo ok"#;
+
+/// The start directory as tmux takes it, after the program and the directory were found
+/// where the pane will start: this machine's `PATH` and files when the server's panes see
+/// them, else the host's ([`HOST_CHECK`], one call before anything is created).
+fn checked_start(tmux: &Tmux, cmd: &[String], cwd: Option<&Path>) -> Result<Option<Text>, Error> {
+    if tmux.transport().shares_files() {
+        check_program(cmd)?;
+        return cwd_text(cwd);
+    }
+    let host = tmux
+        .transport()
+        .host()
+        .map_or_else(String::new, |h| h.to_string());
+    let text = match cwd {
+        // An empty one would be the script's "none", and tmux's client directory.
+        Some(d) if d.as_os_str().is_empty() => return cwd_text(cwd),
+        Some(d) => {
+            Some(Text::from_os("--cwd", d.as_os_str()).map_err(|e| Error::usage(e.to_string()))?)
+        }
+        None => None,
+    };
+    let prog = match cmd.first() {
+        Some(p) if p.is_empty() => return Err(not_found(p, &format!(" on host {host}"))),
+        Some(p) if p.contains('/') || !SH_BUILTINS.contains(&p.as_str()) => p.as_str(),
+        _ => "",
+    };
+    let dir = text.as_ref().map_or("", Text::as_str);
+    if dir.is_empty() && prog.is_empty() {
+        return Ok(text);
+    }
+    let Some(answer) =
+        tmux.transport()
+            .ask_where_panes_start(HOST_CHECK, &[dir, prog], tmux.timeout)
+    else {
+        check_program(cmd)?;
+        return cwd_text(cwd);
+    };
+    let answer = answer?;
+    let said = String::from_utf8_lossy(&answer.stdout);
+    let shown = cwd.map_or_else(String::new, |d| d.display().to_string());
+    match (answer.status.success(), said.trim_end_matches('\n')) {
+        (true, "ok") => Ok(text),
+        (true, "no-dir") => Err(Error::usage(format!(
+            "--cwd {shown} is not a directory on host {host} (nothing was created)"
+        ))),
+        (true, "no-entry") => Err(Error::usage(format!(
+            "--cwd {shown} is a directory on host {host} that its login cannot enter, so \
+             tmux there would start the pane elsewhere (nothing was created)"
+        ))),
+        (true, "no-program") => Err(not_found(prog, &format!(" on host {host}"))),
+        _ => Err(Error::new(format!(
+            "cannot check the new pane's program and directory on host {host}: its shell \
+             answered {:?} (exit {:?}, stderr {:?}); nothing was created",
+            clipped(&said),
+            answer.status.code(),
+            clipped(&String::from_utf8_lossy(&answer.stderr))
+        ))),
+    }
+}
+
+/// At most 200 characters of what a host printed, for a message.
+fn clipped(s: &str) -> String {
+    s.trim().chars().take(200).collect()
+}
+
 pub fn split(tmux: &Tmux, a: &SplitAsk) -> Result<Created, Error> {
     validate_size(a.size.as_deref())?;
-    check_program(&a.cmd)?;
-    let cwd = cwd_text(a.cwd.as_deref())?;
+    let cwd = checked_start(tmux, &a.cmd, a.cwd.as_deref())?;
     let caller = crate::location::address::caller(tmux);
     match a.target.as_deref() {
         None => create::new_work_window(tmux, &caller, None, cwd.as_ref(), &a.cmd),
@@ -144,8 +238,7 @@ pub fn split(tmux: &Tmux, a: &SplitAsk) -> Result<Created, Error> {
 
 pub fn new_window(tmux: &Tmux, a: &NewWindowAsk) -> Result<Created, Error> {
     let (target, cmd) = (a.target.as_deref(), &a.cmd);
-    check_program(cmd)?;
-    let cwd = cwd_text(a.cwd.as_deref())?;
+    let cwd = checked_start(tmux, cmd, a.cwd.as_deref())?;
     let name = match a.name.as_deref() {
         Some("") => return Err(Error::usage("--name must not be empty")),
         Some(n) => Some(Text::new("--name", n).map_err(|e| Error::usage(e.to_string()))?),
@@ -165,5 +258,65 @@ pub fn new_window(tmux: &Tmux, a: &NewWindowAsk) -> Result<Created, Error> {
                 .clone();
             create::new_window(tmux, &caller, &session, name, cwd, cmd)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// What [`HOST_CHECK`] prints for `dir` and `prog`, run from `cwd` with `path`.
+    fn host_says(cwd: &Path, path: &str, dir: &str, prog: &str) -> String {
+        let mut cmd = crate::sys::process::command("/bin/sh");
+        cmd.args(["-c", HOST_CHECK, "sh", dir, prog])
+            .current_dir(cwd)
+            .env("PATH", path)
+            .env("CDPATH", cwd.join("sub"));
+        let out = crate::sys::process::run(cmd, None, std::time::Duration::from_secs(10)).unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .trim_end()
+            .to_string()
+    }
+
+    #[test]
+    fn the_host_check_looks_as_tmux_will_start_the_pane() {
+        let d = std::env::temp_dir().join(format!("tmuxmate-hostcheck-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let bin = d.join("bin");
+        for x in [&bin, &d.join("sub/only-in-cdpath"), &d.join("data")] {
+            std::fs::create_dir_all(x).unwrap();
+        }
+        let prog = bin.join("prog");
+        std::fs::write(&prog, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(d.join("data/plain"), "not runnable").unwrap();
+        std::fs::create_dir_all(d.join("data/adir")).unwrap();
+        let path = format!(":{}::{}", d.join("data").display(), bin.display());
+        let says = |dir: &str, prog: &str| host_says(&d, &path, dir, prog);
+        assert_eq!(says("", ""), "ok");
+        assert_eq!(says("bin", ""), "ok");
+        assert_eq!(says(&d.display().to_string(), "prog"), "ok");
+        assert_eq!(says("missing", "prog"), "no-dir");
+        // CDPATH is not where tmux looks.
+        assert_eq!(says("only-in-cdpath", ""), "no-dir");
+        assert_eq!(says("", "prog"), "ok");
+        assert_eq!(says("", "missing"), "no-program");
+        // Directories and data files of the name are skipped, as `which` skips them.
+        assert_eq!(says("", "plain"), "no-program");
+        assert_eq!(says("", "adir"), "no-program");
+        // A path is taken from the start directory, where the pane runs it.
+        assert_eq!(says("bin", "./prog"), "ok");
+        assert_eq!(says("", "./prog"), "no-program");
+        assert_eq!(says("", "bin/prog"), "ok");
+        // Values are data: nothing in them runs, globs stay words.
+        assert_eq!(says("$(touch NEVER)", "`touch NEVER`"), "no-dir");
+        assert_eq!(says("", "$(touch NEVER)"), "no-program");
+        assert_eq!(says("", "pro*"), "no-program");
+        assert_eq!(says("-P", "-x"), "no-dir");
+        assert!(!d.join("NEVER").exists());
+        let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -2570,3 +2570,187 @@ fn agents_on_a_followed_host_are_listed_and_counted_here() {
         r.d.connections() - before
     );
 }
+
+/// The rig host's login directory: sshd starts the session in the account's home from
+/// passwd (not the SetEnv'd HOME), and a tmux client started there resolves a relative
+/// start directory against it.
+fn host_login_dir(r: &Rig) -> std::path::PathBuf {
+    let out = Command::new("ssh")
+        .arg("-F")
+        .arg(&r.d.config)
+        .arg("-p")
+        .arg(r.d.port.to_string())
+        .args(["-o", "BatchMode=yes", "127.0.0.1", "--", "pwd"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("ssh");
+    let t = ok(out);
+    std::path::PathBuf::from(t.trim_end_matches('\n'))
+}
+
+/// Every pane of the test server.
+fn all_panes(r: &Rig) -> Vec<String> {
+    let t = r.s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]);
+    t.lines().map(String::from).collect()
+}
+
+/// `--cwd` of split and new-window over `--host` is a directory of the host, checked
+/// there before anything is created: one that only the host has is taken, one only this
+/// machine has is refused naming the host, and no pane is left. The "host" shares this
+/// machine's files, so the two sides differ by where a relative path starts: here the
+/// directory tmuxmate runs in, there the login's directory.
+#[test]
+fn split_over_host_checks_the_directory_on_the_host() {
+    let r = rig!();
+    let shell = r.s.window("sh", "sh");
+    let login = host_login_dir(&r);
+    let here = r.s.dir.join("here");
+    std::fs::create_dir_all(here.join("only-here-dir")).unwrap();
+    assert!(!login.join("only-here-dir").exists(), "{}", login.display());
+    let run = |args: &[&str]| r.cmd().current_dir(&here).args(args).output().unwrap();
+
+    // Only on this machine: refused on the host's word, nothing created.
+    let before = all_panes(&r);
+    for args in [
+        &["split", "-t", &shell, "--cwd", "only-here-dir", "--", "cat"][..],
+        &["new-window", "--cwd", "only-here-dir", "--", "cat"][..],
+        &[
+            "split",
+            "-t",
+            &shell,
+            "--cwd",
+            "$(touch NEVER) it's",
+            "--",
+            "cat",
+        ][..],
+    ] {
+        let e = err(&run(args));
+        assert!(
+            e.contains("is not a directory on host 127.0.0.1") && e.contains("nothing was created"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(all_panes(&r), before, "{args:?} left a pane");
+    }
+    assert!(e_never(&login) && e_never(&here));
+
+    // Only on the host: `../<name of the login dir>` is the login dir there, and a
+    // directory that does not exist here.
+    let Some(name) = login.file_name().and_then(|n| n.to_str()) else {
+        eprintln!("SKIP: the host login directory is /");
+        return;
+    };
+    let rel = format!("../{name}");
+    assert!(!here.join(&rel).exists());
+    let want = std::fs::canonicalize(&login).unwrap();
+    for args in [
+        &["split", "-t", &shell, "--cwd", &rel, "--json", "--", "cat"][..],
+        &["new-window", "--cwd", &rel, "--json", "--", "cat"][..],
+    ] {
+        let out = run(args);
+        let v: serde_json::Value = serde_json::from_str(&ok(out)).unwrap();
+        let pane = v["paneId"].as_str().unwrap().to_string();
+        assert_eq!(
+            fmt_of(&r.s, &pane, "#{pane_current_path}"),
+            want.to_string_lossy(),
+            "{args:?}"
+        );
+    }
+    alive(&r.s);
+    nothing_ran(&r.s);
+}
+
+/// No `NEVER` in `dir`.
+fn e_never(dir: &std::path::Path) -> bool {
+    !dir.join("NEVER").exists()
+}
+
+/// The program of split and new-window over `--host` (and the MCP `tmux_split` with
+/// `host`) is looked up on the host's PATH, as tmux there starts it: one only the host has
+/// runs, one only this machine has is refused naming the host, and no pane is left.
+#[test]
+fn split_over_host_finds_the_program_on_the_host() {
+    let r = rig!();
+    let shell = r.s.window("sh", "sh");
+    let ran = r.s.dir.join("host-only-ran");
+    let host_only = r.d.remote_bin().join("tmuxmate-host-only-prog");
+    std::fs::write(
+        &host_only,
+        format!("#!/bin/sh\necho \"$1\" >> '{}'\nexec cat\n", ran.display()),
+    )
+    .unwrap();
+    let local_bin = r.s.dir.join("local-bin");
+    std::fs::create_dir_all(&local_bin).unwrap();
+    let here_only = local_bin.join("tmuxmate-here-only-prog");
+    std::fs::write(&here_only, "#!/bin/sh\nexec cat\n").unwrap();
+    for p in [&host_only, &here_only] {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        local_bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |args: &[&str]| r.cmd().env("PATH", &path).args(args).output().unwrap();
+
+    let before = all_panes(&r);
+    for args in [
+        &["split", "-t", &shell, "--", "tmuxmate-here-only-prog"][..],
+        &["new-window", "--", "tmuxmate-here-only-prog", "x"][..],
+    ] {
+        let e = err(&run(args));
+        assert!(
+            e.contains("command not found")
+                && e.contains("host 127.0.0.1")
+                && e.contains("nothing was created"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(all_panes(&r), before, "{args:?} left a pane");
+    }
+    ok(run(&[
+        "split",
+        "-t",
+        &shell,
+        "--",
+        "tmuxmate-host-only-prog",
+        "split",
+    ]));
+    ok(run(&[
+        "new-window",
+        "--",
+        "tmuxmate-host-only-prog",
+        "window",
+    ]));
+
+    // The MCP tool, with `host`.
+    let mut c = r.bare();
+    c.env("PATH", &path).stderr(Stdio::null());
+    let mut m = crate::mcp::Client::spawn(c);
+    m.initialize();
+    let at = |mut v: serde_json::Value| {
+        v["host"] = r.d.host().into();
+        v["hostSocket"] = r.s.socket_path().to_string_lossy().into_owned().into();
+        v
+    };
+    let before = all_panes(&r);
+    let e = m.refused(
+        "tmux_split",
+        at(serde_json::json!({"target": shell, "cmd": ["tmuxmate-here-only-prog"]})),
+    );
+    assert!(
+        e.contains("command not found") && e.contains("host 127.0.0.1"),
+        "{e}"
+    );
+    assert_eq!(all_panes(&r), before, "the MCP refusal left a pane");
+    m.ok(
+        "tmux_split",
+        at(serde_json::json!({"target": shell, "cmd": ["tmuxmate-host-only-prog", "mcp"]})),
+    );
+    m.finish();
+    wait_until("the host's program to run", Duration::from_secs(10), || {
+        let t = std::fs::read_to_string(&ran).unwrap_or_default();
+        let mut l: Vec<&str> = t.lines().collect();
+        l.sort();
+        (l == ["mcp", "split", "window"]).then_some(())
+    });
+    alive(&r.s);
+}

@@ -15,10 +15,12 @@
 //! version gate's question and the errors only a transport has (ssh's own failures, no
 //! tmux on the host), and what the transport can do, asked by domain code instead of
 //! "is it remote": [`Transport::sees_processes`], [`Transport::shares_files`],
-//! [`Transport::may_run_its_commands`]. Invariants: a handle's transport never changes
-//! (its clones share it); the direct path is only an accelerator in front of the client
-//! (`direct`'s own invariants); each answer is a fact of the transport, the same for
-//! every call.
+//! [`Transport::may_run_its_commands`], and where a question about a new pane's start
+//! (its program on PATH, its directory) is answered: [`Transport::ask_where_panes_start`].
+//! Invariants: a handle's transport never changes (its clones share it); the direct path
+//! is only an accelerator in front of the client (`direct`'s own invariants); each answer
+//! is a fact of the transport, the same for every call; what the transport runs on a
+//! host is tmux or a fixed script of ours, every value for either a quoted word.
 
 pub mod direct;
 pub mod spawn;
@@ -111,6 +113,31 @@ impl Transport {
     /// could run it here anyway. A server on another host is another machine's text.
     pub fn may_run_its_commands(&self) -> bool {
         self.host().is_none()
+    }
+
+    /// Run the fixed POSIX shell `script` (`$1`... are `args`) where the server's panes
+    /// start, when that is another host: in the environment and working directory a tmux
+    /// client of ours gets there, which are a new pane's `PATH` and the directory a
+    /// relative start directory is taken from (tmux gives a pane the `PATH` of the
+    /// unattached client that creates it). `None`: the panes start on this machine, where
+    /// our own process is that place. The script is text of ours (`'static`); the values
+    /// arrive as words quoted by `crate::sys::shell` (docs/ssh.md, "How a call reaches a
+    /// host").
+    pub fn ask_where_panes_start(
+        &self,
+        script: &'static str,
+        args: &[&str],
+        timeout: Duration,
+    ) -> Option<Result<Finished, TmuxError>> {
+        let Transport::Ssh(r) = self else {
+            return None;
+        };
+        // `sh`, not the login shell: the script is POSIX whatever the account's shell
+        // (zsh does not split `$PATH` on IFS), and it inherits the login's environment.
+        let mut words = vec!["sh", "-c", script, "sh"];
+        words.extend_from_slice(args);
+        let line = format!("exec {}", crate::sys::shell::join(&words));
+        Some(r.run_line(&line, None, timeout))
     }
 
     /// The server's socket file for `socket`, when it is on this machine and can be known

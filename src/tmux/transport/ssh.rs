@@ -39,7 +39,9 @@
 //!   makes every call do so). The cold call, which makes the connection, is always ssh.
 //! - `BatchMode=yes`: ssh never prompts (a hook or key binding has no one to answer).
 //! - The remote command is tmux's argv, each word quoted by [`crate::sys::shell`]; bulk
-//!   text goes on stdin. Nothing else is run on the remote host.
+//!   text goes on stdin. Nothing else is run on the remote host but lines of ours
+//!   ([`Remote::run_line`]: a new pane's checks, `super::Transport::ask_where_panes_start`;
+//!   the host's tmuxmate and its install, `crate::remote`), values in them quoted the same.
 
 use std::fs::File;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
