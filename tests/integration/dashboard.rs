@@ -311,9 +311,11 @@ fn live_view_orders_updates_filters_and_fits_every_size() {
         }
     }
     s.tmux(&["send-keys", "-t", &d, "q"]);
+    // Its process ends: the pane goes, or stays dead where the user's config has
+    // remain-on-exit on.
     wait_until("the dashboard to close", Duration::from_secs(10), || {
-        let panes = s.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]);
-        (!panes.lines().any(|p| p == d)).then_some(())
+        let panes = s.tmux(&["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"]);
+        (!panes.lines().any(|p| p == format!("{d} 0"))).then_some(())
     });
 }
 
