@@ -849,3 +849,45 @@ fn follower_of_a_dead_pane_kept_by_remain_on_exit_exits() {
         "the dead pane itself is still there (remain-on-exit)"
     );
 }
+
+/// Where the user has no inotify instance left (each follower holds one; 128 per user by
+/// default, so past about a hundred agents), a follower still starts and follows its
+/// transcript, looking at its files every second (it used to exit at once: no digest).
+#[test]
+fn follower_without_inotify_looks_at_its_files() {
+    let s = server!();
+    let pane = shell_pane(&s);
+    let mut w = ClaudeWriter::new();
+    w.turn(1, false);
+    let p = s.dir.join("session.jsonl");
+    write_file(&p, &w.text());
+    let out = s
+        .tmuxmate()
+        .env("TMUXMATE_FOLLOWER_HEARTBEAT_MS", "600000")
+        .env("TMUXMATE_NO_INOTIFY", "1")
+        .args([
+            "digest",
+            "attach",
+            "--json",
+            "-t",
+            &pane,
+            "--transcript",
+            &p.to_string_lossy(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_follower(&s, &pane, "the first push", |i| i.pushes == 1);
+    // No heartbeat for ten minutes: only the look at the files can bring the new turn.
+    w.lines.clear();
+    w.prompt("turn 2 please");
+    append(&p, &w.text());
+    wait_follower(&s, &pane, "the appended turn", |i| i.pushes == 2);
+    assert!(opt(&s, &pane, "@tmuxmate-status").starts_with("turn 2 · "));
+    let log = std::fs::read_to_string(s.state.join("log")).unwrap_or_default();
+    assert!(log.contains("no inotify"), "{log}");
+}

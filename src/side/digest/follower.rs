@@ -9,7 +9,8 @@
 //!   non-blocking attempt on the same lock (immune to pid reuse);
 //! - it is started with `tmux run-shell -b` and `exec`, so the tmux server owns it;
 //! - no polling while the transcript is idle: it sleeps on file notifications (inotify
-//!   through `notify`, on the transcript's directory so a replaced file is seen too) and
+//!   through `notify`, on the transcript's directory so a replaced file is seen too; only
+//!   where the user has no inotify instance left does it look at them every second) and
 //!   a slow heartbeat timer (one tmux call every `HEARTBEAT`, which also notices that its
 //!   pane is gone); signals arrive on the same channel;
 //! - it folds only appended bytes (`Fold::update`), and the cache (fold + transcript
@@ -26,7 +27,8 @@
 //!   handed to `agents::claude_file` on every change; the heartbeat re-reads the option,
 //!   so a restarted agent's new file is followed within one beat.
 //!
-//! `TMUXMATE_FOLLOWER_HEARTBEAT_MS` (50 ms to 10 min) shortens the heartbeat for tests.
+//! `TMUXMATE_FOLLOWER_HEARTBEAT_MS` (50 ms to 10 min) shortens the heartbeat for tests;
+//! `TMUXMATE_NO_INOTIFY=1` makes a follower look at its files as it does without inotify.
 
 use crate::targs;
 use crate::tmux::Arg;
@@ -256,6 +258,9 @@ pub fn start(socket: &str, pane_id: &str) -> Result<(), TmuxError> {
     if let Ok(ms) = std::env::var("TMUXMATE_FOLLOWER_HEARTBEAT_MS") {
         env.push_str(&format!(" TMUXMATE_FOLLOWER_HEARTBEAT_MS={}", q(&ms)));
     }
+    if no_inotify() {
+        env.push_str(" TMUXMATE_NO_INOTIFY=1");
+    }
     // run-shell expands formats, then runs a shell: our paths and ids, shell-quoted, then
     // encoded for the expansion.
     let cmd = format!(
@@ -270,6 +275,8 @@ pub fn start(socket: &str, pane_id: &str) -> Result<(), TmuxError> {
 
 enum Msg {
     Fs(notify::Result<notify::Event>),
+    /// Without inotify: time to look at the files.
+    Look,
     Stop,
 }
 
@@ -522,7 +529,7 @@ impl<'a> Follower<'a> {
 /// existing ancestor, so its creation wakes us. After a watch is placed the search runs
 /// again: a directory created between the look and the watch would otherwise never
 /// produce an event.
-fn rewatch(w: &mut notify::RecommendedWatcher, transcript: &str, watched: &mut Option<PathBuf>) {
+fn rewatch(w: &mut dyn notify::Watcher, transcript: &str, watched: &mut Option<PathBuf>) {
     for _ in 0..16 {
         let mut dir = Path::new(transcript).parent().map(Path::to_path_buf);
         while let Some(d) = &dir {
@@ -680,19 +687,32 @@ fn read_pane(tmux: &Tmux, pane: &str) -> Option<PaneOptions> {
 /// What wakes the loop, all on one channel: signals, and file notifications for the
 /// digest directory (the want file) and the transcript's directory.
 struct Wake {
-    watcher: notify::RecommendedWatcher,
+    watcher: Box<dyn notify::Watcher + Send>,
     /// The directory watched for the transcript (it, or its nearest existing ancestor).
     watched: Option<PathBuf>,
     /// The pane's want file (`ensure_follower`'s latest request).
     want: PathBuf,
     /// The directory watched for the agent's state file.
     state_dir: Option<PathBuf>,
+    /// Without inotify: the state file's length and mtime at the last look.
+    state_seen: Option<(u64, std::time::SystemTime)>,
 }
 
 impl Wake {
+    /// Without inotify: has the state file changed since the last look? (Reading it means
+    /// tmux calls: not every second for nothing.)
+    fn state_file_moved(&mut self, file: Option<&Path>) -> bool {
+        let now = file
+            .and_then(|f| std::fs::metadata(f).ok())
+            .and_then(|m| Some((m.len(), m.modified().ok()?)));
+        let moved = now.is_some() && now != self.state_seen;
+        self.state_seen = now;
+        moved
+    }
+
     fn rewatch(&mut self, transcript: &str) {
         let before = self.watched.clone();
-        rewatch(&mut self.watcher, transcript, &mut self.watched);
+        rewatch(self.watcher.as_mut(), transcript, &mut self.watched);
         // One directory watched for both: unwatching the transcript's unwatched it.
         if before != self.watched
             && let Some(d) = self
@@ -700,8 +720,7 @@ impl Wake {
                 .as_deref()
                 .filter(|d| before.as_deref() == Some(*d))
         {
-            let _ =
-                notify::Watcher::watch(&mut self.watcher, d, notify::RecursiveMode::NonRecursive);
+            let _ = self.watcher.watch(d, notify::RecursiveMode::NonRecursive);
         }
     }
 
@@ -714,20 +733,44 @@ impl Wake {
         if let Some(old) = self.state_dir.take()
             && self.watched.as_ref() != Some(&old)
         {
-            let _ = notify::Watcher::unwatch(&mut self.watcher, &old);
+            let _ = self.watcher.unwatch(&old);
         }
         if let Some(d) = dir
             && (self.watched.as_ref() == Some(&d)
-                || notify::Watcher::watch(
-                    &mut self.watcher,
-                    &d,
-                    notify::RecursiveMode::NonRecursive,
-                )
-                .is_ok())
+                || self
+                    .watcher
+                    .watch(&d, notify::RecursiveMode::NonRecursive)
+                    .is_ok())
         {
             self.state_dir = Some(d);
         }
     }
+}
+
+/// How often a follower without an inotify instance looks at its files.
+const POLL_EVERY: Duration = Duration::from_secs(1);
+
+/// `TMUXMATE_NO_INOTIFY=1`: behave as when the kernel has no inotify instance left (for
+/// tests: exhausting the real limit would starve every other process of the user).
+fn no_inotify() -> bool {
+    std::env::var_os("TMUXMATE_NO_INOTIFY").is_some_and(|v| v == "1")
+}
+
+/// No notifications: a [`Msg::Look`] every [`POLL_EVERY`] instead. Not notify's own
+/// poller: it compares whole-second mtimes (an append within the second is missed unless
+/// it hashes every file of the directory, every time), where a look here costs a read of
+/// the want file, the state file and the transcript's new bytes, if any.
+fn looker(pane: &str, why: &str, tx: mpsc::Sender<Msg>) -> Box<dyn notify::Watcher + Send> {
+    crate::sys::state::log(&format!(
+        "digest follower {pane}: no inotify ({why}; see fs.inotify.max_user_instances): looking at its files every {} ms",
+        POLL_EVERY.as_millis()
+    ));
+    std::thread::spawn(move || {
+        while tx.send(Msg::Look).is_ok() {
+            std::thread::sleep(POLL_EVERY);
+        }
+    });
+    Box::new(notify::NullWatcher)
 }
 
 fn wakeups(socket: &str, pane: &str) -> Result<(mpsc::Receiver<Msg>, Wake), String> {
@@ -745,16 +788,25 @@ fn wakeups(socket: &str, pane: &str) -> Result<(mpsc::Receiver<Msg>, Wake), Stri
         }
     });
     let ftx = tx.clone();
-    let mut watcher = notify::recommended_watcher(move |r| {
+    let handler = move |r| {
         let _ = ftx.send(Msg::Fs(r));
-    })
-    .map_err(|e| e.to_string())?;
-    let _ = notify::Watcher::watch(&mut watcher, &dir(), notify::RecursiveMode::NonRecursive);
+    };
+    let mut watcher: Box<dyn notify::Watcher + Send> =
+        match notify::recommended_watcher(handler.clone()).map_err(|e| e.to_string()) {
+            Ok(_) | Err(_) if no_inotify() => looker(pane, "TMUXMATE_NO_INOTIFY", tx.clone()),
+            Ok(w) => Box::new(w),
+            // The kernel's inotify instances are per user (128 by default) and each
+            // follower holds one: past them, a follower that looked at its files instead
+            // beats one that never started (its pane would have no digest at all).
+            Err(e) => looker(pane, &e, tx.clone()),
+        };
+    let _ = watcher.watch(&dir(), notify::RecursiveMode::NonRecursive);
     let wake = Wake {
         watcher,
         watched: None,
         want: want_path(socket, pane),
         state_dir: None,
+        state_seen: None,
     };
     Ok((rx, wake))
 }
@@ -857,6 +909,12 @@ fn drain(
                 w.changed |= on_fs_event(fl, wake, &ev.paths);
             }
             Ok(Msg::Fs(Err(_))) => w.changed = true,
+            Ok(Msg::Look) => {
+                let want = wake.want.clone();
+                on_fs_event(fl, wake, &[want]);
+                w.changed = true;
+                w.state |= wake.state_file_moved(fl.state_file.as_deref());
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => w.stop = true,
         }
