@@ -6,7 +6,8 @@ a FIFO loop in which their hook events run as the CLIs run them. Claude's and Co
 hooks name a copy of the recorded transcript, so their digest followers run and write
 the glances the dashboard reads. Their directories are git repositories (a branch each).
 The live dashboard runs in a 200x50 pane of the same private server with
-TMUXMATE_DASHBOARD_STATS: one line per redraw (rows, microseconds, wall-clock ms).
+TMUXMATE_DASHBOARD_STATS: one line per redraw (rows, microseconds, wall-clock ms). What
+woke it is printed (its wake socket; for older binaries inotify or polling).
 """
 import json
 import os
@@ -125,6 +126,32 @@ def dashboard_pid(pane):
     return shell  # the pane runs the dashboard with exec
 
 
+def wake_source(pid):
+    """What wakes the dashboard on a file change: its wake socket (this version), else
+    inotify or, without an instance left, polling (before it)."""
+    inotify = 0
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:inotify":
+                inotify += 1
+        except OSError:
+            pass
+    try:
+        socks = [n for n in os.listdir(os.path.join(STATE, "wake")) if n.endswith(".sock")]
+    except OSError:
+        socks = []
+    try:
+        with open(os.path.join(STATE, "log")) as f:
+            polled = any("dashboard: no inotify" in l for l in f)
+    except OSError:
+        polled = False
+    if socks:
+        return "wake socket <state>/wake/%s (inotify instances held: %d)" % (socks[0], inotify)
+    if polled:
+        return "polled (no inotify instance left)"
+    return "inotify (%d instances held)" % inotify
+
+
 def main():
     T("-f", "/dev/null", "new-session", "-d", "-s", "agents", "-x", "200", "-y", "50")
     t0 = time.time()
@@ -222,11 +249,7 @@ def main():
     idle_ticks = proc_stat(pid) - a
     idle_draws = len(draws()) - n0
     hz = os.sysconf("SC_CLK_TCK")
-    try:
-        with open(os.path.join(STATE, "log")) as f:
-            polled = any("dashboard: no inotify" in l for l in f)
-    except OSError:
-        polled = False
+    source = wake_source(pid)
     screen = T("capture-pane", "-p", "-t", dash)
     if os.environ.get("KEEP") != "1":
         T("kill-server", check=False)
@@ -236,7 +259,7 @@ def main():
         limit = f.read().strip()
     print("dashboard benchmark, %d agents (setup %.0f s; %d rows, %d with a digest line; digests of %s;"
           " fs.inotify.max_user_instances %s)" % (N, setup_s, rows, with_line, ",".join(DIGESTS), limit))
-    print("the dashboard's file events: %s" % ("polled (no inotify instance left)" if polled else "inotify"))
+    print("the dashboard's file events: %s" % source)
     print("| what | value |")
     print("|---|---|")
     print("| board read once (`dashboard --once --json`, process included), median of 5 | %.0f ms |"

@@ -6,7 +6,8 @@
 # redraw that shows it, and its CPU over IDLE_S seconds of nothing happening. See
 # bench-dashboard.py. Knobs: N, IDLE_S (default 30), KEEP=1 (leave the server running),
 # DIGESTS=claude,codex (the harnesses whose transcripts are followed: one inotify instance
-# each; past fs.inotify.max_user_instances the dashboard looks at its files every 0.5 s).
+# each, so past fs.inotify.max_user_instances none is left; the dashboard needs none: the
+# writers poke its socket in <state>/wake/).
 # Everything runs on a private tmux server; nothing touches your own.
 set -euo pipefail
 cd "$(dirname "$0")/.."

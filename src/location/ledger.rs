@@ -427,6 +427,7 @@ impl Locked {
                 self.len = body.len() as u64;
                 self.ends_nl = true;
                 self.state = next;
+                crate::sys::wake::poke();
                 return Ok(());
             }
             Body::Append(buf) => buf,
@@ -450,6 +451,8 @@ impl Locked {
         self.len += buf.len() as u64;
         self.ends_nl = true;
         self.state = next;
+        // The live views show what is queued and delivered (`sys::wake`).
+        crate::sys::wake::poke();
         Ok(())
     }
 }

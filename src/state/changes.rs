@@ -1,6 +1,7 @@
 //! The moment an agent's record changes: the change marker `<state>/agents/changed`
 //! (touched by every record write, so a waiter wakes on an inotify event instead of asking
-//! tmux again and again: [`super::longpoll`]) and the listing's token (a hash of its rows).
+//! tmux again and again: [`super::longpoll`]), the poke of the live views (`sys::wake`)
+//! and the listing's token (a hash of its rows).
 //!
 //! Invariants: the marker's content means nothing, only its events; touching it is best
 //! effort (a lost touch delays the news to the waiter's deadline).
@@ -31,6 +32,9 @@ pub fn mark() {
     if let Err(e) = r {
         state::log(&format!("agents: cannot touch the change marker: {e}"));
     }
+    // The record (in tmux) changed even when the marker could not be touched: the live
+    // views look again (`sys::wake`).
+    crate::sys::wake::poke();
 }
 
 /// The token of a listing: equal rows, equal token.

@@ -253,8 +253,9 @@ fn write(socket: &str, snap: &Snapshot) {
     let r = serde_json::to_vec(snap)
         .map_err(std::io::Error::other)
         .and_then(|b| state::write_atomic(&path, &b));
-    if let Err(e) = r {
-        state::log(&format!("agents: snapshot of {}: {e}", snap.host));
+    match r {
+        Ok(()) => crate::sys::wake::poke(),
+        Err(e) => state::log(&format!("agents: snapshot of {}: {e}", snap.host)),
     }
 }
 
@@ -263,8 +264,10 @@ fn touch(socket: &str, host: &str) {
     let path = snapshot_path(socket, host);
     let r = state::open_private(&path, OpenOptions::new().write(true))
         .and_then(|f| f.set_modified(SystemTime::now()));
-    if let Err(e) = r {
-        state::log(&format!("agents: snapshot of {host}: {e}"));
+    match r {
+        // A view shows a snapshot's age (stale past STALE): it moved.
+        Ok(()) => crate::sys::wake::poke(),
+        Err(e) => state::log(&format!("agents: snapshot of {host}: {e}")),
     }
 }
 
@@ -287,11 +290,13 @@ pub fn follow(tmux: &Tmux, host: &str, push_counts: fn(&Tmux)) -> Result<(), Str
             Err(e) => {
                 // Its server is gone: nothing shows the snapshot any more.
                 let _ = std::fs::remove_file(snapshot_path(&socket, &host));
+                crate::sys::wake::poke();
                 return Err(format!("follower of {host}: {e}"));
             }
         };
         if !named(&value).contains(&host) {
             let _ = std::fs::remove_file(snapshot_path(&socket, &host));
+            crate::sys::wake::poke();
             push_counts(tmux);
             return Ok(());
         }

@@ -1,7 +1,7 @@
 //! The operating-system layer under every capability: starting processes, quoting for a
 //! shell, finding programs on `PATH`, reading `/proc` (`procfs`: terminals; `foreground`: what a pane runs,
 //! and the one list of shells), the private state directory (`state`), stable short hashes (`hash`) and names unique per
-//! call (`unique`).
+//! call (`unique`), and the wake of live views (`wake`: a datagram instead of inotify).
 //!
 //! Owns nothing of tmux or of the agents. Invariants: every process this binary starts is
 //! started by [`process`] (a clippy lint refuses `std::process::Command` elsewhere), every
@@ -19,4 +19,5 @@ pub mod shell;
 pub mod state;
 pub mod time;
 pub mod unique;
+pub mod wake;
 pub mod which;

@@ -178,6 +178,8 @@ impl Job {
             let _ = std::fs::remove_file(active_path(&self.id));
             prune_done();
         }
+        // The live views show running jobs and the counts (`sys::wake`).
+        crate::sys::wake::poke();
         Ok(())
     }
 

@@ -356,7 +356,9 @@ fn undo(tmux: &Tmux, placed: &Placed, id: &str, pipe: Option<&str>) {
         ]);
         let _ = tmux.run(&targs!["pipe-pane", "-t", Arg::id(pane_id)]);
     }
-    let _ = std::fs::remove_file(job::active_path(id));
+    if std::fs::remove_file(job::active_path(id)).is_ok() {
+        crate::sys::wake::poke();
+    }
     if let Some(p) = pipe {
         let _ = std::fs::remove_file(p);
     }

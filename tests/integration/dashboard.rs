@@ -175,16 +175,26 @@ fn screen(s: &Server, pane: &str) -> String {
 }
 
 fn wait_screen(s: &Server, pane: &str, what: &str, f: impl Fn(&str) -> bool) -> String {
+    wait_screen_within(s, pane, what, Duration::from_secs(20), f)
+}
+
+fn wait_screen_within(
+    s: &Server,
+    pane: &str,
+    what: &str,
+    limit: Duration,
+    f: impl Fn(&str) -> bool,
+) -> String {
     let mut last = String::new();
     let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(20) {
+    while start.elapsed() < limit {
         last = screen(s, pane);
         if f(&last) {
             return last;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    panic!("timed out waiting for {what}; screen:\n{last}");
+    panic!("timed out after {limit:?} waiting for {what}; screen:\n{last}");
 }
 
 /// The dashboard in a new window of `s` (NO_COLOR: plain text to read back).
@@ -532,4 +542,101 @@ fn enter_goes_to_the_agent_that_just_came_to_need_the_person() {
         Duration::from_secs(10),
         || (shows() == x.pane).then_some(()),
     );
+}
+
+/// The sockets in the state's `wake/` directory.
+fn wake_sockets(s: &Server) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(s.state.join("wake"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".sock"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The live view wakes through its socket in `<state>/wake/`, not through inotify (a
+/// user's 128 inotify instances go to the agents' digest followers): it holds no inotify
+/// instance, and a hook's change of state and a queued note (a ledger write) are drawn
+/// within seconds without a key (by itself it reads the board again only after 30 s). A
+/// socket left by a view that was killed is removed by the first poke; the view's own
+/// goes when it closes.
+#[test]
+fn the_live_view_wakes_through_its_socket_without_inotify() {
+    use std::os::unix::fs::DirBuilderExt;
+    let s = server!();
+    let a = s.agent_pane_as("solo", "codex");
+    let ups = input(
+        &s,
+        "a-ups",
+        serde_json::json!({"session_id": "a1", "hook_event_name": "UserPromptSubmit",
+            "prompt": "go"}),
+    );
+    hook(&a, "codex", &ups);
+    let wake = s.state.join("wake");
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&wake)
+        .unwrap();
+    let stale = wake.join("0dead.sock");
+    drop(std::os::unix::net::UnixDatagram::bind(&stale).unwrap());
+    let d = dashboard_pane(&s);
+    s.tmux(&["resize-window", "-t", &d, "-x", "200", "-y", "50"]);
+    wait_screen(&s, &d, "the working agent", |t| {
+        row(t, "codex solo").is_some_and(|(_, l)| l.starts_with("working"))
+    });
+    let own = wait_until("the view's socket", Duration::from_secs(10), || {
+        let v: Vec<String> = wake_sockets(&s)
+            .into_iter()
+            .filter(|n| n != "0dead.sock")
+            .collect();
+        (v.len() == 1).then_some(v)
+    });
+    let pid = s.tmux(&["display", "-p", "-t", &d, "#{pane_pid}"]);
+    let fds = std::fs::read_dir(format!("/proc/{}/fd", pid.trim())).unwrap();
+    for fd in fds.flatten() {
+        let to = std::fs::read_link(fd.path()).unwrap_or_default();
+        assert_ne!(
+            to,
+            Path::new("anon_inode:inotify"),
+            "the view holds inotify"
+        );
+    }
+    // A change of state, drawn without a key; the hook's poke removed the dead socket.
+    let perm = input(
+        &s,
+        "a-perm",
+        serde_json::json!({"session_id": "a1", "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash", "tool_input": {"command": "make deploy"}}),
+    );
+    hook(&a, "codex", &perm);
+    wait_screen_within(
+        &s,
+        &d,
+        "the agent to need the person",
+        Duration::from_secs(5),
+        |t| row(t, "codex solo").is_some_and(|(_, l)| l.starts_with("needs-you")),
+    );
+    assert!(!stale.exists(), "{:?}", wake_sockets(&s));
+    assert_eq!(wake_sockets(&s), own);
+    // A note queued: only the agent's ledger changes.
+    s.tmux(&[
+        "set-option",
+        "-p",
+        "-t",
+        &a.pane,
+        "@tmuxmate-agent",
+        "sid-a",
+    ]);
+    ok(s.run(&["side", "report", "-t", &a.pane, "look at the flaky test"]));
+    wait_screen_within(&s, &d, "the queued note", Duration::from_secs(5), |t| {
+        row(t, "codex solo").is_some_and(|(_, l)| l.contains("1 note"))
+    });
+    s.tmux(&["send-keys", "-t", &d, "q"]);
+    wait_until("the view's socket removed", Duration::from_secs(10), || {
+        wake_sockets(&s).is_empty().then_some(())
+    });
 }

@@ -2,13 +2,13 @@
 //! file it is built from changes, when a key is pressed, and when a shown age would
 //! change; and its popup on a client (the snippet's key).
 //!
-//! Invariants: no polling: the loop sleeps on one channel (files, terminal, outcomes)
-//! until the next moment a shown age changes (at most once a second while an age is
-//! counted in seconds) or, with nothing at all happening, [`RELIST`], which catches a
-//! pane killed without a word from its agent; a burst of file events is one refresh
-//! ([`SETTLE`] after the first); actions run on their own threads, so the view keeps
-//! drawing; the terminal is given back as it was (raw mode, alternate screen, mouse)
-//! whatever ends the loop.
+//! Invariants: no polling: the loop sleeps on one channel (the pokes of the processes that
+//! write its files, through its wake socket: `feed`; the terminal; outcomes) until the
+//! next moment a shown age changes (at most once a second while an age is counted in
+//! seconds) or, with nothing at all happening, [`RELIST`], which catches a pane killed
+//! without a word from its agent; a burst of file events is one refresh ([`SETTLE`] after
+//! the first); actions run on their own threads, so the view keeps drawing; the terminal
+//! is given back as it was (raw mode, alternate screen, mouse) whatever ends the loop.
 
 pub mod act;
 pub mod app;
@@ -101,20 +101,19 @@ pub fn run(tmux: &Tmux, ask: &Dashboard, client: Option<&str>, chosen: bool) -> 
     };
     let pal = palette(tmux, client);
     let (tx, rx) = mpsc::channel::<Msg>();
-    let watcher = feed::watch(tx.clone())
-        .map_err(|e| crate::sys::state::log(&format!("dashboard: no file events: {e}")))
-        .ok();
-    let polled = watcher.as_ref().is_none_or(|w| w.1);
+    // Without its socket the view still redraws on keys and every RELIST, and says so.
+    let listener = feed::wake(tx.clone());
     let mut term = ratatui::init();
     let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
     feed::terminal(tx.clone());
     let mut app = App::new(ask.filter.as_deref().unwrap_or(""));
     app.set_board(first);
-    if polled {
+    if let Err(e) = &listener {
+        crate::sys::state::log(&format!("dashboard: no wake socket: {e}"));
         app.message = Some((
             format!(
-                "no inotify instance left (fs.inotify.max_user_instances): the files are read every {} ms",
-                feed::POLL_EVERY.as_millis()
+                "no wake socket ({e}): changes show at a key or within {} s",
+                RELIST.as_secs()
             ),
             false,
         ));
@@ -134,6 +133,7 @@ pub fn run(tmux: &Tmux, ask: &Dashboard, client: Option<&str>, chosen: bool) -> 
     );
     let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
     ratatui::restore();
+    drop(listener);
     r
 }
 

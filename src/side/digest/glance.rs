@@ -5,8 +5,8 @@
 //! Owns: `<state>/digest/<socket:pane>.glance.json` (written atomically by the pane's
 //! follower, at the status push's rate; removed with its cache) and reading it back.
 //! Invariants: its content is derived from the digest alone (nothing here reads the
-//! clock), so an unchanged digest is never rewritten and a watcher of the directory
-//! wakes only on news; reads are bounded and a file that does not parse is absent.
+//! clock), so an unchanged digest is never rewritten and the live views are poked
+//! (`sys::wake`) only on news; reads are bounded and a file that does not parse is absent.
 
 use std::path::PathBuf;
 
@@ -56,24 +56,21 @@ pub fn path(socket: &str, pane: &str) -> PathBuf {
     ))
 }
 
-/// Whether `file` (a name in the digest directory) is a glance.
-pub fn is_glance(file: &std::path::Path) -> bool {
-    file.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.ends_with(".glance.json"))
-}
-
 pub fn write(socket: &str, pane: &str, g: &Glance) {
     let r = serde_json::to_vec(g)
         .map_err(std::io::Error::other)
         .and_then(|b| state::write_atomic(&path(socket, pane), &b));
-    if let Err(e) = r {
-        state::log(&format!("digest follower {pane}: glance: {e}"));
+    match r {
+        // The live views show the glance (`sys::wake`).
+        Ok(()) => crate::sys::wake::poke(),
+        Err(e) => state::log(&format!("digest follower {pane}: glance: {e}")),
     }
 }
 
 pub fn remove(socket: &str, pane: &str) {
-    let _ = std::fs::remove_file(path(socket, pane));
+    if std::fs::remove_file(path(socket, pane)).is_ok() {
+        crate::sys::wake::poke();
+    }
 }
 
 /// The pane's glance, if its follower wrote one.
