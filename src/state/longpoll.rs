@@ -43,21 +43,38 @@ pub fn wait(tmux: &Tmux, after: &str, limit: Duration) -> Result<Value, TmuxErro
     }
     // Watching before the first look: a change between the look and the wait still wakes.
     // The directory also holds the agents' ledgers: only the marker's events count.
+    let wtx = tx.clone();
     let watcher = notify::recommended_watcher(move |r: notify::Result<notify::Event>| {
         if r.is_ok_and(|ev| ev.paths.iter().any(|p| p == &mark)) {
             let _ = tx.send(());
         }
     })
     .and_then(|mut w| {
+        if crate::sys::wake::no_inotify() {
+            return Err(notify::Error::generic("TMUXMATE_NO_INOTIFY"));
+        }
         notify::Watcher::watch(&mut w, &dir, notify::RecursiveMode::NonRecursive).map(|()| w)
     });
-    if let Err(e) = &watcher {
-        // Then only the deadline answers: slower news, still right.
-        state::log(&format!(
-            "agents changes: cannot watch {}: {e}",
-            dir.display()
-        ));
-    }
+    // Without inotify (each digest follower holds one of the user's 128): the wake socket
+    // every writer pokes. It wakes for more than state (notes, digests): each such wake is
+    // one more look at the rows, which is why it is only the second choice.
+    let _listener = match &watcher {
+        Ok(_) => None,
+        Err(e) => {
+            state::log(&format!(
+                "agents changes: cannot watch {} ({e}): woken by the wake socket",
+                dir.display()
+            ));
+            match crate::sys::wake::listen(move || wtx.send(()).is_ok()) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    // Then only the deadline answers: slower news, still right.
+                    state::log(&format!("agents changes: no wake socket either: {e}"));
+                    None
+                }
+            }
+        }
+    };
     loop {
         let v = list::json(&rows(tmux)?);
         let t = token(&v);

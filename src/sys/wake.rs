@@ -169,6 +169,13 @@ fn serve(sock: &UnixDatagram, stop: &AtomicBool, mut on_wake: impl FnMut() -> bo
     }
 }
 
+/// `TMUXMATE_NO_INOTIFY=1`: behave as when the kernel has no inotify instance left (each
+/// digest follower holds one of the user's 128 by default). For tests: exhausting the real
+/// limit would starve every other process of the user.
+pub fn no_inotify() -> bool {
+    std::env::var_os("TMUXMATE_NO_INOTIFY").is_some_and(|v| v == "1")
+}
+
 /// Tell every listening view to look again (see the module docs: bounded, never blocks,
 /// never fails).
 pub fn poke() {

@@ -950,3 +950,52 @@ fn agents_lists_every_server_agents_were_seen_on_unless_one_is_named() {
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(text.starts_with("done "), "{text}");
 }
+
+/// The host side of a followed host (`agents changes`): where the user has no inotify
+/// instance left, a state change still answers the long poll at once, through the wake
+/// socket the hook pokes (it used to wait for the deadline).
+#[test]
+fn a_long_poll_without_inotify_answers_a_change_at_once() {
+    let s = server!();
+    let a = s.agent_pane_as("api", "claude");
+    let first: serde_json::Value =
+        serde_json::from_str(&ok(s.run(&["agents", "changes", "--wait-ms", "0"]))).unwrap();
+    let token = first["token"].as_str().unwrap().to_string();
+    let started = std::time::Instant::now();
+    let poll = s
+        .tmuxmate()
+        .env("TMUXMATE_NO_INOTIFY", "1")
+        .args(["agents", "changes", "--after", &token, "--wait-ms", "30000"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its listener is up before the change.
+    wait_until(
+        "the long poll's wake socket",
+        Duration::from_secs(10),
+        || {
+            std::fs::read_dir(s.state.join("wake"))
+                .ok()?
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".sock"))
+                .then_some(())
+        },
+    );
+    let perm = input(
+        &s,
+        "perm",
+        serde_json::json!({"session_id": "s1", "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash", "tool_input": {"command": "make deploy"}}),
+    );
+    let r = hook(&a, "claude", &perm);
+    assert_eq!(r.rc, 0, "{}", r.out);
+    let out = poll.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the change waited for the deadline: {:?}",
+        started.elapsed()
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(v["token"], first["token"], "{v}");
+    assert_eq!(v["agents"][0]["state"], "needs-you", "{v}");
+}

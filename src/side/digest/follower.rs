@@ -43,6 +43,7 @@ use super::dir;
 use super::fold::{Fold, Format};
 use super::render::status_line;
 use crate::sys::state;
+use crate::sys::wake::no_inotify;
 use crate::tmux::format::{parse_records, record_format};
 use crate::tmux::{Socket, Tmux, TmuxError};
 
@@ -749,12 +750,6 @@ impl Wake {
 
 /// How often a follower without an inotify instance looks at its files.
 const POLL_EVERY: Duration = Duration::from_secs(1);
-
-/// `TMUXMATE_NO_INOTIFY=1`: behave as when the kernel has no inotify instance left (for
-/// tests: exhausting the real limit would starve every other process of the user).
-fn no_inotify() -> bool {
-    std::env::var_os("TMUXMATE_NO_INOTIFY").is_some_and(|v| v == "1")
-}
 
 /// No notifications: a [`Msg::Look`] every [`POLL_EVERY`] instead. Not notify's own
 /// poller: it compares whole-second mtimes (an append within the second is missed unless
