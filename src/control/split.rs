@@ -136,23 +136,26 @@ pub struct NewWindowAsk {
 /// `PATH` entry) is looked up from there, the way [`crate::sys::which`] looks here:
 /// regular executable files, empty `PATH` entries skipped. It prints one word: `ok`,
 /// `no-dir`, `no-entry` (tmux could not enter it either and would start the pane in
-/// `HOME`) or `no-program`.
+/// `HOME`) or `no-program`; after `ok` and a newline, the start directory made absolute
+/// when one was given. tmux is given that one: releases differ in what a relative `-c`
+/// is relative to (3.2a: not the client's directory).
 pub const HOST_CHECK: &str = r#"d=$1 p=$2
 if [ -n "$d" ]; then
   [ -d "$d" ] || { echo no-dir; exit 0; }
   CDPATH= cd -- "$d" 2>/dev/null || { echo no-entry; exit 0; }
 fi
+ok() { if [ -n "$d" ]; then printf 'ok\n%s' "$PWD"; else echo ok; fi; exit 0; }
 if [ -n "$p" ]; then
   case $p in
-  */*) [ -f "$p" ] && [ -x "$p" ] && { echo ok; exit 0; } ;;
+  */*) [ -f "$p" ] && [ -x "$p" ] && ok ;;
   *) IFS=:; set -f
     for e in $PATH; do
-      [ -n "$e" ] && [ -f "$e/$p" ] && [ -x "$e/$p" ] && { echo ok; exit 0; }
+      [ -n "$e" ] && [ -f "$e/$p" ] && [ -x "$e/$p" ] && ok
     done ;;
   esac
   echo no-program; exit 0
 fi
-echo ok"#;
+ok"#;
 
 /// The start directory as tmux takes it, after the program and the directory were found
 /// where the pane will start: this machine's `PATH` and files when the server's panes see
@@ -191,6 +194,17 @@ fn checked_start(tmux: &Tmux, cmd: &[String], cwd: Option<&Path>) -> Result<Opti
         return cwd_text(cwd);
     };
     let answer = answer?;
+    // `ok` and the directory made absolute there: what tmux is given.
+    if answer.status.success()
+        && !dir.is_empty()
+        && let Some(abs) = answer.stdout.strip_prefix(b"ok\n")
+        && abs.starts_with(b"/")
+    {
+        use std::os::unix::ffi::OsStrExt;
+        return Text::from_os("--cwd", std::ffi::OsStr::from_bytes(abs))
+            .map(Some)
+            .map_err(|e| Error::usage(e.to_string()));
+    }
     let said = String::from_utf8_lossy(&answer.stdout);
     let shown = cwd.map_or_else(String::new, |d| d.display().to_string());
     match (answer.status.success(), said.trim_end_matches('\n')) {
@@ -297,8 +311,11 @@ mod tests {
         let path = format!(":{}::{}", d.join("data").display(), bin.display());
         let says = |dir: &str, prog: &str| host_says(&d, &path, dir, prog);
         assert_eq!(says("", ""), "ok");
-        assert_eq!(says("bin", ""), "ok");
-        assert_eq!(says(&d.display().to_string(), "prog"), "ok");
+        assert_eq!(says("bin", ""), format!("ok\n{}", bin.display()));
+        assert_eq!(
+            says(&d.display().to_string(), "prog"),
+            format!("ok\n{}", d.display())
+        );
         assert_eq!(says("missing", "prog"), "no-dir");
         // CDPATH is not where tmux looks.
         assert_eq!(says("only-in-cdpath", ""), "no-dir");
@@ -308,7 +325,7 @@ mod tests {
         assert_eq!(says("", "plain"), "no-program");
         assert_eq!(says("", "adir"), "no-program");
         // A path is taken from the start directory, where the pane runs it.
-        assert_eq!(says("bin", "./prog"), "ok");
+        assert_eq!(says("bin", "./prog"), format!("ok\n{}", bin.display()));
         assert_eq!(says("", "./prog"), "no-program");
         assert_eq!(says("", "bin/prog"), "ok");
         // Values are data: nothing in them runs, globs stay words.

@@ -392,12 +392,7 @@ fn dashboard_key_opens_every_agent_in_a_popup_and_enter_goes_to_one() {
     let pane = inner.attach_in(&outer, "main");
     let client = inner.tmux(&["list-clients", "-F", "#{client_name}"]);
     let client = client.trim().to_string();
-    let shows = || {
-        inner
-            .tmux(&["display", "-p", "-c", &client, "#{pane_id}"])
-            .trim()
-            .to_string()
-    };
+    let shows = || inner.client_pane(&client);
     assert_ne!(shows(), x.pane);
     press(&outer, &pane, "M-d");
     let sc = wait_until("the dashboard popup", Duration::from_secs(20), || {

@@ -422,11 +422,7 @@ fn keys_through_a_client_go_to_an_agent_ask_one_and_stop_a_managed_one() {
     let client = s.tmux(&["list-clients", "-F", "#{client_name}"]);
     let client = client.trim();
     let key = |k: &str| outer.tmux(&["send-keys", "-t", &att, k]);
-    let shows = || {
-        s.tmux(&["display", "-p", "-c", client, "#{pane_id}"])
-            .trim()
-            .to_string()
-    };
+    let shows = || s.client_pane(client);
     let t = wait_screen(&s, &d, "the rows", |t| {
         t.contains("codex cli") && t.contains("claude fake") && t.contains(&st.name)
     });
@@ -516,11 +512,7 @@ fn enter_goes_to_the_agent_that_just_came_to_need_the_person() {
     let att = s.attach_in(&outer, "main");
     let client = s.tmux(&["list-clients", "-F", "#{client_name}"]);
     let client = client.trim();
-    let shows = || {
-        s.tmux(&["display", "-p", "-c", client, "#{pane_id}"])
-            .trim()
-            .to_string()
-    };
+    let shows = || s.client_pane(client);
     let t = wait_screen(&s, &d, "the working agent on top", |t| {
         row(t, "codex busy").is_some_and(|(i, l)| i == 2 && l.starts_with("working"))
     });

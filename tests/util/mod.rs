@@ -495,6 +495,16 @@ impl Server {
 }
 
 impl Server {
+    /// The pane client `client` shows. Read from `list-clients`: on tmux 3.2
+    /// `display-message -c` is a flag, not a client to name.
+    pub fn client_pane(&self, client: &str) -> String {
+        self.tmux(&["list-clients", "-F", "#{client_name} #{pane_id}"])
+            .lines()
+            .find_map(|l| l.strip_prefix(client)?.strip_prefix(' '))
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// A real client attached to this server's session `session`, running in a new window
     /// of `outer` (so its screen is `outer`'s pane and keys reach it by `send-keys`).
     /// Returns that pane of `outer`.
