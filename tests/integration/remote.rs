@@ -70,6 +70,14 @@ impl Rig {
         wait_until("the master to exit", Duration::from_secs(20), || {
             self.d.master_pid(&sock).is_none().then_some(())
         });
+        // It stops answering before it is gone: its exit then unlinks the socket path,
+        // which would take a stand-in's socket bound there in the meantime with it (the
+        // call then sees no master and connects by itself). Wait for the unlink (soft: a
+        // master killed outright leaves the file, and a stand-in replaces it).
+        let t = std::time::Instant::now();
+        while sock.exists() && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         sock
     }
     fn json(&self, args: &[&str]) -> serde_json::Value {
