@@ -508,9 +508,19 @@ fn follower(s: &Server, pane: &str) -> Option<FollowerJson> {
 }
 
 fn attach(s: &Server, pane: &str, transcript: &Path) -> AttachJson {
+    attach_env(
+        s,
+        pane,
+        transcript,
+        &[("TMUXMATE_FOLLOWER_HEARTBEAT_MS", "300")],
+    )
+}
+
+/// `digest attach --json` with `env` for the follower it starts.
+fn attach_env(s: &Server, pane: &str, transcript: &Path, env: &[(&str, &str)]) -> AttachJson {
     let out = s
         .tmuxmate()
-        .env("TMUXMATE_FOLLOWER_HEARTBEAT_MS", "300")
+        .envs(env.iter().copied())
         .args([
             "digest",
             "attach",
@@ -861,25 +871,14 @@ fn follower_without_inotify_looks_at_its_files() {
     w.turn(1, false);
     let p = s.dir.join("session.jsonl");
     write_file(&p, &w.text());
-    let out = s
-        .tmuxmate()
-        .env("TMUXMATE_FOLLOWER_HEARTBEAT_MS", "600000")
-        .env("TMUXMATE_NO_INOTIFY", "1")
-        .args([
-            "digest",
-            "attach",
-            "--json",
-            "-t",
-            &pane,
-            "--transcript",
-            &p.to_string_lossy(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    attach_env(
+        &s,
+        &pane,
+        &p,
+        &[
+            ("TMUXMATE_FOLLOWER_HEARTBEAT_MS", "600000"),
+            ("TMUXMATE_NO_INOTIFY", "1"),
+        ],
     );
     wait_follower(&s, &pane, "the first push", |i| i.pushes == 1);
     // No heartbeat for ten minutes: only the look at the files can bring the new turn.

@@ -786,15 +786,18 @@ fn wakeups(socket: &str, pane: &str) -> Result<(mpsc::Receiver<Msg>, Wake), Stri
     let handler = move |r| {
         let _ = ftx.send(Msg::Fs(r));
     };
-    let mut watcher: Box<dyn notify::Watcher + Send> =
-        match notify::recommended_watcher(handler.clone()).map_err(|e| e.to_string()) {
-            Ok(_) | Err(_) if no_inotify() => looker(pane, "TMUXMATE_NO_INOTIFY", tx.clone()),
-            Ok(w) => Box::new(w),
-            // The kernel's inotify instances are per user (128 by default) and each
-            // follower holds one: past them, a follower that looked at its files instead
-            // beats one that never started (its pane would have no digest at all).
-            Err(e) => looker(pane, &e, tx.clone()),
-        };
+    let inotify = if no_inotify() {
+        Err("TMUXMATE_NO_INOTIFY".to_string())
+    } else {
+        notify::recommended_watcher(handler).map_err(|e| e.to_string())
+    };
+    let mut watcher: Box<dyn notify::Watcher + Send> = match inotify {
+        Ok(w) => Box::new(w),
+        // The kernel's inotify instances are per user (128 by default) and each
+        // follower holds one: past them, a follower that looked at its files instead
+        // beats one that never started (its pane would have no digest at all).
+        Err(e) => looker(pane, &e, tx.clone()),
+    };
     let _ = watcher.watch(&dir(), notify::RecursiveMode::NonRecursive);
     let wake = Wake {
         watcher,
