@@ -407,6 +407,41 @@ mod tests {
         assert_eq!(a.key(key(KeyCode::Char('q'))), Effect::Quit);
     }
 
+    /// The wheel steps the selection; a click on a row selects it (and pins it there, as
+    /// keys do); `s` opens the side chat of the selected row.
+    #[test]
+    fn the_mouse_selects_and_s_opens_the_side_chat() {
+        let m = |kind, row| MouseEvent {
+            kind,
+            column: 3,
+            row,
+            modifiers: KeyModifiers::NONE,
+        };
+        let mut a = App::new("");
+        a.page = 10;
+        a.table_top = 2;
+        a.set_board(board(&["needs-you", "working", "idle"]));
+        a.mouse(m(MouseEventKind::ScrollDown, 0));
+        assert_eq!(a.current().unwrap().pane_id, "%1");
+        a.mouse(m(MouseEventKind::ScrollUp, 0));
+        assert_eq!(a.current().unwrap().pane_id, "%0");
+        a.mouse(m(MouseEventKind::Down(MouseButton::Left), 4));
+        assert_eq!(a.current().unwrap().pane_id, "%2");
+        // Above the table, and below the last row: nothing changes.
+        a.mouse(m(MouseEventKind::Down(MouseButton::Left), 1));
+        a.mouse(m(MouseEventKind::Down(MouseButton::Left), 9));
+        assert_eq!(a.current().unwrap().pane_id, "%2");
+        // Clicked, it stays on its agent when the rows reorder.
+        let mut b = board(&["needs-you", "working", "idle"]);
+        b.agents.rotate_right(1);
+        a.set_board(b);
+        assert_eq!(a.current().unwrap().pane_id, "%2");
+        match a.key(key(KeyCode::Char('s'))) {
+            Effect::Side(r) => assert_eq!(r.pane_id, "%2"),
+            _ => panic!("s did not open the side chat"),
+        }
+    }
+
     /// Left where it was opened, the selection is the top row whatever comes up there: the
     /// agent that starts to need the person is the one Enter goes to.
     #[test]
