@@ -34,20 +34,19 @@ pub struct CaptureJson {
 }
 
 impl CaptureJson {
-    /// The document as compact JSON, and its `text` as a JSON string cut from it (for a
-    /// reader that shows the text apart, as the MCP tool's text block does): a
-    /// whole-history capture is megabytes, escaped once. In compact JSON `,"` never
-    /// stands inside a string (a quote there is escaped), so the keys are found exactly.
-    pub fn to_json_with_text(&self) -> (String, String) {
+    /// The document as compact JSON, and where in it its `text` stands as a JSON string
+    /// (for a reader that shows the text apart, as the MCP tool's text block does): a
+    /// whole-history capture is megabytes, escaped once and held once. In compact JSON
+    /// `,"` never stands inside a string (a quote there is escaped), so the keys are
+    /// found exactly.
+    pub fn to_json_with_text(&self) -> (String, Option<std::ops::Range<usize>>) {
         let doc = serde_json::to_string(self).unwrap_or_default();
         let key = r#","text":"#;
-        let text = doc
+        let at = doc
             .find(key)
             .map(|i| i + key.len())
-            .and_then(|a| doc[a..].find(r#","lineCount":"#).map(|n| &doc[a..a + n]))
-            .map(str::to_string)
-            .unwrap_or_else(|| serde_json::to_string(&self.text).unwrap_or_default());
-        (doc, text)
+            .and_then(|a| doc[a..].find(r#","lineCount":"#).map(|n| a..a + n));
+        (doc, at)
     }
 }
 
@@ -223,7 +222,8 @@ mod tests {
                 truncated: false,
                 snapshot: snapshot.clone(),
             };
-            let (doc, cut) = j.to_json_with_text();
+            let (doc, at) = j.to_json_with_text();
+            let cut = &doc[at.clone().expect("the text is found")];
             assert_eq!(cut, serde_json::to_string(text).unwrap(), "{doc}");
             let v: serde_json::Value = serde_json::from_str(&doc).unwrap();
             assert_eq!(v["text"], text);

@@ -73,33 +73,41 @@ pub fn one_call(tmux: &Tmux, a: &Ask) -> Option<Got> {
         past_header: false,
         snap: None,
     };
-    let out = tmux.run_tapped(&args, &mut tee).ok()?;
+    let mut out = tmux.run_tapped(&args, &mut tee).ok()?;
     let answer = cut(&out, &markers)?;
     let max = budget::budget_from(a.max_bytes, &answer.max_bytes).ok()?;
     let store = snapshot::storing(&answer.snapshot).ok()?;
     let history = answer.history?;
-    let b = match bound_text(answer.raw, max, a.range, history, window) {
-        Some(b) => b,
+    let target = answer.target;
+    let fed_len = answer.raw.len();
+    // The text is the answer's tail: moved to the front in place rather than copied, so a
+    // long scrollback is held once (a copy is a fresh buffer of its size, page by page).
+    out.drain(..out.len() - fed_len);
+    let (b, prefix) = match bound_text(out, max, a.range, history, window) {
+        Ok(b) => b,
         // The window held no more than the budget: larger ones, from here.
-        None => super::capture_tail::grow(
-            tmux,
-            &id,
-            answer.raw.to_vec(),
-            window?,
-            wanted_rows(a.range, history),
-            (a.ansi, a.join),
-            max,
-        )
-        .ok()?,
+        Err(raw) => {
+            let b = super::capture_tail::grow(
+                tmux,
+                &id,
+                raw,
+                window?,
+                wanted_rows(a.range, history),
+                (a.ansi, a.join),
+                max,
+            )
+            .ok()?;
+            (b, false)
+        }
     };
     let snapshot = match (store, tee.snap.take()) {
         (false, _) => None,
-        (true, None) => snapshot_of(&id, &answer.target, &b),
-        (true, Some(s)) => warned(s.finish(&id, &answer.target, &b.text, b.truncated, answer.raw)),
+        (true, None) => snapshot_of(&id, &target, &b),
+        (true, Some(s)) => warned(s.finish(&id, &target, &b.text, b.truncated, (fed_len, prefix))),
     };
     Some(Got {
         pane_id: id,
-        target: answer.target,
+        target,
         text: b,
         snapshot,
     })
@@ -207,29 +215,29 @@ fn cut<'a>(out: &'a [u8], (m1, m2): &(String, String)) -> Option<Answer<'a>> {
     })
 }
 
-/// The pane's text bounded to `max`. Read through a `window` of rows that is smaller than
-/// what was asked (`range`, of a `history`): the text's end, its front dropped, when it
-/// holds more than the budget; else None, since only a larger window gives the cut
+/// The pane's text bounded to `max`, and whether it is `raw`'s start unchanged
+/// ([`budget::bound_owned`]). Read through a `window` of rows that is smaller than what was
+/// asked (`range`, of a `history`): the text's end, its front dropped, when it holds more
+/// than the budget; else `raw` back, since only a larger window gives the cut
 /// (`capture_tail::grow`).
 fn bound_text(
-    raw: &[u8],
+    raw: Vec<u8>,
     max: usize,
     range: Range,
     history: u64,
     window: Option<u64>,
-) -> Option<Bounded> {
-    let text = budget::trim_trailing_blank(raw);
+) -> Result<(Bounded, bool), Vec<u8>> {
     let wanted = wanted_rows(range, history);
     match window {
         Some(w) if w < wanted => {
-            if text.len() <= max {
-                return None;
+            if budget::trim_trailing_blank(&raw).len() <= max {
+                return Err(raw);
             }
-            let mut b = budget::bound(text, max);
+            let (mut b, _) = budget::bound_owned(raw, max);
             b.dropped_at_least = true;
-            Some(b)
+            Ok((b, false))
         }
-        _ => Some(budget::bound(text, max)),
+        _ => Ok(budget::bound_owned(raw, max)),
     }
 }
 
@@ -388,17 +396,26 @@ mod tests {
 
     #[test]
     fn a_window_smaller_than_asked_gives_only_a_text_over_the_budget() {
-        let text = b"aaaa\nbbbb\ncccc\n";
-        // Whole history in the window: bounded as usual.
-        let b = bound_text(text, 100, Range::All, 10, Some(50)).unwrap();
+        let text = || b"aaaa\nbbbb\ncccc\n".to_vec();
+        // Whole history in the window: bounded as usual, and the text is the answer's
+        // start (its snapshot file is what was streamed).
+        let (b, prefix) = bound_text(text(), 100, Range::All, 10, Some(50)).unwrap();
         assert_eq!(b.text, "aaaa\nbbbb\ncccc");
-        assert!(!b.dropped_at_least);
-        // More history than the window, but the window's text fits: a larger one is needed.
-        assert!(bound_text(text, 100, Range::All, 500, Some(50)).is_none());
-        // Over the budget: the end, with an unknown amount dropped before it.
-        let b = bound_text(text, 6, Range::Lines(400), 500, Some(50)).unwrap();
-        assert!(b.truncated && b.dropped_at_least);
+        assert!(!b.dropped_at_least && prefix);
+        // More history than the window, but the window's text fits: a larger one is
+        // needed, and the text comes back whole for it.
+        assert_eq!(
+            bound_text(text(), 100, Range::All, 500, Some(50)).unwrap_err(),
+            text()
+        );
+        // Over the budget: the end, with an unknown amount dropped before it, which is
+        // not the start of what was streamed.
+        let (b, prefix) = bound_text(text(), 6, Range::Lines(400), 500, Some(50)).unwrap();
+        assert!(b.truncated && b.dropped_at_least && !prefix);
         // Not read through a window: no larger one to ask for.
-        assert!(bound_text(text, 100, Range::All, 500, None).is_some());
+        assert!(bound_text(text(), 100, Range::All, 500, None).is_ok());
+        // Bytes that are not UTF-8 are replaced: not the streamed bytes either.
+        let (b, prefix) = bound_text(b"a\xffb\n".to_vec(), 100, Range::All, 1, None).unwrap();
+        assert_eq!((b.text.as_str(), prefix), ("a\u{fffd}b", false));
     }
 }

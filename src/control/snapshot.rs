@@ -406,19 +406,29 @@ impl Streamed {
     pub fn reset(&mut self) {
         self.stream.reset();
     }
-    /// Store the entry: the streamed file when `text` is a prefix of `fed` (all that was
-    /// fed), else `text` afresh. Its id.
+    /// Store the entry: the streamed file when `prefix` says `text` is the start of
+    /// what was fed, byte for byte, and `fed_len` is how much that was; else `text`
+    /// afresh. Its id.
     pub fn finish(
         self,
         pane_id: &str,
         target: &str,
         text: &str,
         truncated: bool,
-        fed: &[u8],
+        (fed_len, prefix): (usize, bool),
     ) -> Result<String, String> {
         let log = Log::global();
         let meta = meta_of(self.id, self.time, pane_id, target, text, truncated);
-        if self.stream.keep(text.as_bytes(), fed) {
+        // A stream not kept is gone (its temp file removed) before the text is stored
+        // afresh under the same id.
+        let kept = match prefix {
+            true => self.stream.keep_prefix(text.len() as u64, fed_len as u64),
+            false => {
+                drop(self.stream);
+                false
+            }
+        };
+        if kept {
             log.append_stub(&meta, text.len()).map_err(|e| {
                 format!(
                     "could not store the snapshot in {}: {e}",

@@ -152,16 +152,24 @@ impl Stream {
 
     /// Keep what was fed as the entry's file when `text` is a prefix of it and `fed` is
     /// all of it (the caller's copy of the same bytes); true when kept.
-    pub fn keep(mut self, text: &[u8], fed: &[u8]) -> bool {
+    #[cfg(test)]
+    pub fn keep(self, text: &[u8], fed: &[u8]) -> bool {
+        fed.starts_with(text) && self.keep_prefix(text.len() as u64, fed.len() as u64)
+    }
+
+    /// Keep the first `text_len` bytes of what was fed as the entry's file, when the
+    /// caller knows them to be its text and `fed_len` is all it was handed (a stream
+    /// that saw less or more was not fed the same answer); true when kept.
+    pub fn keep_prefix(mut self, text_len: u64, fed_len: u64) -> bool {
         if self.failed
             || self.file.is_none()
-            || self.written != fed.len() as u64
-            || !fed.starts_with(text)
+            || self.written != fed_len
+            || text_len > fed_len
             || self.flush().is_err()
         {
             return false;
         }
-        self.commit(text.len() as u64).is_ok()
+        self.commit(text_len).is_ok()
     }
 
     /// Cut the file to `len` bytes and give it its final name.

@@ -32,9 +32,12 @@ pub enum Answer {
         text: String,
         sc: String,
     },
-    /// As `Texted`, with the text block already a JSON string (quoted and escaped).
+    /// As `Texted`, with the structured content's JSON text `sc` holding the text
+    /// block as a JSON string (quoted and escaped) at `at`, or `text_json` holding it
+    /// when it is not that string (a megabyte text is then escaped and held once).
     Escaped {
-        text_json: String,
         sc: String,
+        at: std::ops::Range<usize>,
+        text_json: Option<String>,
     },
 }

@@ -154,12 +154,17 @@ fn captured(c: capture::Captured) -> Answer {
     let rendered = c.text.marker().is_some().then(|| c.text.render());
     let mut j = c.json();
     j.snapshot = Some(uri);
-    let (sc, text_json) = j.to_json_with_text();
-    let text_json = match rendered {
-        Some(r) => serde_json::to_string(&r).unwrap_or_else(|_| "\"\"".into()),
-        None => text_json,
+    let (sc, at) = j.to_json_with_text();
+    let text_json = match (rendered, &at) {
+        (None, Some(_)) => None,
+        (Some(r), _) => Some(serde_json::to_string(&r).unwrap_or_else(|_| "\"\"".into())),
+        (None, None) => Some(serde_json::to_string(&j.text).unwrap_or_else(|_| "\"\"".into())),
     };
-    Answer::Escaped { text_json, sc }
+    Answer::Escaped {
+        at: at.unwrap_or(0..0),
+        sc,
+        text_json,
+    }
 }
 
 pub(super) fn tmux_split(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {

@@ -93,30 +93,42 @@ impl Out {
     /// it (same keys, same order): its text for the model, its JSON text as the structured
     /// content, without a value tree.
     fn reply_call(&self, id: &Value, r: Result<ctx::Answer, RpcError>) {
-        let (sc, text) = match r {
-            Ok(ctx::Answer::Texted { text, sc }) => {
-                (sc, serde_json::to_string(&text).unwrap_or_default())
-            }
-            Ok(ctx::Answer::Escaped { text_json, sc }) => (sc, text_json),
+        let (sc, text, at) = match r {
+            Ok(ctx::Answer::Texted { text, sc }) => (
+                sc,
+                Some(serde_json::to_string(&text).unwrap_or_default()),
+                0..0,
+            ),
+            Ok(ctx::Answer::Escaped { sc, at, text_json }) => (sc, text_json, at),
             Ok(ctx::Answer::Value(v)) => return self.reply(id, Ok(v)),
             Err(e) => return self.reply(id, Err(e)),
         };
+        let text = text.as_deref().unwrap_or(sc.get(at).unwrap_or("\"\""));
         let id = serde_json::to_string(id).unwrap_or_default();
-        let mut line = String::with_capacity(sc.len() + text.len() + id.len() + 120);
-        line.push_str(r#"{"jsonrpc":"2.0","id":"#);
-        line.push_str(&id);
-        line.push_str(r#","result":{"content":[{"type":"text","text":"#);
-        line.push_str(&text);
-        line.push_str(r#"}],"structuredContent":"#);
-        line.push_str(&sc);
-        line.push_str(r#","isError":false}}"#);
-        line.push('\n');
-        self.write_line(&line);
+        // Written in its pieces under one lock: a whole-history capture's text is
+        // megabytes, and a line built first would be a copy of it twice over.
+        self.write_parts(&[
+            r#"{"jsonrpc":"2.0","id":"#,
+            &id,
+            r#","result":{"content":[{"type":"text","text":"#,
+            text,
+            r#"}],"structuredContent":"#,
+            &sc,
+            r#","isError":false}}"#,
+            "\n",
+        ]);
     }
     fn write_line(&self, line: &str) {
+        self.write_parts(&[line]);
+    }
+    /// One message from its pieces, whole before any other (the lock is held for all).
+    fn write_parts(&self, parts: &[&str]) {
         if let Ok(mut o) = self.0.lock() {
             // A closed stdout means the client is gone; stdin EOF ends us next.
-            let _ = o.write_all(line.as_bytes()).and_then(|_| o.flush());
+            let _ = parts
+                .iter()
+                .try_for_each(|p| o.write_all(p.as_bytes()))
+                .and_then(|_| o.flush());
         }
     }
     fn reply(&self, id: &Value, r: Result<Value, RpcError>) {

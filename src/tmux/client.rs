@@ -254,11 +254,13 @@ impl Tmux {
             .and_then(|r| r.as_ref().ok())
             .and_then(|t| super::version::parse(t))
             .is_some_and(|v| v.escapes_dollar_in_printed_output());
+        // The list with a capture is left alone before its text is looked at: a whole
+        // scrollback is megabytes to search.
         if !escapes
-            || !out.windows(2).any(|w| w == b"\\$")
             || argv
                 .split(|a| *a == ";")
                 .any(|c| c.first() == Some(&"capture-pane"))
+            || !out.windows(2).any(|w| w == b"\\$")
         {
             return out;
         }

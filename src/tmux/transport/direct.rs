@@ -497,11 +497,11 @@ fn receive(
     sent: &mut bool,
     tap: &mut dyn FnMut(&[u8]),
 ) -> Option<Reply> {
-    let mut buf: Vec<u8> = Vec::new();
-    // Messages are consumed from `at`; the buffer is compacted only before a read, so a
-    // multi-megabyte capture is not copied once per message.
-    let mut at = 0usize;
-    let mut chunk = [0u8; 65536];
+    // The socket is read straight into `buf[end..]`; messages are consumed from `at`, and
+    // only a partial one (under MAX_MESSAGE) is moved to the front before the next read,
+    // so a multi-megabyte capture is copied once, into `stdout`.
+    let mut buf = vec![0u8; 1 << 17];
+    let (mut at, mut end) = (0usize, 0usize);
     let mut out = Reply {
         timed_out: false,
         status: 0,
@@ -510,8 +510,8 @@ fn receive(
     };
     loop {
         // Handle every complete message in the buffer.
-        while buf.len() - at >= HEADER {
-            let m = &buf[at..];
+        while end - at >= HEADER {
+            let m = &buf[at..end];
             let kind = u32::from_le_bytes(m[0..4].try_into().ok()?);
             let len = match wire {
                 Wire::Flags16 => u16::from_le_bytes(m[4..6].try_into().ok()?) as usize,
@@ -569,9 +569,10 @@ fn receive(
                 _ => return None,
             }
         }
-        buf.drain(..at);
+        buf.copy_within(at..end, 0);
+        end -= at;
         at = 0;
-        let n = match sock.read(&mut chunk) {
+        let n = match sock.read(&mut buf[end..]) {
             Ok(n) => n,
             Err(e)
                 if matches!(
@@ -587,7 +588,7 @@ fn receive(
         if n == 0 {
             return None;
         }
-        buf.extend_from_slice(&chunk[..n]);
+        end += n;
     }
 }
 
