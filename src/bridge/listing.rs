@@ -72,7 +72,8 @@ pub fn list(tmux: &Tmux) -> Result<Vec<Listed>, Error> {
     Ok(v)
 }
 
-/// One line per session, for people.
+/// One short line per session, for people and models: name, CLI, pane, state, permission
+/// mode (the project is in the name and in `--json`).
 pub fn render(v: &[Listed]) -> String {
     if v.is_empty() {
         return "no managed agent sessions\n".to_string();
@@ -80,8 +81,8 @@ pub fn render(v: &[Listed]) -> String {
     v.iter()
         .map(|l| {
             format!(
-                "{} {} {} [{}] {} {}\n",
-                l.name, l.adapter, l.pane_id, l.state, l.permission_mode, l.project
+                "{} {} {} [{}] {}\n",
+                l.name, l.adapter, l.pane_id, l.state, l.permission_mode
             )
         })
         .collect()

@@ -1,9 +1,10 @@
 //! `tmuxmate snapshots [--limit N] [--json]` and `tmuxmate snapshots show ID`.
 //!
 //! Invariants: everything printed comes from the stored log (`crate::control::snapshot`), never
-//! from a pane, so a snapshot of a killed pane still shows; the listing is folded (one
-//! header line and a preview of at most three lines per snapshot) and `--json` lists
-//! omit `text`, so a listing stays small whatever was captured.
+//! from a pane, so a snapshot of a killed pane still shows; the listing is one short line
+//! a snapshot (its last line clipped; `--preview` adds up to three lines under it, as the
+//! popup shows) and `--json` lists omit `text`, so a listing stays small whatever was
+//! captured.
 //!
 //! JSON (docs/json.md): list = `[{snapshotId, time, paneId, target, lineCount, truncated,
 //! preview}]`, newest first, `time` in ms since the epoch; show = the same object plus
@@ -32,7 +33,7 @@ pub fn run(tmux: &Tmux, a: JsonActions<SnapshotsAction, SnapshotsAsk>) -> CliRes
             Ok(())
         }
         Some(SnapshotsAction::Popup { client }) => popup(tmux, &client),
-        None => list(a.ask.limit, a.json),
+        None => list(a.ask.limit, a.ask.preview, a.json),
     }
 }
 
@@ -42,7 +43,7 @@ fn popup(tmux: &Tmux, client: &str) -> CliResult {
         .map_err(Error::from)
         .and_then(|bin| {
             // The pager needs a shell; the path reaches it as "$0", never inside the text.
-            let script = r#""$0" snapshots --limit 50 | ${PAGER:-less}"#;
+            let script = r#""$0" snapshots --limit 50 --preview | ${PAGER:-less}"#;
             let argv = vec![
                 "/bin/sh".to_string(),
                 "-c".to_string(),
@@ -84,33 +85,66 @@ fn show(id: &str, json: bool) -> CliResult {
     Ok(())
 }
 
-fn list(limit: usize, json: bool) -> CliResult {
+fn list(limit: usize, preview: bool, json: bool) -> CliResult {
     let snaps = snapshot::list(limit).map_err(Error::new)?;
     if json {
         let rows: Vec<Summary> = snaps.into_iter().map(Summary::from).collect();
         super::out_json(&rows);
         return Ok(());
     }
+    super::out(&listing(&snaps, preview, crate::sys::time::now_ms()));
+    Ok(())
+}
+
+/// How much of a snapshot's last line its listing line shows.
+const LAST_LINE_CHARS: usize = 32;
+
+/// One line a snapshot: id, age, pane, target, lines (`+` when cut), and its last
+/// non-blank line clipped; with `preview`, its preview lines under it.
+fn listing(snaps: &[snapshot::Snapshot], preview: bool, now_ms: u64) -> String {
+    if snaps.is_empty() {
+        return "no stored snapshots\n".into();
+    }
     let mut text = String::new();
-    for s in &snaps {
+    for s in snaps {
+        let last = s.preview.lines().next_back().unwrap_or("");
         text.push_str(&format!(
-            "{}  {}  {} {}  {} line{}{}\n",
+            "{} {} {} {} {}L{}",
             s.id,
-            utc(s.time),
+            age(now_ms.saturating_sub(s.time)),
             s.pane_id,
-            s.target,
+            crate::sys::printable::clip(&s.target, 24),
             s.line_count,
-            if s.line_count == 1 { "" } else { "s" },
-            if s.truncated { " (truncated)" } else { "" }
+            if s.truncated { "+" } else { "" },
         ));
-        for l in s.preview.lines() {
-            text.push_str("    ");
-            text.push_str(l);
+        if preview {
+            text.push_str(&format!("  {}\n", utc(s.time)));
+            for l in s.preview.lines() {
+                text.push_str("    ");
+                text.push_str(l);
+                text.push('\n');
+            }
+        } else {
+            let last = crate::sys::printable::clip(last, LAST_LINE_CHARS);
+            if !last.is_empty() {
+                text.push_str(": ");
+                text.push_str(&last);
+            }
             text.push('\n');
         }
     }
-    super::out(&text);
-    Ok(())
+    text
+}
+
+/// An age in one unit: `45s`, `12m`, `3h`, `9d`.
+fn age(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86_400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
 }
 
 /// `YYYY-MM-DD HH:MM:SSZ` from epoch milliseconds (civil-from-days, proleptic Gregorian).
@@ -137,7 +171,53 @@ fn utc(ms: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::utc;
+    use super::{listing, utc};
+    use crate::control::snapshot::Snapshot;
+
+    fn snap(id: &str, time: u64, target: &str, preview: &str, truncated: bool) -> Snapshot {
+        Snapshot {
+            id: id.into(),
+            time,
+            pane_id: "%7".into(),
+            target: target.into(),
+            line_count: 1200,
+            truncated,
+            preview: preview.into(),
+            text: String::new(),
+            in_file: false,
+        }
+    }
+
+    #[test]
+    fn a_listing_is_one_short_line_a_snapshot_and_the_preview_on_asking() {
+        let now = 1_709_210_096_000;
+        let snaps = [
+            snap(
+                "s1",
+                now - 5_000,
+                "work:1.0",
+                "a\nb\n$ cargo test\x1b[31m ok",
+                false,
+            ),
+            snap(
+                "s2",
+                now - 7_200_000,
+                &"long-session-name".repeat(3),
+                "",
+                true,
+            ),
+        ];
+        assert_eq!(
+            listing(&snaps, false, now),
+            "s1 5s %7 work:1.0 1200L: $ cargo test[31m ok\n\
+             s2 2h %7 long-session-namelong-se… 1200L+\n"
+        );
+        assert_eq!(
+            listing(&snaps[..1], true, now),
+            "s1 5s %7 work:1.0 1200L  2024-02-29 12:34:51Z\n    a\n    b\n    $ cargo test\x1b[31m ok\n"
+        );
+        assert_eq!(listing(&[], false, now), "no stored snapshots\n");
+    }
 
     #[test]
     fn formats_utc() {

@@ -246,8 +246,9 @@ fn build(
 
 impl ListJson {
     /// The listing for people and models: a tree, one short line a session, a window and
-    /// a pane (what choosing a target needs; the rest is in the JSON). Every name is
-    /// quoted with its controls escaped.
+    /// a pane (what choosing a target needs; the rest is in the JSON). A pane's line starts
+    /// with its id alone: the `%` says what it is, and the word cost 5 bytes a pane. Every
+    /// name is quoted with its controls escaped.
     pub fn text(&self) -> String {
         let mut text = String::new();
         for s in &self.sessions {
@@ -297,7 +298,7 @@ impl ListJson {
                         flags.push("watch unreadable");
                     }
                     text.push_str(&format!(
-                        "    pane {} {}x{} {:?} ({}){}{}\n",
+                        "    {} {}x{} {:?} ({}){}{}\n",
                         p.pane_id,
                         p.width,
                         p.height,

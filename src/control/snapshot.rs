@@ -93,6 +93,9 @@ pub struct SnapshotsAsk {
     /// How many of the most recent to list.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: usize,
+    /// Under each snapshot's line, its last three non-blank lines (the popup shows them).
+    #[arg(long)]
+    pub preview: bool,
 }
 
 #[derive(clap::Subcommand, Debug)]

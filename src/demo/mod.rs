@@ -328,7 +328,7 @@ fn watch(d: &mut Demo) -> Result<(), Error> {
     d.turn("right after starting the watch (still running)")?;
     wait_for(|| {
         let l = d.me(&["watch", "list"]).ok()?;
-        l.contains("finished").then_some(())
+        l.contains(" exit 0 ").then_some(())
     })?;
     d.turn_bringing(
         "after the job finished: the result is delivered once",

@@ -2,7 +2,8 @@
 //! model: ESC, the other C0 controls but tab and newline, DEL and the C1 controls become
 //! visible stand-ins, so nothing in it can move a cursor, clear a screen, set a clipboard
 //! (OSC 52) or end a bracketed paste. Invariant: printable text, tabs and newlines pass
-//! unchanged.
+//! unchanged. `clip` makes one short line of a text for a listing (no control characters
+//! at all, whitespace collapsed).
 
 /// Replace ESC and C0 controls (but tab and newline) with visible control pictures;
 /// CRLF and lone CR become newline. Returns the text and how many characters changed.
@@ -34,6 +35,36 @@ pub fn visible(text: &str) -> (String, usize) {
         }
     }
     (out, changed)
+}
+
+/// Collapse whitespace, drop control characters, cut at `max` chars with a visible `…`.
+/// Stops scanning once the bound is reached, so a megabyte of text costs `max` steps.
+pub fn clip(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max * 4 + 4));
+    let mut n = 0;
+    let mut space = false;
+    for c in s.chars() {
+        if c.is_whitespace() {
+            space = !out.is_empty();
+            continue;
+        }
+        if c.is_control() {
+            continue;
+        }
+        let need = if space { 2 } else { 1 };
+        if n + need > max {
+            out.push('…');
+            return out;
+        }
+        if space {
+            out.push(' ');
+            n += 1;
+            space = false;
+        }
+        out.push(c);
+        n += 1;
+    }
+    out
 }
 
 #[cfg(test)]

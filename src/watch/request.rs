@@ -140,16 +140,16 @@ pub fn list_text(jobs: &[Value], now_ms: u64) -> String {
     }
     let mut s = String::new();
     for j in jobs {
-        let f = |k: &str| j[k].as_str().unwrap_or("").to_string();
+        let f = |k: &str| j[k].as_str().unwrap_or("");
         let start = j["start"].as_u64().unwrap_or(0);
         let end = j["end"].as_u64().unwrap_or(now_ms);
         s.push_str(&format!(
-            "{} {} {} {}: {}",
+            "{} {} {} {} {}",
             f("jobId"),
             f("paneId"),
-            f("outcome"),
+            short_outcome(f("outcome")),
             job::duration(end.saturating_sub(start)),
-            f("command"),
+            crate::sys::printable::clip(f("command"), COMMAND_CHARS),
         ));
         if let Some(h) = j["host"].as_str() {
             s.push_str(&format!(" (host {h})"));
@@ -160,6 +160,36 @@ pub fn list_text(jobs: &[Value], now_ms: u64) -> String {
         }
     }
     s
+}
+
+/// How much of a command a listing line shows: enough to tell jobs apart; `watch show`
+/// and `--json` have all of it.
+const COMMAND_CHARS: usize = 40;
+
+/// How much of a failure's reason a listing line shows: its tag (`server-gone`) or its
+/// first words.
+const REASON_CHARS: usize = 24;
+
+/// The outcome in a word or two for a listing line (`watch show` has the words as
+/// delivered): `exit N`, `exit ?` (typed into a shell), `matched`, `failed: REASON` (the
+/// reason up to its parenthesis, cut), or the status itself.
+fn short_outcome(o: &str) -> std::borrow::Cow<'_, str> {
+    if let Some(inner) = o
+        .strip_prefix("finished (")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        let code = inner.strip_prefix("exit ").unwrap_or("");
+        let numeric = !code.is_empty() && code.bytes().all(|b| b.is_ascii_digit() || b == b'-');
+        return if numeric { inner } else { "exit ?" }.into();
+    }
+    if o.starts_with("matched /") {
+        return "matched".into();
+    }
+    if let Some(why) = o.strip_prefix("failed: ") {
+        let why = why.split(" (").next().unwrap_or(why);
+        return format!("failed: {}", crate::sys::printable::clip(why, REASON_CHARS)).into();
+    }
+    o.into()
 }
 
 // `watch show`.
@@ -237,11 +267,48 @@ mod tests {
         assert_eq!(
             list_text(&jobs, 61_000),
             format!(
-                "w1 %1 running {}: make\nw2 %2 finished (exit 0) {}: ls (host box)\n    why\n",
+                "w1 %1 running {} make\nw2 %2 exit 0 {} ls (host box)\n    why\n",
                 job::duration(60_000),
                 job::duration(2_000)
             )
         );
         assert_eq!(list_text(&[], 0), "no watch jobs\n");
+    }
+
+    #[test]
+    fn a_listing_line_has_the_outcome_in_a_word_and_the_command_cut() {
+        for (words, short) in [
+            ("finished (exit 0)", "exit 0"),
+            ("finished (exit 137)", "exit 137"),
+            (
+                "finished (exit status unknown: typed into a shell)",
+                "exit ?",
+            ),
+            ("matched /ready in \\d+ms/", "matched"),
+            ("failed: the pane is gone", "failed: the pane is gone"),
+            (
+                "failed: server-gone (the tmux server at /tmp/x is not running)",
+                "failed: server-gone",
+            ),
+            (
+                "failed: interrupted while recording the result",
+                "failed: interrupted while record…",
+            ),
+            ("timed out", "timed out"),
+            ("stopped", "stopped"),
+            ("running", "running"),
+        ] {
+            assert_eq!(short_outcome(words), short, "{words}");
+        }
+        let long = format!("cargo test --release {}\x1b[2J", "x".repeat(100));
+        let jobs = vec![serde_json::json!({"jobId": "w3", "paneId": "%9",
+            "outcome": "running", "start": 0, "end": 500, "command": long})];
+        let line = list_text(&jobs, 0);
+        assert!(
+            line.starts_with("w3 %9 running 500ms cargo test --release xxx"),
+            "{line}"
+        );
+        assert!(line.ends_with("…\n") && !line.contains('\x1b'), "{line}");
+        assert!(line.chars().count() <= 30 + COMMAND_CHARS, "{line}");
     }
 }

@@ -76,7 +76,11 @@ fn snapshots_key_opens_the_listing_in_a_popup() {
     let pane = inner.attach_in(&outer, "main");
     press(&outer, &pane, "M-s");
     let listed = wait_paged(&out, "snap-marker-4711");
-    assert!(listed.contains("line"), "{listed}");
+    // The listing's line for it: the pane's target and its line count.
+    assert!(
+        listed.contains("main:") && listed.contains("1L"),
+        "{listed}"
+    );
     // It is on the client's screen, in a popup titled by tmuxmate (3.3+).
     let shown = wait_until("the popup on screen", Duration::from_secs(10), || {
         let sc = screen(&outer, &pane);

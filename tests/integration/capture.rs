@@ -249,11 +249,20 @@ fn snapshots_keep_the_text_after_the_pane_is_gone() {
         serde_json::from_str(&ok(s.run(&["snapshots", "--json", "show", &id]))).unwrap();
     assert_eq!(full.text, j.text);
 
+    // One short line: id, age, pane, target, lines, the last line.
     let list = ok(s.run(&["snapshots"]));
     let mut lines = list.lines();
+    let line = lines.next().unwrap();
+    assert!(
+        line.starts_with(&id) && line.contains(&format!(" {p} ")),
+        "{list}"
+    );
+    assert!(line.ends_with(" 4L: kept 4"), "{list}");
+    assert!(lines.next().is_none(), "{list}");
+    let list = ok(s.run(&["snapshots", "--preview"]));
+    let mut lines = list.lines();
     let header = lines.next().unwrap();
-    assert!(header.starts_with(&id) && header.contains(&p), "{list}");
-    assert!(header.contains("4 lines"), "{list}");
+    assert!(header.starts_with(&id) && header.contains(" 4L "), "{list}");
     assert_eq!(
         lines.collect::<Vec<_>>(),
         vec!["    kept 2", "    kept 3", "    kept 4"]

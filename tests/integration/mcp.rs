@@ -135,7 +135,7 @@ impl Client {
                 let id = p["paneId"].as_str().unwrap();
                 assert!(
                     text.lines()
-                        .any(|l| l.trim_start().starts_with(&format!("pane {id} "))),
+                        .any(|l| l.trim_start().starts_with(&format!("{id} "))),
                     "{id} not in {text}"
                 );
             }

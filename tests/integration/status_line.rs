@@ -94,7 +94,7 @@ fn list_marks_watched_only_while_the_job_runs() {
     let list = ok(s.run(&["list"]));
     let line = |p: &str| {
         list.lines()
-            .find(|l| l.contains(&format!("pane {p} ")))
+            .find(|l| l.trim_start().starts_with(&format!("{p} ")))
             .unwrap_or_else(|| panic!("no {p} in {list}"))
             .to_string()
     };

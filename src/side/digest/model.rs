@@ -41,35 +41,7 @@ const TODO_CHARS: usize = 120;
 const NAME_CHARS: usize = 48;
 const ID_CHARS: usize = 80;
 
-/// Collapse whitespace, drop control characters, cut at `max` chars with a visible `…`.
-/// Stops scanning once the bound is reached, so a megabyte of text costs `max` steps.
-pub fn clip(s: &str, max: usize) -> String {
-    let mut out = String::with_capacity(s.len().min(max * 4 + 4));
-    let mut n = 0;
-    let mut space = false;
-    for c in s.chars() {
-        if c.is_whitespace() {
-            space = !out.is_empty();
-            continue;
-        }
-        if c.is_control() {
-            continue;
-        }
-        let need = if space { 2 } else { 1 };
-        if n + need > max {
-            out.push('…');
-            return out;
-        }
-        if space {
-            out.push(' ');
-            n += 1;
-            space = false;
-        }
-        out.push(c);
-        n += 1;
-    }
-    out
-}
+pub use crate::sys::printable::clip;
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
