@@ -69,9 +69,9 @@ SSHD_PID=""
 # shellcheck disable=SC2317 # cleanup runs from the EXIT trap
 cleanup() {
     for s in "$W"/state/ssh/????????????????; do
-        [ -S "$s" ] && ssh -o ControlPath="$s" -O exit x >/dev/null 2>&1 || true
+        if [ -S "$s" ]; then ssh -o ControlPath="$s" -O exit x >/dev/null 2>&1 || true; fi
     done
-    [ -n "$SSHD_PID" ] && kill "$SSHD_PID" 2>/dev/null || true
+    if [ -n "$SSHD_PID" ]; then kill "$SSHD_PID" 2>/dev/null || true; fi
     T kill-server >/dev/null 2>&1 || true
     rm -rf "$W"
 }
@@ -154,7 +154,8 @@ warm=$(($(ms) - t0))
 printf '\nhandshake: first call %s ms, second call %s ms\n' "$first" "$warm"
 verdict "connections opened by the first call" "$((c1 - c0))" "<=" 1 ""
 
-MASTER=$(ls "$W"/state/ssh/???????????????? | head -1)
+masters=("$W"/state/ssh/????????????????)
+MASTER=${masters[0]}
 RAW="ssh -F $W/ssh_config -o BatchMode=yes -o ControlPath=$MASTER -p $PORT 127.0.0.1 --"
 
 # --- list ---------------------------------------------------------------------------------

@@ -58,7 +58,7 @@ printf 'tmuxmate bench-text: %s, %s, %s panes\n' "$("$BIN" --version | head -n 1
 np=$(T list-panes -a | wc -l)
 row "list (text)" "$np" "$(M list | wc -c)" "$(M list --json | wc -c)"
 
-# MCP tmux_list: the text block against structuredContent (rows: panes)
+# MCP tmux_list: its default answer (the text block) against the JSON of json: true
 python3 - "$BIN" "$SOCK" <<'PY'
 import json, subprocess, sys
 binary, sock = sys.argv[1], sys.argv[2]
@@ -70,10 +70,14 @@ def call(i, method, params):
 call(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench-text", "version": "1"}})
 p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
 for i, tool in enumerate(["tmux_list"], start=2):
+    # The default answer is what the model reads (the text block alone); json: true
+    # adds the structured content, for code.
     r = call(i, "tools/call", {"name": tool, "arguments": {}})["result"]
     text = "".join(c.get("text", "") for c in r["content"]).encode()
-    sc = json.dumps(r.get("structuredContent"), separators=(",", ":")).encode()
-    rows = max(1, len(r["structuredContent"]["panes"]))
+    assert "structuredContent" not in r, "a default answer with structured content"
+    full = call(100 + i, "tools/call", {"name": tool, "arguments": {"json": True}})["result"]
+    sc = json.dumps(full["structuredContent"], separators=(",", ":")).encode()
+    rows = max(1, len(full["structuredContent"]["panes"]))
     print("  %-34s %5d rows  %7d B text (%5.1f B a row)  %8d B JSON" % ("MCP " + tool, rows, len(text), len(text) / rows, len(sc)))
 p.stdin.close()
 p.wait()

@@ -27,6 +27,7 @@ unset TMUX TMUX_PANE TMUXMATE_STATE_DIR XDG_STATE_HOME CLAUDE_CONFIG_DIR CODEX_H
 
 # The copy's small patches (idempotent).
 for s in start-claude.sh start-codex.sh start-gemini.sh; do
+    # shellcheck disable=SC2016 # the line added to the rig's script expands there, not here
     grep -q RIG_POST_CONFIG "$RIG/$s" ||
         sed -i '/rigcfg.py" "\${cfg_args\[@\]}"/a [ -n "${RIG_POST_CONFIG:-}" ] \&\& eval "$RIG_POST_CONFIG"' "$RIG/$s"
 done
@@ -46,6 +47,7 @@ WORK=$RIG_RUN_ROOT/project
 mkdir -p "$WORK"
 export RIG_CODEX_DAEMON=0   # locations need codex --no-daemon (README, Codex CLI)
 export RIG_CODEX_NATIVE=1
+# shellcheck disable=SC2317 # cleanup runs from the EXIT trap
 cleanup() { [ -n "${KEEP_RUN:-}" ] && return; "$RIG/stop.sh" "$SOCK" --purge >/dev/null 2>&1 || true; rm -rf "$RIG_RUN_ROOT"; }
 trap cleanup EXIT
 
@@ -56,8 +58,8 @@ check() { # name, condition result (0 = pass), detail
 }
 # wait_request KIND TEXT: the mock request (JSONL line) whose prompt contains TEXT.
 wait_request() {
-    local log=$RUN/mock/$1.log i
-    for i in $(seq 1 600); do
+    local log=$RUN/mock/$1.log
+    for _ in $(seq 1 600); do
         if [ -f "$log" ] && grep -F -- "$2" "$log" >/dev/null 2>&1; then
             grep -F -- "$2" "$log" | head -1
             return 0
@@ -92,17 +94,17 @@ start_both "env HOME=\"\$HOME_DIR\" '$BIN' install all >\"\$RUN/install-claude.o
     "env HOME=\"\$HOME_DIR\" '$BIN' install all >\"\$RUN/install-gemini.out\""
 cat "$RUN/install-claude.out" "$RUN/install-codex.out" "$RUN/install-gemini.out"
 for agent in $AGENTS; do
-    kind=$(kind_of $agent)
+    kind=$(kind_of "$agent")
     RIG_ENTER_DELAY=1 "$RIG/send-prompt.sh" "$SOCK" "rig:$agent" "install proof one ($agent)"
-    req=$(wait_request $kind "install proof one ($agent)") || req=""
+    req=$(wait_request "$kind" "install proof one ($agent)") || req=""
     loc=$(grep -o 'tmux location (turn [0-9]*):.\{0,60\}' <<<"$req" | head -1 | tr '|' '/' || true)
     check "$agent: hook ran, location reached the mock" "$([ -n "$loc" ] && echo 0 || echo 1)" "${loc:-no location in the request}"
-    reg=$(mcp_list $agent | grep -i tmuxmate | head -1 | tr '|' '/' || true)
+    reg=$(mcp_list "$agent" | grep -i tmuxmate | head -1 | tr '|' '/' || true)
     check "$agent: mcp list shows tmuxmate" "$([ -n "$reg" ] && echo 0 || echo 1)" "${reg:-not listed}"
 done
 for agent in $AGENTS; do
-    kind=$(kind_of $agent)
-    req=$(wait_request $kind "install proof one ($agent)") || req=""
+    kind=$(kind_of "$agent")
+    req=$(wait_request "$kind" "install proof one ($agent)") || req=""
     check "$agent: the request lists the tmuxmate skill" "$(grep -q 'Use when you run inside tmux' <<<"$req" && echo 0 || echo 1)" "skill description in the first request: $(grep -c 'Use when you run inside tmux' <<<"$req" || true)x"
 done
 
@@ -116,17 +118,17 @@ in_claude_home uninstall
 in_codex_home uninstall
 in_gemini_home uninstall
 for agent in $AGENTS; do
-    reg=$(mcp_list $agent | grep -i tmuxmate | head -1 || true)
+    reg=$(mcp_list "$agent" | grep -i tmuxmate | head -1 || true)
     check "$agent: after uninstall, mcp list has no tmuxmate" "$([ -z "$reg" ] && echo 0 || echo 1)" "${reg:-not listed}"
 done
 left=$(grep -l -e "$BIN" -e 'mcp_servers.tmuxmate' -e '"tmuxmate"' "$RUN/claude-home/.claude/settings.json" "$RUN/claude-home/.claude.json" "$RUN/codex-home/config.toml" "$RUN/codex-home/hooks.json" "$RUN/gemini-home/.gemini/settings.json" 2>/dev/null | tr '\n' ' ' || true)
 check "no tmuxmate entry left in the CLIs' configs" "$([ -z "$left" ] && echo 0 || echo 1)" "${left:-none}"
 start_both "" "" ""
 for agent in $AGENTS; do
-    kind=$(kind_of $agent)
+    kind=$(kind_of "$agent")
     # Gemini just started can swallow an Enter sent 0.3 s after the paste (seen once).
     RIG_ENTER_DELAY=1 "$RIG/send-prompt.sh" "$SOCK" "rig:$agent" "install proof two ($agent)"
-    req=$(wait_request $kind "install proof two ($agent)") || req=""
+    req=$(wait_request "$kind" "install proof two ($agent)") || req=""
     check "$agent: after uninstall, the request has no location" "$([ -n "$req" ] && ! grep -q 'tmux location' <<<"$req" && echo 0 || echo 1)" "$([ -n "$req" ] && echo "request seen, no location" || echo "no request")"
 done
 

@@ -2,7 +2,9 @@
 # `tmuxmate mcp` registered with the REAL Claude Code and Codex CLI of the agent rig
 # (../shared/rig: real CLIs in a private tmux server, a mock model API on 127.0.0.1):
 # the mock model calls mcp__tmuxmate__tmux_list and mcp__tmuxmate__tmux_capture, and the
-# tools' results must come back to the mock in the next model request (its request log).
+# tools' results must come back to the mock in the next model request (its request log)
+# as their text blocks: the list's tree, the capture's text, not the JSON document (both
+# clients hand the model a result's structured content whenever it has one).
 #
 #   Claude Code: `claude mcp add --scope user tmuxmate -- BIN mcp` (HOME = the rig's
 #                claude-home), tools allowed with permissions.allow ["mcp__tmuxmate"]
@@ -74,8 +76,7 @@ ROWS=()
 
 # wait_log LOG PATTERN SECONDS: the mock's request log holds PATTERN.
 wait_log() {
-    local i
-    for i in $(seq 1 $(($3 * 10))); do
+    for _ in $(seq 1 $(($3 * 10))); do
         grep -q -- "$2" "$1" 2>/dev/null && return 0
         sleep 0.1
     done
@@ -114,12 +115,42 @@ for client in "${CLIENTS[@]}"; do
     esac
     PANE=$(sed -n 's/^RIG_PANE=//p' "$W/$client.env" | tr -d "'")
     "$RIG_DIR/send-prompt.sh" "$SOCK" "$PANE" "tmuxmate mcp check: list the panes, then capture one"
-    # The list result carries the pane's own id as "paneId"; the capture result its
-    # "lineCount". Both must be in a later model request, i.e. the client ran the tools.
-    listed=no captured=no
-    wait_log "$LOG" "\\\\\"paneId\\\\\":\\\\\"$PANE\\\\\"" 90 && listed=yes
-    wait_log "$LOG" 'lineCount' 60 && captured=yes
-    wait_log "$LOG" 'mcp check done' 30 || true
+    # Both results must be in a later model request, i.e. the client ran the tools, as
+    # their text blocks: the list's tree (a line for the rig's own pane), the capture's
+    # text (the prompt typed above), neither as the JSON document (`json: true` only).
+    wait_log "$LOG" 'mcp check done' 120 || true
+    read -r listed captured < <(python3 - "$LOG" "$PANE" <<'PY'
+import json, sys
+log, pane = sys.argv[1], sys.argv[2]
+
+def texts(v):
+    """Every string in a tool result, however the client wrapped it."""
+    if isinstance(v, str):
+        yield v
+    elif isinstance(v, list):
+        for x in v:
+            yield from texts(x)
+    elif isinstance(v, dict):
+        for x in v.values():
+            yield from texts(x)
+
+results = []
+for line in open(log):
+    body = json.loads(line).get("body") or {}
+    if not isinstance(body, dict):
+        continue
+    for m in body.get("messages") or []:  # Anthropic: tool_result blocks
+        for c in m.get("content") or [] if isinstance(m.get("content"), list) else []:
+            if isinstance(c, dict) and c.get("type") == "tool_result":
+                results.append("\n".join(texts(c.get("content"))))
+    for it in body.get("input") or []:  # OpenAI Responses: *_call_output items
+        if isinstance(it, dict) and str(it.get("type", "")).endswith("_call_output"):
+            results.append("\n".join(texts(it.get("output"))))
+listed = any("session $" in r and pane in r and "paneId" not in r for r in results)
+captured = any("tmuxmate mcp check" in r and "lineCount" not in r for r in results)
+print("yes" if listed else "no", "yes" if captured else "no")
+PY
+)
     # Listed upfront: a request's tool definitions name it. Claude Code 2.1.332 defers MCP
     # tools behind a tool search but still runs a direct call; Codex 0.171 defers them for
     # catalog models (answering "unsupported call" until the model has searched) and lists
@@ -145,7 +176,7 @@ PY
     "$RIG_DIR/stop.sh" "$SOCK" >/dev/null 2>&1 || true
 done
 
-printf '| client | tmux tools listed upfront (not deferred) | tmux_list result reached the mock | tmux_capture result reached the mock |\n|---|---|---|---|\n'
+printf '| client | tmux tools listed upfront (not deferred) | tmux_list tree reached the model (no JSON) | tmux_capture text reached the model (no JSON) |\n|---|---|---|---|\n'
 printf '%s\n' "${ROWS[@]}"
 printf '(request logs kept in %s)\n' "$W"
 exit "$FAILED"

@@ -40,4 +40,10 @@ pub enum Answer {
         at: std::ops::Range<usize>,
         text_json: Option<String>,
     },
+    /// A successful result of a text block alone, no structured content: the text as a
+    /// JSON string (quoted and escaped) at `json[at]`.
+    Plain {
+        json: String,
+        at: std::ops::Range<usize>,
+    },
 }

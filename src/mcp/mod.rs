@@ -100,6 +100,9 @@ impl Out {
                 0..0,
             ),
             Ok(ctx::Answer::Escaped { sc, at, text_json }) => (sc, text_json, at),
+            Ok(ctx::Answer::Plain { json, at }) => {
+                return self.reply_text(id, json.get(at).unwrap_or("\"\""));
+            }
             Ok(ctx::Answer::Value(v)) => return self.reply(id, Ok(v)),
             Err(e) => return self.reply(id, Err(e)),
         };
@@ -115,6 +118,18 @@ impl Out {
             r#"}],"structuredContent":"#,
             &sc,
             r#","isError":false}}"#,
+            "\n",
+        ]);
+    }
+    /// A successful answer of a text block alone; `text` is already a JSON string.
+    fn reply_text(&self, id: &Value, text: &str) {
+        let id = serde_json::to_string(id).unwrap_or_default();
+        self.write_parts(&[
+            r#"{"jsonrpc":"2.0","id":"#,
+            &id,
+            r#","result":{"content":[{"type":"text","text":"#,
+            text,
+            r#"}],"isError":false}}"#,
             "\n",
         ]);
     }

@@ -86,6 +86,12 @@ pub(super) struct Tool {
     pub(super) required: &'static [&'static str],
     output: Props,
     hints: Hints,
+    /// The answer's text block is made for the model (a tree, lines, the capture):
+    /// structured content only when the call asks with `json: true`, and no
+    /// `outputSchema`. Claude Code and Codex hand the model the structured content
+    /// instead of the text block whenever there is one (docs/mcp.md#what-the-model-reads),
+    /// so a default answer carries the text alone, once.
+    texted: bool,
     /// The call on this machine's tmux (or, with `host`, the host's tmux over ssh).
     run: Handler,
     /// With `host`: the call that runs the operation on the host's tmuxmate instead (or,
@@ -120,11 +126,12 @@ fn arr() -> Value {
 pub(super) static TOOLS: &[Tool] = &[
     Tool {
         name: "tmux_list",
-        description: "Sessions, windows (layout) and panes (paneId, target, command, createdByUs, createdBy = creator's address, agent = the pane's own). Every tool takes host ([user@]host[:port], one ssh master) and hostSocket (-L name or -S path there); watch, agent_ask, side_*, the agents list need `tmuxmate remote install HOST`.",
+        description: "Sessions, windows (layout) and panes, a compact tree; json: true adds the JSON (paneId, target, command, createdByUs, createdBy = creator's address, agent = the pane's own). Every tool takes host ([user@]host[:port], one ssh master) and hostSocket (-L name or -S path there); watch, agent_ask, side_*, the agents list need `tmuxmate remote install HOST`.",
         input: Vec::new,
         required: &[],
         output: || vec![("sessions", arr()), ("windows", arr()), ("panes", arr())],
         hints: READ,
+        texted: true,
         run: h::tmux_list,
         host: None,
     },
@@ -152,6 +159,7 @@ pub(super) static TOOLS: &[Tool] = &[
             ]
         },
         hints: TYPES,
+        texted: false,
         run: h::tmux_send_keys,
         host: None,
     },
@@ -178,12 +186,13 @@ pub(super) static TOOLS: &[Tool] = &[
             ]
         },
         hints: TYPES,
+        texted: false,
         run: h::tmux_paste,
         host: None,
     },
     Tool {
         name: "tmux_capture",
-        description: "A pane's screen, last N lines (lines) or all scrollback (all), cut to maxBytes (default 100000) keeping the newest; text block = the capture; stored as a snapshot resource.",
+        description: "A pane's screen, last N lines (lines) or all scrollback (all), cut to maxBytes (default 100000) keeping the newest; answer = the capture (json: true adds lineCount, truncated, snapshot URI); stored as a snapshot resource.",
         input: || {
             vec![
                 ("target", s()),
@@ -206,6 +215,7 @@ pub(super) static TOOLS: &[Tool] = &[
             ]
         },
         hints: READ,
+        texted: true,
         run: h::tmux_capture,
         host: None,
     },
@@ -224,6 +234,7 @@ pub(super) static TOOLS: &[Tool] = &[
         required: &[],
         output: || vec![("paneId", s()), ("target", s())],
         hints: CHANGES,
+        texted: false,
         run: h::tmux_split,
         host: None,
     },
@@ -234,6 +245,7 @@ pub(super) static TOOLS: &[Tool] = &[
         required: &["src", "dst"],
         output: || vec![("src", s()), ("dst", s())],
         hints: CHANGES,
+        texted: false,
         run: h::tmux_swap,
         host: None,
     },
@@ -264,6 +276,7 @@ pub(super) static TOOLS: &[Tool] = &[
             ]
         },
         hints: RUNS,
+        texted: false,
         run: h::tmux_run,
         host: None,
     },
@@ -292,6 +305,7 @@ pub(super) static TOOLS: &[Tool] = &[
             ]
         },
         hints: RUNS,
+        texted: false,
         run: h::tmux_watch,
         host: Some(on_host::tmux_watch),
     },
@@ -320,22 +334,24 @@ pub(super) static TOOLS: &[Tool] = &[
             ]
         },
         hints: KILLS,
+        texted: false,
         run: h::tmux_kill,
         host: None,
     },
     Tool {
         name: "tmux_agents",
-        description: "Agent panes' states (needs-you+why, working, done, idle, exited, unknown), most urgent first. target+until: wait until that agent is in one (timeoutMs default 50000).",
+        description: "Agent panes' states (needs-you+why, working, done, idle, exited, unknown), most urgent first. target+until: wait until that agent is in one (timeoutMs default 50000). json: true adds the JSON.",
         input: || vec![("target", s()), ("until", words()), ("timeoutMs", n())],
         required: &[],
         output: || vec![("agents", arr()), ("state", s())],
         hints: READ,
+        texted: true,
         run: h::tmux_agents,
         host: Some(on_host::tmux_agents),
     },
     Tool {
         name: "tmux_dashboard",
-        description: "Every agent at a glance, most urgent first: state, project/branch, what it does now, todos, pending results/notes, context/cost. filter: text.",
+        description: "Every agent at a glance, most urgent first: state, project/branch, what it does now, todos, pending results/notes, context/cost. filter: text. json: true adds the JSON.",
         input: || vec![("filter", s())],
         required: &[],
         output: || {
@@ -347,6 +363,7 @@ pub(super) static TOOLS: &[Tool] = &[
             ]
         },
         hints: READ,
+        texted: true,
         run: super::board::tmux_dashboard,
         host: Some(super::board::on_host),
     },
@@ -374,6 +391,7 @@ pub(super) static TOOLS: &[Tool] = &[
             ]
         },
         hints: ASKS,
+        texted: false,
         run: h::agent_ask,
         host: Some(on_host::agent_ask),
     },
@@ -391,6 +409,7 @@ pub(super) static TOOLS: &[Tool] = &[
             ]
         },
         hints: READ,
+        texted: false,
         run: h::side_chat_main_status,
         host: Some(on_host::side_chat_main_status),
     },
@@ -408,6 +427,7 @@ pub(super) static TOOLS: &[Tool] = &[
         required: &[],
         output: || vec![("lines", arr())],
         hints: READ,
+        texted: false,
         run: h::side_chat_main_history,
         host: Some(on_host::side_chat_main_history),
     },
@@ -418,6 +438,7 @@ pub(super) static TOOLS: &[Tool] = &[
         required: &["text"],
         output: || vec![("queued", b()), ("agent", s()), ("key", s())],
         hints: CHANGES,
+        texted: false,
         run: h::side_chat_report,
         host: Some(on_host::side_chat_report),
     },
@@ -430,9 +451,12 @@ impl Tool {
             Value::Object(ps.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
         };
         let mut input = (self.input)();
+        if self.texted {
+            input.push(("json", b()));
+        }
         input.push(("host", s()));
         input.push(("hostSocket", s()));
-        json!({
+        let mut d = json!({
             "name": self.name,
             "description": self.description,
             "inputSchema": {"type": "object", "properties": obj(input), "required": self.required,
@@ -444,7 +468,15 @@ impl Tool {
                 "idempotentHint": self.hints.idempotent,
                 "openWorldHint": self.hints.open_world,
             },
-        })
+        });
+        // A schema obliges every successful answer to carry structured content (and a
+        // client checks for it), which a texted tool's default answer does not.
+        if self.texted
+            && let Some(m) = d.as_object_mut()
+        {
+            m.remove("outputSchema");
+        }
+        d
     }
 }
 
@@ -475,6 +507,47 @@ fn take_host(a: &Value) -> (Value, Option<Server>) {
         _ => None,
     };
     (a, host.map(|host| Server { host, socket }))
+}
+
+/// The arguments without `json` (when it is a boolean; anything else stays for the
+/// schema check to refuse), and whether it was true.
+fn take_json(a: Value) -> (Value, bool) {
+    let mut a = a;
+    let json = match a.as_object_mut() {
+        Some(m) if m.get("json").is_some_and(Value::is_boolean) => {
+            m.remove("json").and_then(|v| v.as_bool()).unwrap_or(false)
+        }
+        _ => false,
+    };
+    (a, json)
+}
+
+/// A texted tool's answer as the call asked for it: with `json`, as the handler made it;
+/// without, its text block alone (the structured content dropped unsent).
+fn shaped(answer: Answer, json: bool) -> Answer {
+    if json {
+        return answer;
+    }
+    match answer {
+        Answer::Texted { text, .. } => {
+            let json = serde_json::to_string(&text).unwrap_or_else(|_| "\"\"".into());
+            let at = 0..json.len();
+            Answer::Plain { json, at }
+        }
+        Answer::Escaped {
+            text_json: Some(json),
+            ..
+        } => {
+            let at = 0..json.len();
+            Answer::Plain { json, at }
+        }
+        Answer::Escaped {
+            sc,
+            at,
+            text_json: None,
+        } => Answer::Plain { json: sc, at },
+        other => other,
+    }
 }
 
 /// `notifications/progress` for the client's token, at most once per `PROGRESS_EVERY`.
@@ -520,6 +593,7 @@ pub fn call(
     })?;
     let a = params.get("arguments").unwrap_or(&Value::Null);
     let (a, host) = take_host(a);
+    let (a, json) = if tool.texted { take_json(a) } else { (a, true) };
     let progress = params
         .pointer("/_meta/progressToken")
         .filter(|t| t.is_string() || t.is_number())
@@ -537,7 +611,9 @@ pub fn call(
     let remote;
     let tmux = match (host, tool.host) {
         (None, _) => &session.tmux,
-        (Some(h), Some(on_host)) => return on_host(session, &a, &h, &tick),
+        (Some(h), Some(on_host)) => {
+            return on_host(session, &a, &h, &tick).map(|r| shaped(r, json));
+        }
         (Some(h), None) => match session.remote(&h.host, h.socket.as_deref()) {
             Ok(t) => {
                 remote = t;
@@ -554,6 +630,7 @@ pub fn call(
         },
         &a,
     )
+    .map(|r| shaped(r, json))
 }
 
 #[cfg(test)]

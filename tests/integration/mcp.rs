@@ -12,6 +12,9 @@ use crate::server;
 use crate::util::*;
 
 const WAIT: Duration = Duration::from_secs(60);
+/// The tools whose default answer is the text block alone (`json: true` adds the
+/// structured content).
+const TEXTED: &[&str] = &["tmux_list", "tmux_capture", "tmux_agents", "tmux_dashboard"];
 
 /// A client on the server's pipes: requests answered by id, notifications kept apart.
 pub struct Client {
@@ -117,7 +120,13 @@ impl Client {
         r["result"].clone()
     }
 
+    /// A successful call's structured content; a texted tool is asked for it with
+    /// `json: true` (its default answer is the text block alone).
     pub fn ok(&mut self, tool: &str, args: Value) -> Value {
+        let mut args = args;
+        if TEXTED.contains(&tool) && args.get("json").is_none() {
+            args["json"] = json!(true);
+        }
         let r = self.call(tool, args.clone());
         assert_eq!(r["isError"], false, "{tool} {args}: {r}");
         let sc = r["structuredContent"].clone();
@@ -221,7 +230,13 @@ fn both_handshakes_and_a_small_tools_list() {
     }
     for t in tools {
         assert_eq!(t["inputSchema"]["type"], "object", "{t}");
-        assert_eq!(t["outputSchema"]["type"], "object", "{t}");
+        if TEXTED.contains(&t["name"].as_str().unwrap()) {
+            // No schema: it would oblige the default answer to carry structured content.
+            assert!(t.get("outputSchema").is_none(), "{t}");
+            assert_eq!(t["inputSchema"]["properties"]["json"]["type"], "boolean");
+        } else {
+            assert_eq!(t["outputSchema"]["type"], "object", "{t}");
+        }
         // Every tool says what it does to the world; the reads are read-only.
         let a = &t["annotations"];
         let ro = a["readOnlyHint"].as_bool().unwrap();
@@ -369,7 +384,10 @@ fn every_tool_through_mcp() {
     assert_eq!(cap["truncated"], false);
     // Cut to a budget: the text block starts with the marker line, the structured
     // text is the cut text alone (the same answer `capture --json` gives).
-    let cut = c.call("tmux_capture", json!({"target": rec.pane, "maxBytes": 8}));
+    let cut = c.call(
+        "tmux_capture",
+        json!({"target": rec.pane, "maxBytes": 8, "json": true}),
+    );
     let block = cut["content"][0]["text"].as_str().unwrap();
     let sc = &cut["structuredContent"];
     assert_eq!(sc["truncated"], true, "{cut}");
@@ -1061,7 +1079,7 @@ fn the_listing_a_model_reads_is_tens_of_bytes_a_pane() {
     s.tmux(&a);
     let mut c = Client::start(&s);
     c.initialize();
-    let r = c.call("tmux_list", json!({}));
+    let r = c.call("tmux_list", json!({"json": true}));
     let text = r["content"][0]["text"].as_str().unwrap();
     let panes = r["structuredContent"]["panes"].as_array().unwrap().len();
     assert_eq!(panes, 61);
@@ -1075,6 +1093,67 @@ fn the_listing_a_model_reads_is_tens_of_bytes_a_pane() {
         cli.lines().count(),
         text.lines().count(),
         "{cli}\n---\n{text}"
+    );
+    c.finish();
+}
+
+/// Claude Code and Codex give the model a result's structured content whenever it has
+/// one: a texted tool's default answer is its text block alone (once on the wire), the
+/// same text `json: true` sends beside the JSON; a `json` that is not a boolean is
+/// refused by the schema, not taken as false.
+#[test]
+fn a_texted_tool_answers_with_its_text_alone_unless_asked_for_json() {
+    let s = server!();
+    let pane = s.window("w", "sh");
+    s.tmux(&[
+        "send-keys",
+        "-t",
+        &pane,
+        "printf 'line-%s\\n' 1 2 3",
+        "Enter",
+    ]);
+    wait_until("the lines", WAIT, || {
+        let t = s.tmux(&["capture-pane", "-p", "-t", &pane]);
+        t.contains("line-3").then_some(())
+    });
+    let mut c = Client::start(&s);
+    c.initialize();
+    for (tool, args) in [
+        ("tmux_list", json!({})),
+        ("tmux_capture", json!({"target": pane})),
+        ("tmux_agents", json!({})),
+        ("tmux_dashboard", json!({})),
+    ] {
+        let plain = c.call(tool, args.clone());
+        assert_eq!(plain["isError"], false, "{tool}: {plain}");
+        let keys: Vec<&String> = plain.as_object().unwrap().keys().collect();
+        assert!(plain.get("structuredContent").is_none(), "{tool}: {keys:?}");
+        assert_eq!(plain["content"].as_array().unwrap().len(), 1, "{plain}");
+        let mut asked = args.clone();
+        asked["json"] = json!(true);
+        let full = c.call(tool, asked);
+        assert!(full["structuredContent"].is_object(), "{tool}: {full}");
+        if tool != "tmux_dashboard" {
+            // (the dashboard's lines say how long ago things were: they may move on)
+            assert_eq!(plain["content"], full["content"], "{tool}");
+        }
+        let mut off = args.clone();
+        off["json"] = json!(false);
+        assert!(c.call(tool, off)["structuredContent"].is_null(), "{tool}");
+    }
+    let text = c.call("tmux_capture", json!({"target": pane}))["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(text.contains("line-3"), "{text}");
+    assert_eq!(text.matches("line-3").count(), 1, "{text}");
+    let r = c.request(
+        "tools/call",
+        json!({"name": "tmux_list", "arguments": {"json": "yes"}}),
+    );
+    assert!(
+        r.get("error").is_some() || r["result"]["isError"] == true,
+        "{r}"
     );
     c.finish();
 }

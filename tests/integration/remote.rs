@@ -2403,7 +2403,7 @@ fn mcp_agents_with_a_host_are_the_hosts_not_this_machines() {
         v
     };
     // Without host: this machine's agent (the server its state remembers).
-    let mine = m.call("tmux_agents", serde_json::json!({}));
+    let mine = m.call("tmux_agents", serde_json::json!({"json": true}));
     let here_socket = here.socket_path().to_string_lossy().into_owned();
     assert!(
         mine["structuredContent"]["agents"]
@@ -2416,7 +2416,7 @@ fn mcp_agents_with_a_host_are_the_hosts_not_this_machines() {
         "{mine}"
     );
     // With host: the host's agent alone, as the host's tmuxmate lists it.
-    let res = m.call("tmux_agents", at(serde_json::json!({})));
+    let res = m.call("tmux_agents", at(serde_json::json!({"json": true})));
     assert_eq!(res["isError"], false, "{res}");
     let got = &res["structuredContent"];
     let rows = got["agents"].as_array().unwrap();
