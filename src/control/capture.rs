@@ -36,17 +36,42 @@ pub struct CaptureJson {
 impl CaptureJson {
     /// The document as compact JSON, and where in it its `text` stands as a JSON string
     /// (for a reader that shows the text apart, as the MCP tool's text block does): a
-    /// whole-history capture is megabytes, escaped once and held once. In compact JSON
-    /// `,"` never stands inside a string (a quote there is escaped), so the keys are
-    /// found exactly.
+    /// whole-history capture is megabytes, escaped once, straight into the document, and
+    /// never searched. The fields around it are serialized with an empty text, whose
+    /// `,"text":""` is found exactly: in compact JSON a quote inside a string is escaped.
     pub fn to_json_with_text(&self) -> (String, Option<std::ops::Range<usize>>) {
-        let doc = serde_json::to_string(self).unwrap_or_default();
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Around<'a> {
+            target: &'a str,
+            pane_id: &'a str,
+            text: &'a str,
+            line_count: usize,
+            truncated: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            snapshot: &'a Option<Option<String>>,
+        }
+        let around = serde_json::to_string(&Around {
+            target: &self.target,
+            pane_id: &self.pane_id,
+            text: "",
+            line_count: self.line_count,
+            truncated: self.truncated,
+            snapshot: &self.snapshot,
+        })
+        .unwrap_or_default();
         let key = r#","text":"#;
-        let at = doc
-            .find(key)
-            .map(|i| i + key.len())
-            .and_then(|a| doc[a..].find(r#","lineCount":"#).map(|n| a..a + n));
-        (doc, at)
+        let Some(k) = around.find(r#","text":"""#) else {
+            return (around, None);
+        };
+        let (head, tail) = (&around[..k + key.len()], &around[k + key.len() + 2..]);
+        let mut doc = String::with_capacity(around.len() + self.text.len() * 33 / 32 + 4);
+        doc.push_str(head);
+        let start = doc.len();
+        crate::sys::jsonstr::push(&mut doc, &self.text);
+        let at = start..doc.len();
+        doc.push_str(tail);
+        (doc, Some(at))
     }
 }
 

@@ -79,9 +79,30 @@ impl RpcError {
     }
 }
 
-/// stdout, one whole line per message.
+/// stdout, one whole line per message. Written through its own handle on fd 1, not
+/// `std::io::Stdout`: that one is line-buffered, and looks for the last newline in every
+/// write (all of a megabyte capture, for the one newline at its end).
 #[derive(Clone)]
-pub struct Out(Arc<Mutex<std::io::Stdout>>);
+pub struct Out(Arc<Mutex<Option<std::fs::File>>>);
+
+impl Out {
+    fn stdout() -> Out {
+        use std::os::fd::AsFd;
+        let f = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .ok();
+        if f.is_none() {
+            state::log("mcp: stdout could not be opened for writing; answers are lost");
+        }
+        Out(Arc::new(Mutex::new(f)))
+    }
+}
+
+/// A message up to this size is gathered and written at once (one write, the usual
+/// case); a bigger one is written piece by piece, without a copy.
+const GATHER: usize = 64 << 10;
 
 impl Out {
     pub fn send(&self, v: &Value) {
@@ -138,12 +159,16 @@ impl Out {
     }
     /// One message from its pieces, whole before any other (the lock is held for all).
     fn write_parts(&self, parts: &[&str]) {
-        if let Ok(mut o) = self.0.lock() {
+        if let Ok(mut o) = self.0.lock()
+            && let Some(o) = o.as_mut()
+        {
             // A closed stdout means the client is gone; stdin EOF ends us next.
-            let _ = parts
-                .iter()
-                .try_for_each(|p| o.write_all(p.as_bytes()))
-                .and_then(|_| o.flush());
+            let total: usize = parts.iter().map(|p| p.len()).sum();
+            let _ = if total <= GATHER {
+                o.write_all(parts.concat().as_bytes())
+            } else {
+                parts.iter().try_for_each(|p| o.write_all(p.as_bytes()))
+            };
         }
     }
     fn reply(&self, id: &Value, r: Result<Value, RpcError>) {
@@ -260,7 +285,7 @@ pub fn serve(tmux: &Tmux) -> Result<(), Error> {
     crate::sys::procfs::keep_handles();
     let session = Arc::new(Session {
         tmux: tmux.clone(),
-        out: Out(Arc::new(Mutex::new(std::io::stdout()))),
+        out: Out::stdout(),
         resources: resources::Watched::default(),
         pool: Arc::default(),
         remotes: Mutex::default(),

@@ -1,7 +1,7 @@
 //! The operating-system layer under every capability: starting processes, quoting for a
 //! shell, finding programs on `PATH`, reading `/proc` (`procfs`: terminals; `foreground`: what a pane runs,
-//! and the one list of shells), the private state directory (`state`), stable short hashes (`hash`) and names unique per
-//! call (`unique`), and the wake of live views (`wake`: a datagram instead of inotify).
+//! and the one list of shells), the private state directory (`state`), stable short hashes (`hash`), JSON string literals of megabytes (`jsonstr`) and names
+//! unique per call (`unique`), and the wake of live views (`wake`: a datagram instead of inotify).
 //!
 //! Owns nothing of tmux or of the agents. Invariants: every process this binary starts is
 //! started by [`process`] (a clippy lint refuses `std::process::Command` elsewhere), every
@@ -12,6 +12,7 @@ pub mod duration;
 pub mod files;
 pub mod foreground;
 pub mod hash;
+pub mod jsonstr;
 pub mod printable;
 pub mod process;
 pub mod procfs;
