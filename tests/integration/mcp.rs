@@ -1157,3 +1157,41 @@ fn a_texted_tool_answers_with_its_text_alone_unless_asked_for_json() {
     );
     c.finish();
 }
+
+/// A whole-history capture of more than the answer's gather size (64 KiB) is written in
+/// pieces: it reaches the client whole, as one line, with quotes and backslashes escaped,
+/// the same text the CLI prints, in the text block by default and in both with `json`.
+#[test]
+fn a_capture_of_a_long_history_is_one_whole_answer_the_cli_text() {
+    let s = server!();
+    s.tmux(&["set-option", "-g", "history-limit", "10000"]);
+    let pane = s.window(
+        "long",
+        r#"awk 'BEGIN { for (i = 0; i < 6000; i++) printf "line-%05d \"q\" \\ end\n", i; print "DONE" }'; sleep 1000"#,
+    );
+    wait_until("the lines", WAIT, || {
+        let t = s.tmux(&["capture-pane", "-p", "-t", &pane]);
+        t.contains("DONE").then_some(())
+    });
+    let cli = ok(s.run(&["capture", "-t", &pane, "--all", "--max-bytes", "10000000"]));
+    let mut c = Client::start(&s);
+    c.initialize();
+    let args = json!({"target": pane, "all": true, "maxBytes": 10_000_000});
+    let plain = c.call("tmux_capture", args.clone());
+    let text = plain["content"][0]["text"].as_str().unwrap();
+    assert!(text.len() > 100 << 10, "{} bytes", text.len());
+    assert!(
+        text.contains("line-00000 \"q\" \\ end\nline-00001 "),
+        "{}",
+        &text[..200]
+    );
+    assert!(text.contains("line-05999 \"q\" \\ end\nDONE"));
+    assert_eq!(text.trim_end(), cli.trim_end(), "the CLI's text");
+    let mut asked = args;
+    asked["json"] = json!(true);
+    let full = c.call("tmux_capture", asked);
+    assert_eq!(full["content"][0]["text"].as_str(), Some(text));
+    assert_eq!(full["structuredContent"]["text"].as_str(), Some(text));
+    assert_eq!(full["structuredContent"]["truncated"], false);
+    c.finish();
+}
