@@ -85,6 +85,10 @@ impl RpcError {
 #[derive(Clone)]
 pub struct Out(Arc<Mutex<Option<std::fs::File>>>);
 
+/// A message up to this size is gathered and written at once (one write, the usual
+/// case); a bigger one is written piece by piece, without a copy.
+const GATHER: usize = 64 << 10;
+
 impl Out {
     fn stdout() -> Out {
         use std::os::fd::AsFd;
@@ -98,59 +102,51 @@ impl Out {
         }
         Out(Arc::new(Mutex::new(f)))
     }
-}
 
-/// A message up to this size is gathered and written at once (one write, the usual
-/// case); a bigger one is written piece by piece, without a copy.
-const GATHER: usize = 64 << 10;
-
-impl Out {
     pub fn send(&self, v: &Value) {
         let mut line = serde_json::to_string(v).unwrap_or_default();
         line.push('\n');
         self.write_line(&line);
     }
     /// The answer to a tool call; a pre-serialized result goes out as `done` would build
-    /// it (same keys, same order): its text for the model, its JSON text as the structured
-    /// content, without a value tree.
+    /// it (same keys, same order): its text for the model and, unless it is a text block
+    /// alone, its JSON text as the structured content, without a value tree.
     fn reply_call(&self, id: &Value, r: Result<ctx::Answer, RpcError>) {
-        let (sc, text, at) = match r {
-            Ok(ctx::Answer::Texted { text, sc }) => (
-                sc,
-                Some(serde_json::to_string(&text).unwrap_or_default()),
-                0..0,
-            ),
-            Ok(ctx::Answer::Escaped { sc, at, text_json }) => (sc, text_json, at),
-            Ok(ctx::Answer::Plain { json, at }) => {
-                return self.reply_text(id, json.get(at).unwrap_or("\"\""));
+        // The text block as a JSON string: its own string, or (`None`) the range `at`
+        // of the structured content it stands in.
+        let (own, at, sc) = match r {
+            Ok(ctx::Answer::Texted { text, sc }) => {
+                let json = serde_json::to_string(&text).unwrap_or_default();
+                (Some(json), None, Some(sc))
             }
+            Ok(ctx::Answer::Escaped { sc, at, text_json }) => {
+                let at = text_json.is_none().then_some(at);
+                (text_json, at, Some(sc))
+            }
+            Ok(ctx::Answer::Plain { json, at }) => (Some(json), Some(at), None),
             Ok(ctx::Answer::Value(v)) => return self.reply(id, Ok(v)),
             Err(e) => return self.reply(id, Err(e)),
         };
-        let text = text.as_deref().unwrap_or(sc.get(at).unwrap_or("\"\""));
+        let whole = own.as_deref().or(sc.as_deref()).unwrap_or_default();
+        let text = match at {
+            Some(at) => whole.get(at).unwrap_or("\"\""),
+            None => whole,
+        };
         let id = serde_json::to_string(id).unwrap_or_default();
         // Written in its pieces under one lock: a whole-history capture's text is
         // megabytes, and a line built first would be a copy of it twice over.
+        let sc_parts = match &sc {
+            Some(sc) => [r#"}],"structuredContent":"#, sc.as_str()],
+            None => [r#"}]"#, ""],
+        };
         self.write_parts(&[
             r#"{"jsonrpc":"2.0","id":"#,
             &id,
             r#","result":{"content":[{"type":"text","text":"#,
             text,
-            r#"}],"structuredContent":"#,
-            &sc,
+            sc_parts[0],
+            sc_parts[1],
             r#","isError":false}}"#,
-            "\n",
-        ]);
-    }
-    /// A successful answer of a text block alone; `text` is already a JSON string.
-    fn reply_text(&self, id: &Value, text: &str) {
-        let id = serde_json::to_string(id).unwrap_or_default();
-        self.write_parts(&[
-            r#"{"jsonrpc":"2.0","id":"#,
-            &id,
-            r#","result":{"content":[{"type":"text","text":"#,
-            text,
-            r#"}],"isError":false}}"#,
             "\n",
         ]);
     }
