@@ -111,7 +111,7 @@ fn listing(snaps: &[snapshot::Snapshot], preview: bool, now_ms: u64) -> String {
         text.push_str(&format!(
             "{} {} {} {} {}L{}",
             s.id,
-            age(now_ms.saturating_sub(s.time)),
+            crate::state::list::human(now_ms.saturating_sub(s.time) / 1000),
             s.pane_id,
             crate::sys::printable::clip(&s.target, 24),
             s.line_count,
@@ -134,17 +134,6 @@ fn listing(snaps: &[snapshot::Snapshot], preview: bool, now_ms: u64) -> String {
         }
     }
     text
-}
-
-/// An age in one unit: `45s`, `12m`, `3h`, `9d`.
-fn age(ms: u64) -> String {
-    let s = ms / 1000;
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m", s / 60),
-        3600..86_400 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
-    }
 }
 
 /// `YYYY-MM-DD HH:MM:SSZ` from epoch milliseconds (civil-from-days, proleptic Gregorian).
