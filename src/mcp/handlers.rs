@@ -58,7 +58,7 @@ pub(super) fn done<T: serde::Serialize>(v: &T) -> Value {
 
 /// A refusal or failure: the CLI's own words.
 pub(super) fn failed(e: &Error) -> Value {
-    json!({"content": [{"type": "text", "text": e.human()}], "isError": true})
+    super::tool_error(&e.human())
 }
 
 /// A failed `agent_ask`, here or on a host: how far the message got (`None`: not
@@ -136,9 +136,30 @@ pub(super) fn tmux_capture(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
         return Err(invalid("tmux_capture: lines and all exclude each other"));
     }
     Ok(match capture::capture(c.tmux, &a.request()) {
-        Ok(c) => captured(c),
+        Ok(c) => captured(fitted(c)),
         Err(e) => Answer::Value(failed(&e)),
     })
+}
+
+/// The capture with its text cut, newest kept, to what one message carries twice over
+/// (the text block and, with `json`, the structured content; the rest of the answer is
+/// under 64 KiB): a whole history asked with a big `maxBytes` would otherwise be a
+/// message the client refuses, losing the call (`super::MAX_MESSAGE`). The cut is marked
+/// as any budget's is; the snapshot keeps what tmux gave.
+fn fitted(mut c: capture::Captured) -> capture::Captured {
+    let room = (super::MAX_MESSAGE - (64 << 10)) / 2;
+    let b = c.text.text.as_bytes();
+    let keep = crate::sys::jsonstr::tail_within(b, room);
+    if keep < b.len() {
+        let cut = crate::control::budget::bound(b, keep);
+        c.text = crate::control::budget::Bounded {
+            text: cut.text,
+            truncated: true,
+            dropped: c.text.dropped + cut.dropped,
+            dropped_at_least: c.text.dropped_at_least,
+        };
+    }
+    c
 }
 
 /// A capture's answer. The model reads the text block: the capture as text (with the

@@ -17,7 +17,8 @@
 //! - Tool calls and resource reads run on a bounded pool (`pool`): at most
 //!   `pool::WORKERS` at once, the rest queued in order; a call that does not fit is
 //!   answered at once with `SERVER_BUSY`. A message is bounded while it is read, before
-//!   it is held (`MAX_LINE`).
+//!   it is held (`MAX_LINE`); one going out is at most `MAX_MESSAGE` (a bigger answer is
+//!   replaced by an error that says so).
 //! - `notifications/cancelled` ends the call it names (a run's pane is removed, a typed
 //!   command interrupted) and that call is not answered. At stdin EOF running calls get
 //!   `DRAIN` to answer; then they are cancelled the same way and the process exits.
@@ -54,10 +55,17 @@ const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "20
 const MODERN_VERSION: &str = "2026-07-28";
 /// Bound on one incoming message.
 const MAX_LINE: usize = 32 << 20;
+/// Bound on one outgoing message, newline included. Claude Code reads a server's stdout
+/// through a buffer that refuses more than 10 MiB (10,485,760 bytes) and then closes the
+/// connection: the call ends as "Connection closed" and the server is started again
+/// (docs/mcp.md#answer-size). A capture is cut to fit (newest kept); anything else over it
+/// is answered with an error that says so.
+pub const MAX_MESSAGE: usize = 10_000_000;
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INTERNAL_ERROR: i64 = -32603;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
 /// Every worker busy and the queue full.
@@ -106,6 +114,18 @@ impl Out {
     pub fn send(&self, v: &Value) {
         let mut line = serde_json::to_string(v).unwrap_or_default();
         line.push('\n');
+        if line.len() > MAX_MESSAGE {
+            // A tool's result becomes a tool error (the model reads it), anything else an
+            // error answer; a notification is dropped.
+            let why = too_big(line.len());
+            return match v.get("id") {
+                Some(id) if v.pointer("/result/content").is_some() => {
+                    self.reply(id, Ok(tool_error(&why)))
+                }
+                Some(id) => self.reply(id, Err(RpcError::new(INTERNAL_ERROR, why))),
+                None => {}
+            };
+        }
         self.write_line(&line);
     }
     /// The answer to a tool call; a pre-serialized result goes out as `done` would build
@@ -139,7 +159,7 @@ impl Out {
             Some(sc) => [r#"}],"structuredContent":"#, sc.as_str()],
             None => [r#"}]"#, ""],
         };
-        self.write_parts(&[
+        let parts = [
             r#"{"jsonrpc":"2.0","id":"#,
             &id,
             r#","result":{"content":[{"type":"text","text":"#,
@@ -148,7 +168,13 @@ impl Out {
             sc_parts[1],
             r#","isError":false}}"#,
             "\n",
-        ]);
+        ];
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        if total > MAX_MESSAGE {
+            let id = serde_json::from_str(&id).unwrap_or_default();
+            return self.reply(&id, Ok(tool_error(&too_big(total))));
+        }
+        self.write_parts(&parts);
     }
     fn write_line(&self, line: &str) {
         self.write_parts(&[line]);
@@ -177,6 +203,22 @@ impl Out {
     pub fn notify(&self, method: &str, params: Value) {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
+}
+
+/// Why a message of `n` bytes is not sent (logged too).
+fn too_big(n: usize) -> String {
+    let why = format!(
+        "the answer is {n} bytes, more than the {MAX_MESSAGE} one MCP message may carry (Claude \
+         Code closes the connection above 10 MiB); ask for less (tmux_capture: maxBytes or \
+         lines), or read it in a shell (`tmuxmate snapshots show ID`)"
+    );
+    state::log(&format!("mcp: {why}"));
+    why
+}
+
+/// A tool result that is an error the model reads.
+fn tool_error(why: &str) -> Value {
+    json!({"content": [{"type": "text", "text": why}], "isError": true})
 }
 
 /// What one server process keeps between calls.

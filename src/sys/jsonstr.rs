@@ -49,6 +49,50 @@ pub fn push(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// How many of the last bytes of `b` fit in `room` bytes once escaped (quotes aside): all
+/// of `b` when it does, else a tail of it (its first byte may be inside a character; the
+/// caller cuts at a line start within it). Escapes that `push` writes: six bytes for a
+/// control other than `\b \f \n \r \t`, two for those and `"` `\`, one for the rest.
+pub fn tail_within(b: &[u8], room: usize) -> usize {
+    if b.len() <= room / 6 || escaped_len(b) <= room {
+        return b.len();
+    }
+    let mut used = 0;
+    for (n, &c) in b.iter().rev().enumerate() {
+        used += cost(c);
+        if used > room {
+            return n;
+        }
+    }
+    b.len()
+}
+
+/// What byte `c` is once escaped, in bytes.
+fn cost(c: u8) -> usize {
+    match c {
+        b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+        0..0x20 => 6,
+        _ => 1,
+    }
+}
+
+/// `b` escaped, in bytes (quotes aside): eight bytes tested at a time, as `push` does
+/// (a whole history is megabytes of which few bytes need escaping).
+fn escaped_len(b: &[u8]) -> usize {
+    let mut n = b.len();
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        if needs_escape(u64::from_le_bytes(w.try_into().unwrap_or([0; 8]))) {
+            n += w.iter().map(|&c| cost(c) - 1).sum::<usize>();
+        }
+    }
+    n + words
+        .remainder()
+        .iter()
+        .map(|&c| cost(c) - 1)
+        .sum::<usize>()
+}
+
 /// Whether any of the eight bytes is a control (< 0x20), `"` or `\`.
 fn needs_escape(w: u64) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -68,6 +112,29 @@ mod tests {
         let mut o = String::new();
         push(&mut o, s);
         o
+    }
+
+    /// The tail `tail_within` gives escapes within the room, and one byte more would not.
+    #[test]
+    fn the_tail_that_fits_is_the_longest() {
+        let text = format!("{}\u{1b}[1m\"q\"\\\té\n", "x".repeat(40)).repeat(20);
+        let b = text.as_bytes();
+        let escaped = |t: &[u8]| ours(&String::from_utf8_lossy(t)).len() - 2;
+        assert_eq!(escaped_len(b), escaped(b));
+        assert_eq!(tail_within(b, escaped(b)), b.len());
+        for room in [0, 1, 5, 6, 7, 100, 333, escaped(b) - 1] {
+            let n = tail_within(b, room);
+            assert!(n < b.len(), "room {room}");
+            // Whole characters only: a tail starting inside é is measured from its start.
+            let at = (b.len() - n..b.len())
+                .find(|&i| (b[i] & 0xc0) != 0x80)
+                .unwrap_or(b.len());
+            assert!(escaped(&b[at..]) <= room, "room {room}: {n}");
+            assert!(
+                escaped(&b[b.len() - n - 1..]) > room,
+                "room {room}: {n} is not the longest"
+            );
+        }
     }
 
     #[test]

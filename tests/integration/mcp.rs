@@ -1195,3 +1195,73 @@ fn a_capture_of_a_long_history_is_one_whole_answer_the_cli_text() {
     assert_eq!(full["structuredContent"]["truncated"], false);
     c.finish();
 }
+
+/// Claude Code closes a server's connection on a message over 10 MiB (the call ends as
+/// "Connection closed"). A whole-history capture whose answer would be bigger is cut to
+/// fit, newest kept and marked, with `json` too (the text twice); a snapshot too big for
+/// one message is refused with an error that says what to do; the connection lives on.
+#[test]
+fn no_answer_is_bigger_than_a_client_takes() {
+    const MAX_MESSAGE: usize = 10_000_000;
+    let s = server!();
+    s.tmux(&["set-option", "-g", "history-limit", "80000"]);
+    // 70,000 lines of quotes and backslashes: 5.7 MB of text, 11 MB escaped.
+    let pane = s.window(
+        "quotes",
+        r#"awk 'BEGIN { q = "\"\\"; for (i = 0; i < 5; i++) q = q q; for (i = 0; i < 70000; i++) printf "%06d %s%s\n", i, q, substr(q, 1, 10); print "DONE" }'; sleep 1000"#,
+    );
+    wait_until("the lines", WAIT, || {
+        let t = s.tmux(&["capture-pane", "-p", "-t", &pane]);
+        t.contains("DONE").then_some(())
+    });
+    let size = |v: &Value| serde_json::to_string(v).unwrap().len() + 1;
+    let mut c = Client::start(&s);
+    c.initialize();
+    let args = json!({"target": pane, "all": true, "maxBytes": 20_000_000, "json": true});
+    let r = c.request(
+        "tools/call",
+        json!({"name": "tmux_capture", "arguments": args}),
+    );
+    assert!(size(&r) <= MAX_MESSAGE, "{} bytes", size(&r));
+    let res = &r["result"];
+    assert_eq!(res["isError"], false, "{}", &r.to_string()[..300]);
+    let sc = &res["structuredContent"];
+    assert_eq!(sc["truncated"], true);
+    let text = sc["text"].as_str().unwrap();
+    // Half of a message less 64 KiB for the rest, escaped: no more, and not much less.
+    let escaped = serde_json::to_string(text).unwrap().len() - 2;
+    assert!(
+        (4_900_000..=(MAX_MESSAGE - (64 << 10)) / 2).contains(&escaped),
+        "{escaped} bytes kept, escaped"
+    );
+    assert!(text.ends_with("DONE"), "the newest text is kept");
+    assert!(text.starts_with(char::is_numeric), "cut at a line start");
+    let block = res["content"][0]["text"].as_str().unwrap();
+    let (marker, rest) = block.split_once('\n').unwrap();
+    assert!(marker.starts_with("[... ") && marker.ends_with(" earlier bytes truncated ...]"));
+    assert_eq!(rest, text);
+    assert_eq!(sc["lineCount"], text.lines().count());
+    // Without json: the text block alone, cut as well.
+    let mut plain = args.clone();
+    plain["json"] = json!(false);
+    let r = c.request(
+        "tools/call",
+        json!({"name": "tmux_capture", "arguments": plain}),
+    );
+    assert!(size(&r) <= MAX_MESSAGE, "{} bytes", size(&r));
+    assert_eq!(r["result"]["content"][0]["text"].as_str(), Some(block));
+    // The snapshot holds the whole capture: more than one message carries.
+    let uri = sc["snapshot"].as_str().unwrap().to_string();
+    let r = c.request("resources/read", json!({"uri": uri}));
+    let why = r["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", &r.to_string()[..300]));
+    assert!(
+        why.contains("more than the 10000000") && why.contains("snapshots show"),
+        "{why}"
+    );
+    // The connection lives on.
+    let small = c.ok("tmux_capture", json!({"target": pane, "lines": 2}));
+    assert!(small["text"].as_str().unwrap().contains("DONE"));
+    c.finish();
+}
