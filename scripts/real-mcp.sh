@@ -12,6 +12,11 @@
 #                writes it (env_vars TMUX, TMUX_PANE); model REAL_MCP_CODEX_MODEL (default
 #                an unknown slug, whose MCP tools are not deferred behind a tool search)
 #
+# A third call captures a pane of 50 MB of history whole (maxBytes 100 MB): Claude Code
+# closes the connection of a server that writes more than 10 MiB in one message (its
+# result is then "Connection closed"), so tmuxmate cuts the capture to fit; the answer must
+# reach the model and the server must not have been started twice.
+#
 # Usage: scripts/real-mcp.sh [claude|codex]...   (default: both)
 #   BIN      tmuxmate binary (default: cargo build --release)
 #   RIG_DIR  an installed copy of the rig (default: ../shared/rig copied to a temp dir,
@@ -47,6 +52,7 @@ cat >"$W/script-claude.json" <<'EOF'
 [{"match": "(?i)tmuxmate mcp check", "steps": [
   {"text": "Listing panes.", "tool": "mcp__tmuxmate__tmux_list", "input": {}},
   {"tool": "mcp__tmuxmate__tmux_capture", "input": {"target": "rig:0.0", "maxBytes": 4000}},
+  {"tool": "mcp__tmuxmate__tmux_capture", "input": {"target": "big:0.0", "all": true, "maxBytes": 100000000}},
   "mcp check done"
 ]}]
 EOF
@@ -54,6 +60,7 @@ cat >"$W/script-codex.json" <<'EOF'
 [{"match": "(?i)tmuxmate mcp check", "steps": [
   {"text": "Listing panes.", "tool": "tmux_list", "namespace": "mcp__tmuxmate", "input": {}},
   {"tool": "tmux_capture", "namespace": "mcp__tmuxmate", "input": {"target": "rig:0.0", "maxBytes": 4000}},
+  {"tool": "tmux_capture", "namespace": "mcp__tmuxmate", "input": {"target": "big:0.0", "all": true, "maxBytes": 100000000}},
   "mcp check done"
 ]}]
 EOF
@@ -114,12 +121,22 @@ for client in "${CLIENTS[@]}"; do
         *) say "real-mcp: unknown client $client (claude or codex)"; exit 2 ;;
     esac
     PANE=$(sed -n 's/^RIG_PANE=//p' "$W/$client.env" | tr -d "'")
+    # The 50 MB pane, in the rig's own tmux server (its lib.sh: a scrubbed environment).
+    T() { env -i PATH="$PATH" LANG=C.UTF-8 TMUX_TMPDIR="$RUN/tmux" tmux -L "$SOCK" -f /dev/null "$@"; }
+    T set -g history-limit 700000
+    T kill-session -t '=big' 2>/dev/null || true
+    T new-session -d -s big -x 200 -y 50 \
+        "awk 'BEGIN { for (i = 1; i <= 600000; i++) printf \"%06d %075d\\n\", i, i }'; exec cat"
+    for _ in $(seq 1 600); do
+        [ "$(T display -p -t big:0.0 '#{history_size}')" -ge 599900 ] && break
+        sleep 0.1
+    done
     "$RIG_DIR/send-prompt.sh" "$SOCK" "$PANE" "tmuxmate mcp check: list the panes, then capture one"
     # Both results must be in a later model request, i.e. the client ran the tools, as
     # their text blocks: the list's tree (a line for the rig's own pane), the capture's
     # text (the prompt typed above), neither as the JSON document (`json: true` only).
     wait_log "$LOG" 'mcp check done' 120 || true
-    read -r listed captured < <(python3 - "$LOG" "$PANE" <<'PY'
+    read -r listed captured big < <(python3 - "$LOG" "$PANE" <<'PY'
 import json, sys
 log, pane = sys.argv[1], sys.argv[2]
 
@@ -134,21 +151,30 @@ def texts(v):
         for x in v.values():
             yield from texts(x)
 
+# Each request carries the conversation so far: the results of the one that has most.
 results = []
 for line in open(log):
     body = json.loads(line).get("body") or {}
     if not isinstance(body, dict):
         continue
+    these = []
     for m in body.get("messages") or []:  # Anthropic: tool_result blocks
         for c in m.get("content") or [] if isinstance(m.get("content"), list) else []:
             if isinstance(c, dict) and c.get("type") == "tool_result":
-                results.append("\n".join(texts(c.get("content"))))
+                these.append("\n".join(texts(c.get("content"))))
     for it in body.get("input") or []:  # OpenAI Responses: *_call_output items
         if isinstance(it, dict) and str(it.get("type", "")).endswith("_call_output"):
-            results.append("\n".join(texts(it.get("output"))))
+            these.append("\n".join(texts(it.get("output"))))
+    if len(these) > len(results):
+        results = these
 listed = any("session $" in r and pane in r and "paneId" not in r for r in results)
 captured = any("tmuxmate mcp check" in r and "lineCount" not in r for r in results)
-print("yes" if listed else "no", "yes" if captured else "no")
+# The 50 MB capture's result: the third, whatever the client did with its size (Claude
+# Code saves a result over its token cap to a file and says so; Codex keeps its head and
+# tail), but not a lost connection.
+big = len(results) >= 3 and "Connection closed" not in results[2] and (
+    "earlier bytes truncated" in results[2] or "saved to" in results[2])
+print("yes" if listed else "no", "yes" if captured else "no", "yes" if big else "no")
 PY
 )
     # Listed upfront: a request's tool definitions name it. Claude Code 2.1.332 defers MCP
@@ -170,13 +196,18 @@ for line in open(sys.argv[1]):
             sys.exit(0)
 sys.exit(1)
 PY
-    ROWS+=("| $client | $offered | $listed | $captured |")
-    [ "$listed" = yes ] && [ "$captured" = yes ] || FAILED=1
+    # Started once: a closed connection makes the client start the server again.
+    # (the client's HOME is under the run dir, which stop.sh --purge emptied first)
+    starts=$(find "$RUN" -path '*/tmuxmate/log' -type f -exec cat {} + 2>/dev/null |
+        grep -c 'mcp: serving on stdio' || true)
+    [ "$starts" = 1 ] || big="no ($starts server starts)"
+    ROWS+=("| $client | $offered | $listed | $captured | $big |")
+    [ "$listed" = yes ] && [ "$captured" = yes ] && [ "$big" = yes ] || FAILED=1
     cp "$LOG" "$W/$client-requests.jsonl" 2>/dev/null || true
     "$RIG_DIR/stop.sh" "$SOCK" >/dev/null 2>&1 || true
 done
 
-printf '| client | tmux tools listed upfront (not deferred) | tmux_list tree reached the model (no JSON) | tmux_capture text reached the model (no JSON) |\n|---|---|---|---|\n'
+printf '| client | tmux tools listed upfront (not deferred) | tmux_list tree reached the model (no JSON) | tmux_capture text reached the model (no JSON) | 50 MB capture answered, one server |\n|---|---|---|---|---|\n'
 printf '%s\n' "${ROWS[@]}"
 printf '(request logs kept in %s)\n' "$W"
 exit "$FAILED"

@@ -43,6 +43,12 @@ impl Client {
         std::thread::spawn(move || {
             for line in BufReader::new(out).lines() {
                 let Ok(line) = line else { break };
+                // As Claude Code reads a server: a message over 10 MiB closes the connection.
+                assert!(
+                    line.len() < 10 << 20,
+                    "a {}-byte message: Claude Code would close the connection",
+                    line.len()
+                );
                 let v: Value = serde_json::from_str(&line)
                     .unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line}"));
                 if tx.send(v).is_err() {
