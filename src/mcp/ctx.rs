@@ -19,6 +19,8 @@ pub struct Ctx<'a> {
     pub session: &'a Session,
     pub tmux: &'a Tmux,
     pub tick: &'a Tick<'a>,
+    /// The call asked for the structured content beside the text (`json: true`).
+    pub json: bool,
 }
 
 /// A tool's answer: a result value, or a successful result whose text block is made for

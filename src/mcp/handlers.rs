@@ -136,18 +136,18 @@ pub(super) fn tmux_capture(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
         return Err(invalid("tmux_capture: lines and all exclude each other"));
     }
     Ok(match capture::capture(c.tmux, &a.request()) {
-        Ok(c) => captured(fitted(c)),
+        Ok(cap) => captured(fitted(cap, if c.json { 2 } else { 1 })),
         Err(e) => Answer::Value(failed(&e)),
     })
 }
 
-/// The capture with its text cut, newest kept, to what one message carries twice over
-/// (the text block and, with `json`, the structured content; the rest of the answer is
-/// under 64 KiB): a whole history asked with a big `maxBytes` would otherwise be a
+/// The capture with its text cut, newest kept, to what one message carries `copies`
+/// times (the text block and, with `json`, the structured content; the rest of the answer
+/// is under 64 KiB): a whole history asked with a big `maxBytes` would otherwise be a
 /// message the client refuses, losing the call (`super::MAX_MESSAGE`). The cut is marked
 /// as any budget's is; the snapshot keeps what tmux gave.
-fn fitted(mut c: capture::Captured) -> capture::Captured {
-    let room = (super::MAX_MESSAGE - (64 << 10)) / 2;
+fn fitted(mut c: capture::Captured, copies: usize) -> capture::Captured {
+    let room = (super::MAX_MESSAGE - (64 << 10)) / copies;
     let b = c.text.text.as_bytes();
     let keep = crate::sys::jsonstr::tail_within(b, room);
     if keep < b.len() {

@@ -93,6 +93,8 @@ pub(super) fn tmux_agents(
             session,
             tmux: &tmux,
             tick,
+            // Read by `tmux_capture` alone (how much text fits); not this handler.
+            json: false,
         };
         return h::tmux_agents(&c, a);
     }

@@ -627,6 +627,7 @@ pub fn call(
             session,
             tmux,
             tick: &tick,
+            json,
         },
         &a,
     )

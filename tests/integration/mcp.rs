@@ -1247,7 +1247,7 @@ fn no_answer_is_bigger_than_a_client_takes() {
     assert!(marker.starts_with("[... ") && marker.ends_with(" earlier bytes truncated ...]"));
     assert_eq!(rest, text);
     assert_eq!(sc["lineCount"], text.lines().count());
-    // Without json: the text block alone, cut as well.
+    // Without json: the text block alone, which holds twice as much, cut as well.
     let mut plain = args.clone();
     plain["json"] = json!(false);
     let r = c.request(
@@ -1255,7 +1255,18 @@ fn no_answer_is_bigger_than_a_client_takes() {
         json!({"name": "tmux_capture", "arguments": plain}),
     );
     assert!(size(&r) <= MAX_MESSAGE, "{} bytes", size(&r));
-    assert_eq!(r["result"]["content"][0]["text"].as_str(), Some(block));
+    let alone = r["result"]["content"][0]["text"].as_str().unwrap();
+    let (marker, rest) = alone.split_once('\n').unwrap();
+    assert!(
+        marker.ends_with(" earlier bytes truncated ...]"),
+        "{marker}"
+    );
+    let escaped = serde_json::to_string(rest).unwrap().len() - 2;
+    assert!(
+        (9_800_000..=MAX_MESSAGE - (64 << 10)).contains(&escaped),
+        "{escaped} bytes kept, escaped"
+    );
+    assert!(rest.ends_with(text), "the same newest text, more of it");
     // The snapshot holds the whole capture: more than one message carries.
     let uri = sc["snapshot"].as_str().unwrap().to_string();
     let r = c.request("resources/read", json!({"uri": uri}));
