@@ -32,6 +32,10 @@
 #   BASE   another tmuxmate binary (say, main's build), timed as the server "base" in the
 #          same run as BIN: a before/after under the same load (not a peer in the checks)
 #   SIZES  capture sizes; SOAK calls in the soak (0: none)
+#   NODE=1 also time the captures with a Node client (scripts/mcp-bench-node.mjs): read
+#          the way the MCP TypeScript SDK reads a server (the client Claude Code bundles)
+#          and in linear time, each decoded with JSON.parse, against the raw tmux client
+#          spawned from Node; tmuxmate and tmux-mcp-rs (a table of its own, after the rest)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
@@ -121,6 +125,22 @@ spec() {
 PANES_MAIN=$(T list-panes -a | wc -l)
 spec main "$W/spec.json"
 python3 "$ROOT/scripts/mcp-bench.py" "$W/spec.json" >"$W/result.json"
+if [ "${NODE:-0}" = 1 ]; then
+    command -v node >/dev/null 2>&1 || { say "bench-peers: NODE=1 needs node"; exit 1; }
+    python3 - "$W/spec.json" >"$W/spec-node.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+caps = lambda d: {k: v for k, v in d.items() if k.startswith("cap-")}
+s["servers"] = [dict(x, calls=caps(x["calls"])) for x in s["servers"]
+                if x["name"] in ("tmuxmate", "tmux-mcp-rs")]
+s["raw"] = caps(s["raw"])
+# The SDK's way costs seconds at 50 MB (it copies all it has at every 64 KiB read).
+s["opRuns"] = {k: min(v, 3) if k == "cap-50M" else v for k, v in s.get("opRuns", {}).items()}
+s.pop("soak", None)
+json.dump(s, sys.stdout)
+PY
+    node "$ROOT/scripts/mcp-bench-node.mjs" "$W/spec-node.json" >"$W/result-node.json"
+fi
 
 # --- 1000 panes: more windows of 200 -----------------------------------------------------
 n=$(T list-panes -a | wc -l)
@@ -135,5 +155,25 @@ done
 spec list1000 "$W/spec1000.json"
 python3 "$ROOT/scripts/mcp-bench.py" "$W/spec1000.json" >"$W/result1000.json"
 
+rc=0
 python3 "$ROOT/scripts/bench-peers-report.py" "$W/result.json" "$W/result1000.json" "$BIN" "$W/caps" \
-    "$PANES_MAIN" "$n" "$STRICT"
+    "$PANES_MAIN" "$n" "$STRICT" || rc=$?
+if [ -s "$W/result-node.json" ]; then python3 - "$W/result-node.json" <<'PY'
+import json, statistics, sys
+r = json.load(open(sys.argv[1]))
+med = lambda xs: statistics.median(xs) if xs else float("nan")
+print("\ncapture with a Node client (JSON.parse; sdk = read as the MCP TypeScript SDK reads,"
+      " linear = read in linear time); medians in ms, ratio to raw tmux spawned from Node")
+for name, e in r.get("errors", {}).items():
+    print(f"  error {name}: {e}")
+for op in sorted(r["raw"], key=lambda o: float(o[4:-1]) * (1e6 if o.endswith("M") else 1e3)):
+    raw = med(r["raw"][op])
+    row = [f"{op:<9} raw {raw:8.1f}"]
+    for name, ops in r["calls"].items():
+        for mode in ("sdk", "linear"):
+            m = med(ops.get(op, {}).get(mode, []))
+            row.append(f"{name} {mode} {m:8.1f} ({m / raw:5.2f}x)")
+    print("  " + " | ".join(row))
+PY
+fi
+exit "$rc"

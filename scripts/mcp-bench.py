@@ -183,6 +183,8 @@ def main():
                     res.setdefault("answerBytes", {}).setdefault(name, {})[op] = len(ans)
                     text = "".join(c.get("text", "") for c in a.get("result", {}).get("content", []))
                     res.setdefault("textBytes", {}).setdefault(name, {})[op] = len(text.encode())
+                    # A capture cut to fit one message starts with tmuxmate's marker line.
+                    res.setdefault("textHead", {}).setdefault(name, {})[op] = text[:60]
                 if i >= 2:  # warmup
                     res["calls"][name][op].append(dt)
     soak = spec.get("soak")
