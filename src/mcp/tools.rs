@@ -192,7 +192,7 @@ pub(super) static TOOLS: &[Tool] = &[
     },
     Tool {
         name: "tmux_capture",
-        description: "A pane's screen, last N lines (lines) or all scrollback (all), cut to maxBytes (default 100000) keeping the newest; answer = the capture (json: true adds lineCount, truncated, snapshot URI); stored as a snapshot resource.",
+        description: "A pane's screen, last N lines (lines) or all scrollback (all), cut to maxBytes (default 100000; an answer stays under 10 MB) keeping the newest; answer = the capture (json: true adds lineCount, truncated, snapshot URI); stored as a snapshot resource.",
         input: || {
             vec![
                 ("target", s()),
