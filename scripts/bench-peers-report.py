@@ -40,9 +40,9 @@ CLIENT_MAX = 10 << 20
 MAX_MESSAGE = 10_000_000
 
 
-def cut(n, op):
+def cut(res, n, op):
     """Whether server n's answer to capture op was cut (it starts with the marker line)."""
-    return r.get("textHead", {}).get(n, {}).get(op, "").startswith("[... ")
+    return res.get("textHead", {}).get(n, {}).get(op, "").startswith("[... ")
 
 
 def row(label, res, op, rawms, who, capture=False):
@@ -57,7 +57,7 @@ def row(label, res, op, rawms, who, capture=False):
         a = res.get("answerBytes", {}).get(n, {}).get(op)
         if a is not None and a > CLIENT_MAX:
             cell += f" [{a:,} B line: Claude Code closes the connection]"
-        elif capture and cut(n, op):
+        elif capture and cut(res, n, op):
             cell += f" [cut to {res['textBytes'][n][op]:,} B: one message]"
         cells.append(cell)
     base = f"{rawms:.2f}" if not math.isnan(rawms) else "-"
@@ -112,7 +112,7 @@ checks = [("startup < 10 ms", med(r["startup"]["tmuxmate"]) < 10),
 cut_ops = set()
 for size, _pane, _got in caps:
     op = f"cap-{size}"
-    if cut("tmuxmate", op):
+    if cut(r, "tmuxmate", op):
         # Not the same work as the raw capture: the answer a client can take instead.
         cut_ops.add(op)
         a = r["answerBytes"]["tmuxmate"][op]

@@ -1,4 +1,4 @@
-// MCP capture timing with a Node client, for scripts/bench-mcp-node.sh (not a general client).
+// MCP capture timing with a Node client, for `NODE=1 scripts/bench-peers.sh` (not a general client).
 //
 // Usage: node mcp-bench-node.mjs SPEC.json
 // SPEC: {"runs": N, "servers": [{"name", "argv", "env", "calls": {op: [tool, args]}}],

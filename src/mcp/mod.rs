@@ -115,17 +115,37 @@ impl Out {
         let mut line = serde_json::to_string(v).unwrap_or_default();
         line.push('\n');
         if line.len() > MAX_MESSAGE {
-            // A tool's result becomes a tool error (the model reads it), anything else an
-            // error answer; a notification is dropped.
-            let why = too_big(line.len());
-            return match v.get("id") {
-                Some(id) if v.pointer("/result/content").is_some() => {
-                    self.reply(id, Ok(tool_error(&why)))
-                }
-                Some(id) => self.reply(id, Err(RpcError::new(INTERNAL_ERROR, why))),
-                None => {}
-            };
+            return self.instead_of_too_big(
+                v.get("id"),
+                v.pointer("/result/content").is_some(),
+                line.len(),
+            );
         }
+        self.write_line(&line);
+    }
+    /// In place of an answer of `n` bytes to request `id`, over `MAX_MESSAGE`: a tool
+    /// error when it was a tool's result (the model reads it), else an error answer; a
+    /// notification is dropped. Written here, not through `send`: an id that is itself
+    /// megabytes (a string id has no bound but the line's) is answered as `null`, so the
+    /// replacement is always small.
+    fn instead_of_too_big(&self, id: Option<&Value>, tool: bool, n: usize) {
+        let Some(id) = id else {
+            too_big(n);
+            return;
+        };
+        let id = match serde_json::to_string(id) {
+            Ok(j) if j.len() <= 1024 => id.clone(),
+            _ => Value::Null,
+        };
+        let why = too_big(n);
+        let v = if tool {
+            json!({"jsonrpc": "2.0", "id": id, "result": tool_error(&why)})
+        } else {
+            json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": INTERNAL_ERROR, "message": why}})
+        };
+        let mut line = serde_json::to_string(&v).unwrap_or_default();
+        line.push('\n');
         self.write_line(&line);
     }
     /// The answer to a tool call; a pre-serialized result goes out as `done` would build
@@ -152,7 +172,7 @@ impl Out {
             Some(at) => whole.get(at).unwrap_or("\"\""),
             None => whole,
         };
-        let id = serde_json::to_string(id).unwrap_or_default();
+        let id_json = serde_json::to_string(id).unwrap_or_default();
         // Written in its pieces under one lock: a whole-history capture's text is
         // megabytes, and a line built first would be a copy of it twice over.
         let sc_parts = match &sc {
@@ -161,7 +181,7 @@ impl Out {
         };
         let parts = [
             r#"{"jsonrpc":"2.0","id":"#,
-            &id,
+            &id_json,
             r#","result":{"content":[{"type":"text","text":"#,
             text,
             sc_parts[0],
@@ -171,8 +191,7 @@ impl Out {
         ];
         let total: usize = parts.iter().map(|p| p.len()).sum();
         if total > MAX_MESSAGE {
-            let id = serde_json::from_str(&id).unwrap_or_default();
-            return self.reply(&id, Ok(tool_error(&too_big(total))));
+            return self.instead_of_too_big(Some(id), true, total);
         }
         self.write_parts(&parts);
     }
@@ -209,8 +228,8 @@ impl Out {
 fn too_big(n: usize) -> String {
     let why = format!(
         "the answer is {n} bytes, more than the {MAX_MESSAGE} one MCP message may carry (Claude \
-         Code closes the connection above 10 MiB); ask for less (tmux_capture: maxBytes or \
-         lines), or read it in a shell (`tmuxmate snapshots show ID`)"
+         Code closes the connection above 10 MiB); ask for less (a smaller maxBytes, fewer \
+         lines), or read it in a shell (a stored snapshot: `tmuxmate snapshots show ID`)"
     );
     state::log(&format!("mcp: {why}"));
     why

@@ -3,8 +3,12 @@
 //! is), for texts of megabytes: a whole-history capture is escaped once, into a buffer
 //! sized for it, eight bytes tested at a time, runs copied whole.
 //!
-//! Invariant: the output parses back to the input (a unit test compares with
-//! `serde_json` on every byte that needs escaping).
+//! Also how long a text is once escaped (`tail_within`: the newest part of a text that
+//! fits a size, for an answer that must stay under a client's bound).
+//!
+//! Invariants: the output parses back to the input (a unit test compares with
+//! `serde_json` on every byte that needs escaping); the lengths `tail_within` counts are
+//! the bytes `push` writes (a unit test compares them).
 
 /// `s` as a quoted JSON string, appended to `out`.
 pub fn push(out: &mut String, s: &str) {

@@ -1230,7 +1230,12 @@ fn no_answer_is_bigger_than_a_client_takes() {
     );
     assert!(size(&r) <= MAX_MESSAGE, "{} bytes", size(&r));
     let res = &r["result"];
-    assert_eq!(res["isError"], false, "{}", &r.to_string()[..300]);
+    assert_eq!(
+        res["isError"],
+        false,
+        "{}",
+        r.to_string().chars().take(300).collect::<String>()
+    );
     let sc = &res["structuredContent"];
     assert_eq!(sc["truncated"], true);
     let text = sc["text"].as_str().unwrap();
@@ -1272,7 +1277,7 @@ fn no_answer_is_bigger_than_a_client_takes() {
     let r = c.request("resources/read", json!({"uri": uri}));
     let why = r["error"]["message"]
         .as_str()
-        .unwrap_or_else(|| panic!("{}", &r.to_string()[..300]));
+        .unwrap_or_else(|| panic!("{}", r.to_string().chars().take(300).collect::<String>()));
     assert!(
         why.contains("more than the 10000000") && why.contains("snapshots show"),
         "{why}"
@@ -1280,5 +1285,30 @@ fn no_answer_is_bigger_than_a_client_takes() {
     // The connection lives on.
     let small = c.ok("tmux_capture", json!({"target": pane, "lines": 2}));
     assert!(small["text"].as_str().unwrap().contains("DONE"));
+    c.finish();
+}
+
+/// An id of megabytes (a string id has no bound but the line's) makes any answer too big
+/// for one message: it is answered with a small error under id `null`, once, and the
+/// server goes on.
+#[test]
+fn an_id_too_big_to_answer_under_is_answered_as_null() {
+    let s = server!();
+    let mut c = Client::start(&s);
+    c.initialize();
+    let id = "i".repeat(10_500_000);
+    c.write(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string());
+    let a = c.answer();
+    assert_eq!(
+        a["id"],
+        Value::Null,
+        "{}",
+        a.to_string().chars().take(300).collect::<String>()
+    );
+    assert_eq!(a["error"]["code"], -32603);
+    let why = a["error"]["message"].as_str().unwrap();
+    assert!(why.contains("more than the 10000000"), "{why}");
+    let r = c.request("ping", json!({}));
+    assert!(r.get("error").is_none(), "{r}");
     c.finish();
 }
