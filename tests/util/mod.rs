@@ -118,8 +118,50 @@ pub struct Server {
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.tmux_raw(&["kill-server"]);
-        let _ = std::fs::remove_dir_all(&self.dir);
+        // Processes the server's hooks started outside its panes (a digest follower, a
+        // watch poller) outlive it for a moment and log their exit into the state dir,
+        // making it again after it was removed: ~60 directories were left behind a suite.
+        // They are ended first (they hold this directory in their environment), then the
+        // directory is removed until it stays gone (bounded).
+        let deadline = Instant::now() + Duration::from_secs(3);
+        loop {
+            let left = users_of(&self.dir);
+            if left.is_empty() || Instant::now() >= deadline {
+                break;
+            }
+            for pid in left {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        while std::fs::remove_dir_all(&self.dir).is_err()
+            && self.dir.exists()
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
+}
+
+/// The processes (not this one) whose environment names a path under `dir`.
+fn users_of(dir: &Path) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut want = dir.as_os_str().as_encoded_bytes().to_vec();
+    want.push(b'/');
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.windows(want.len()).any(|w| w == want.as_slice()))
+        })
+        .collect()
 }
 
 impl Server {
