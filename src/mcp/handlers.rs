@@ -145,8 +145,8 @@ pub(super) fn tmux_capture(c: &Ctx, a: &Value) -> Result<Answer, RpcError> {
 /// times (the text block and, with `json`, the structured content; the rest of the answer
 /// is under 64 KiB): a whole history asked with a big `maxBytes` would otherwise be a
 /// message the client refuses, losing the call (`super::MAX_MESSAGE`). The cut is marked
-/// as any budget's is; the snapshot keeps what tmux gave.
-fn fitted(mut c: capture::Captured, copies: usize) -> capture::Captured {
+/// as any budget's is; the snapshot keeps what tmux gave (true: this cut was made).
+fn fitted(mut c: capture::Captured, copies: usize) -> (capture::Captured, bool) {
     let room = (super::MAX_MESSAGE - (64 << 10)) / copies;
     let b = c.text.text.as_bytes();
     let keep = crate::sys::jsonstr::tail_within(b, room);
@@ -158,21 +158,30 @@ fn fitted(mut c: capture::Captured, copies: usize) -> capture::Captured {
             dropped: c.text.dropped + cut.dropped,
             dropped_at_least: c.text.dropped_at_least,
         };
+        return (c, true);
     }
-    c
+    (c, false)
 }
 
 /// A capture's answer. The model reads the text block: the capture as text (with the
 /// CLI's truncation marker line); the structured content is the `capture --json`
 /// document with the snapshot's URI. The text is escaped into JSON once, and the text
 /// block cut from the document when they are the same (no marker line): a
-/// whole-history capture is megabytes.
-fn captured(c: capture::Captured) -> Answer {
+/// whole-history capture is megabytes. A text cut to fit one message (`fit_cut`) says on
+/// its marker line where the whole capture is: its snapshot, too big for an answer too.
+fn captured((c, fit_cut): (capture::Captured, bool)) -> Answer {
     let uri = c
         .snapshot
         .as_ref()
         .map(|id| format!("tmuxmate://snapshot/{id}"));
-    let rendered = c.text.marker().is_some().then(|| c.text.render());
+    let rendered = match (&c.snapshot, c.text.marker()) {
+        (Some(id), Some(m)) if fit_cut => Some(format!(
+            "{m} (one MCP answer holds at most 10 MB; the whole capture: `tmuxmate snapshots \
+             show {id}`)\n{}",
+            c.text.text
+        )),
+        (_, m) => m.is_some().then(|| c.text.render()),
+    };
     let mut j = c.json();
     j.snapshot = Some(uri);
     let (sc, at) = j.to_json_with_text();

@@ -1249,7 +1249,22 @@ fn no_answer_is_bigger_than_a_client_takes() {
     assert!(text.starts_with(char::is_numeric), "cut at a line start");
     let block = res["content"][0]["text"].as_str().unwrap();
     let (marker, rest) = block.split_once('\n').unwrap();
-    assert!(marker.starts_with("[... ") && marker.ends_with(" earlier bytes truncated ...]"));
+    // The marker line says where the whole capture is.
+    let id = sc["snapshot"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("tmuxmate://snapshot/");
+    assert!(marker.starts_with("[... ") && marker.contains(" earlier bytes truncated ...]"));
+    assert!(
+        marker.ends_with(&format!("`tmuxmate snapshots show {id}`)")),
+        "{marker}"
+    );
+    let whole = ok(s.run(&["snapshots", "show", id]));
+    assert!(
+        whole.len() > 5_500_000 && whole.trim_end().ends_with("DONE"),
+        "{}",
+        whole.len()
+    );
     assert_eq!(rest, text);
     assert_eq!(sc["lineCount"], text.lines().count());
     // Without json: the text block alone, which holds twice as much, cut as well.
@@ -1263,7 +1278,7 @@ fn no_answer_is_bigger_than_a_client_takes() {
     let alone = r["result"]["content"][0]["text"].as_str().unwrap();
     let (marker, rest) = alone.split_once('\n').unwrap();
     assert!(
-        marker.ends_with(" earlier bytes truncated ...]"),
+        marker.contains(" earlier bytes truncated ...] (one MCP answer"),
         "{marker}"
     );
     let escaped = serde_json::to_string(rest).unwrap().len() - 2;
