@@ -138,13 +138,12 @@ impl Out {
             _ => Value::Null,
         };
         let why = too_big(n);
-        let v = if tool {
-            json!({"jsonrpc": "2.0", "id": id, "result": tool_error(&why)})
+        let r = if tool {
+            Ok(tool_error(&why))
         } else {
-            json!({"jsonrpc": "2.0", "id": id,
-                "error": {"code": INTERNAL_ERROR, "message": why}})
+            Err(RpcError::new(INTERNAL_ERROR, why))
         };
-        let mut line = serde_json::to_string(&v).unwrap_or_default();
+        let mut line = serde_json::to_string(&answer(&id, r)).unwrap_or_default();
         line.push('\n');
         self.write_line(&line);
     }
@@ -213,14 +212,19 @@ impl Out {
         }
     }
     fn reply(&self, id: &Value, r: Result<Value, RpcError>) {
-        self.send(&match r {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err(e) => json!({"jsonrpc": "2.0", "id": id,
-                "error": {"code": e.code, "message": e.message}}),
-        });
+        self.send(&answer(id, r));
     }
     pub fn notify(&self, method: &str, params: Value) {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+}
+
+/// The answer to request `id`: its result or its error.
+fn answer(id: &Value, r: Result<Value, RpcError>) -> Value {
+    match r {
+        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err(e) => json!({"jsonrpc": "2.0", "id": id,
+            "error": {"code": e.code, "message": e.message}}),
     }
 }
 
