@@ -212,8 +212,12 @@ pub fn read(dir: &Path, id: &str) -> std::io::Result<Option<Vec<u8>>> {
 pub fn bound(dir: &Path, keep_total: u64, added: u64) {
     let ledger = dir.join(LEDGER);
     let known = state::read_small(&ledger, 64).and_then(|t| {
-        let (total, stores) = t.trim_end().split_once(' ')?;
-        Some((total.parse::<u64>().ok()?, stores.parse::<u32>().ok()?))
+        let mut w = t.split_whitespace();
+        let known = (
+            w.next()?.parse::<u64>().ok()?,
+            w.next()?.parse::<u32>().ok()?,
+        );
+        w.next().is_none().then_some(known)
     });
     let next = match known {
         Some((total, stores)) if total + added <= keep_total && stores + 1 < RESCAN => {
@@ -221,8 +225,10 @@ pub fn bound(dir: &Path, keep_total: u64, added: u64) {
         }
         _ => (scan(dir, keep_total - keep_total / 4), 0),
     };
-    // A lost ledger only costs the next store a scan.
-    let _ = state::write_private(&ledger, format!("{} {}\n", next.0, next.1).as_bytes());
+    // A lost ledger only costs the next store a scan. One width always (a u64, a space,
+    // a u32 fill 31 bytes), so each store overwrites the record in place.
+    let record = format!("{:<31}\n", format!("{} {}", next.0, next.1));
+    let _ = state::overwrite_private(&ledger, record.as_bytes());
 }
 
 /// Remove what passes the bound (older files past `keep_total`, stale temp files);
@@ -345,6 +351,7 @@ mod tests {
             let (n, total) = txt_total(&d);
             assert!(total <= 10_000, "store {i}: {total} bytes in {n} files");
             let ledger = std::fs::read_to_string(d.join(LEDGER)).unwrap();
+            assert_eq!(ledger.len(), 32, "one width: {ledger:?}");
             let (t, stores) = ledger.trim_end().split_once(' ').unwrap();
             assert_eq!(
                 t.parse::<u64>().unwrap(),
@@ -366,13 +373,26 @@ mod tests {
             bound(&d, 10_000, 1000);
         }
         assert!(txt_total(&d).1 <= 10_000);
-        // Garbage, or a FIFO where the ledger belongs: a scan, never a hang or an error.
-        std::fs::write(d.join(LEDGER), "not a ledger").unwrap();
-        bound(&d, 10_000, 1000);
+        // Garbage, or a FIFO where the ledger belongs: a scan, never a hang or an error;
+        // garbage longer than a record is cut, none of it is left after the record.
+        for junk in ["not a ledger", "1 2 3", &"9".repeat(50)] {
+            std::fs::write(d.join(LEDGER), junk).unwrap();
+            bound(&d, 10_000, 1000);
+            let ledger = std::fs::read_to_string(d.join(LEDGER)).unwrap();
+            assert_eq!(ledger.len(), 32, "{junk}: {ledger:?}");
+            assert_eq!(
+                ledger.split_whitespace().nth(1),
+                Some("0"),
+                "{junk}: a scan"
+            );
+        }
+        // The record of an older tmuxmate (no padding) is read as before.
+        std::fs::write(d.join(LEDGER), "100 3\n").unwrap();
+        bound(&d, 1_000_000, 1000);
         assert!(
             std::fs::read_to_string(d.join(LEDGER))
                 .unwrap()
-                .ends_with(" 0\n")
+                .starts_with("1100 4 ")
         );
         std::fs::remove_file(d.join(LEDGER)).unwrap();
         nix::unistd::mkfifo(&d.join(LEDGER), nix::sys::stat::Mode::S_IRWXU).unwrap();

@@ -225,6 +225,21 @@ pub fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
     f.write_all(data)
 }
 
+/// Write `data` over the start of a small 0600 file without truncating it first, then
+/// cut what passes its end (nothing, when the writer keeps a fixed width). Why: on ext4
+/// an `O_TRUNC` of a file that holds data frees its block and the write allocates one
+/// again, about 40 times the cost of an overwrite (167 against 3.8 us, measured): for a
+/// record rewritten on every store. Not atomic, as `write_private` is not.
+pub fn overwrite_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let mut f = open_private(path, OpenOptions::new().write(true).create(true))?;
+    let before = f.metadata()?.len();
+    f.write_all(data)?;
+    if before > data.len() as u64 {
+        f.set_len(data.len() as u64)?;
+    }
+    Ok(())
+}
+
 /// Append one line to the log; rotate at 1 MiB so it never grows without bound.
 pub fn log(msg: &str) {
     let path = log_path();
