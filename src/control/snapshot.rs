@@ -409,6 +409,10 @@ impl Streamed {
     pub fn reset(&mut self) {
         self.stream.reset();
     }
+    /// Make the file now, before any text (`snapshot_file::Stream::open_early`).
+    pub fn open_early(&mut self) {
+        self.stream.open_early();
+    }
     /// Store the entry: the streamed file when `prefix` says `text` is the start of
     /// what was fed, byte for byte, and `fed_len` is how much that was; else `text`
     /// afresh. Its id.

@@ -11,8 +11,9 @@
 //! - a file appears under its final name only whole: it is written under a temp name of
 //!   this call (`.<id>.part`, created exclusively; ids are unique per call) and renamed;
 //! - streamed bytes are kept only when the text returned is exactly their prefix (then
-//!   the file is cut to it); otherwise the caller stores the text afresh, and a dropped
-//!   stream removes its temp file;
+//!   the file is cut to it) and more than `LAZY` were fed; otherwise the caller stores the
+//!   text afresh, and a dropped stream removes its temp file (also one made early, before
+//!   any text, while tmux still formats a long capture);
 //! - the folder keeps the newest `KEEP_FILES` files whatever their size, and older ones
 //!   while all kept total at most `KEEP_TOTAL`; a temp file older than `STALE` is a
 //!   crashed call's and goes too;
@@ -38,7 +39,8 @@ pub const KEEP_TOTAL: u64 = 32 << 20;
 const STALE: Duration = Duration::from_secs(600);
 /// The largest file read back: the most a tmux answer may hold.
 const MAX_READ: u64 = crate::sys::process::MAX_STDOUT as u64;
-/// A stream opens its file only past this many bytes: a smaller text goes to the log.
+/// A stream opens its file only past this many bytes (or before any, when its caller
+/// expects more: `Stream::open_early`): a smaller text goes to the log.
 pub const LAZY: usize = 64 << 10;
 /// Bytes buffered before a write to the open file.
 const CHUNK: usize = 256 << 10;
@@ -83,6 +85,8 @@ pub struct Stream {
     written: u64,
     /// A write failed: the stream is given up (the caller stores the text afresh).
     failed: bool,
+    /// The file was made before any text ([`Stream::open_early`]).
+    early: bool,
 }
 
 impl Stream {
@@ -94,6 +98,16 @@ impl Stream {
             file: None,
             written: 0,
             failed: false,
+            early: false,
+        }
+    }
+
+    /// Make the file before any text is fed (while tmux works on the capture); a stream
+    /// that is then fed no more than `LAZY` bytes is not kept, as one that opens lazily
+    /// would have made no file. A failure here leaves the lazy open to try again.
+    pub fn open_early(&mut self) {
+        if self.file.is_none() && self.open().is_ok() {
+            self.early = true;
         }
     }
 
@@ -163,6 +177,7 @@ impl Stream {
     pub fn keep_prefix(mut self, text_len: u64, fed_len: u64) -> bool {
         if self.failed
             || self.file.is_none()
+            || (self.early && self.written <= LAZY as u64)
             || self.written != fed_len
             || text_len > fed_len
             || self.flush().is_err()
@@ -325,6 +340,26 @@ mod tests {
         s.feed(b"small");
         assert!(!s.keep(b"small", b"small"));
         assert!(!part_path(&d, "d").exists());
+
+        // Made before any text: small is not kept, and its file goes; long is kept whole.
+        let mut s = Stream::new(&d, "f");
+        s.open_early();
+        assert!(part_path(&d, "f").exists() && !final_path(&d, "f").exists());
+        s.feed(b"small");
+        assert!(!s.keep(b"small", b"small"));
+        assert!(!part_path(&d, "f").exists() && !final_path(&d, "f").exists());
+        let mut s = Stream::new(&d, "g");
+        s.open_early();
+        for c in body.chunks(16_364) {
+            s.feed(c);
+        }
+        assert!(s.keep(&body, &body));
+        assert_eq!(read(&d, "g").unwrap().unwrap(), body);
+        // Dropped unkept (the snapshot option said off): nothing is left.
+        let mut s = Stream::new(&d, "h");
+        s.open_early();
+        drop(s);
+        assert!(!part_path(&d, "h").exists() && !final_path(&d, "h").exists());
         let _ = std::fs::remove_dir_all(&d);
     }
 

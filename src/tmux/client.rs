@@ -43,6 +43,9 @@ pub struct Tmux {
 
 /// What sees a call's stdout as it arrives ([`Tmux::run_tapped`]).
 pub trait Tap {
+    /// The command is on its way to the server (the direct socket path only): what the
+    /// tap will need may be readied while the server works on it.
+    fn sent(&mut self) {}
     /// The next bytes of stdout.
     fn chunk(&mut self, b: &[u8]);
     /// The output is read again from its start: forget what came before.
@@ -226,7 +229,10 @@ impl Tmux {
     ) -> Result<Vec<u8>, TmuxError> {
         let argv = args.argv();
         self.check_version()?;
-        let out = match self.socket_argv(&argv, &mut |b| tap.chunk(b)) {
+        let out = match self.socket_argv(&argv, &mut |b| match b.is_empty() {
+            true => tap.sent(),
+            false => tap.chunk(b),
+        }) {
             Some(r) => r?,
             None => {
                 tap.restart();

@@ -483,6 +483,20 @@ fn a_long_capture_is_stored_whole_in_its_own_file() {
     .unwrap();
     assert_eq!(full.text, j.text);
 
+    // A whole history that turns out short: its file, made while tmux worked on the
+    // capture, is not kept (the log line holds the text) and not left as a temp file.
+    let short = pane_showing(&s, "short", "echo short-history", "short-history");
+    let before = listed(&files);
+    let printed = ok(s.run(&["capture", "-t", &short, "--all"]));
+    assert!(printed.contains("short-history"), "{printed}");
+    let rows: Vec<SnapshotRow> =
+        serde_json::from_str(&ok(s.run(&["snapshots", "--json", "--limit", "1"]))).unwrap();
+    assert_eq!(
+        ok(s.run(&["snapshots", "show", &rows[0].snapshot_id])),
+        printed
+    );
+    assert_eq!(listed(&files), before, "a short capture left a file");
+
     s.tmux(&["set", "-g", "@tmuxmate-snapshots", "off"]);
     let before = listed(&files);
     let printed = ok(s.run(&["capture", "-t", &p, "--all", "--max-bytes", "10000000"]));

@@ -301,7 +301,9 @@ fn send_fd(sock: &UnixStream, m: &[u8], fd: i32) -> Option<()> {
 }
 
 /// Run one eligible command (list) over the socket at `path`; `None` means "use the tmux
-/// client" (for a write: only when the command was certainly not sent).
+/// client" (for a write: only when the command was certainly not sent). `tap` sees each
+/// piece of stdout as it arrives and, first, an empty piece once the command is on its
+/// way: the caller may prepare meanwhile (the server then works on the command).
 pub fn run(
     path: &Path,
     known: Option<Peer>,
@@ -389,6 +391,7 @@ fn exchange(
     tap: &mut dyn FnMut(&[u8]),
 ) -> Option<Reply> {
     let (mut sock, wire) = send(path, known, args, timeout, sent)?;
+    tap(&[]);
     receive(&mut sock, wire, sent, tap)
 }
 
@@ -550,7 +553,10 @@ fn receive(
                 }
                 MSG_WRITE => match int(0)? {
                     1 => {
-                        tap(&data[4..]);
+                        // An empty piece means "sent" to the tap: an empty write says nothing.
+                        if data.len() > 4 {
+                            tap(&data[4..]);
+                        }
                         out.stdout.extend_from_slice(&data[4..]);
                     }
                     2 => out.stderr.extend_from_slice(&data[4..]),
