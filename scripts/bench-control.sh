@@ -20,9 +20,14 @@
 #   HYPERFINE  hyperfine binary (default: from PATH, installed with apt-get if missing)
 #   RUNS       timed runs per command (default 30)
 #   WARMUP     warmup runs per command (default 3)
+#   ROUNDS     rounds each row's runs are split into (default 3): tmux's and tmuxmate's
+#              commands take turns round by round, so a VM whose speed drifts over
+#              seconds (this one's raw timings move 1.5x between runs) slows both alike
 #   BASE       another tmuxmate binary (say, main's build) timed in the same hyperfine
 #              call as BIN on every tmuxmate row: a before/after under the same load
 #   --strict   exit 1 when a target is missed (default: report it and exit 0)
+
+# shellcheck disable=SC2317 # hf and the row functions run through `rounds`, cleanup from a trap
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -36,6 +41,7 @@ for a in "$@"; do
 done
 RUNS=${RUNS:-30}
 WARMUP=${WARMUP:-3}
+ROUNDS=${ROUNDS:-3}
 say() { printf '%s\n' "$*" >&2; }
 
 command -v tmux >/dev/null 2>&1 || { say "bench-control: tmux is not installed"; exit 1; }
@@ -60,7 +66,6 @@ mkdir -p "$TMUX_TMPDIR"
 unset TMUX TMUX_PANE
 SOCK="bc"
 T() { tmux -L "$SOCK" "$@"; }
-# shellcheck disable=SC2317 # cleanup runs from the EXIT trap
 cleanup() {
     tmux -L bl kill-server >/dev/null 2>&1 || true
     tmux -L bc kill-server >/dev/null 2>&1 || true
@@ -97,15 +102,50 @@ verdict() { # LABEL VALUE OP TARGET UNIT
         MISSES=$((MISSES + 1))
     fi
 }
-hf() { # NAME COMMAND...
-    local name=$1
+hf() { # NAME COMMAND...: RUNS runs, split into the ROUNDS of `rounds` when inside one
+    local name=$1 runs=$RUNS
     shift
-    "$HYPERFINE" -N --style basic --warmup "$WARMUP" --runs "$RUNS" \
-        --export-json "$W/$name.json" "$@" >"$W/$name.log" 2>&1 || {
+    if [ -n "${ROUND:-}" ]; then
+        runs=$(( (RUNS + ROUNDS - 1) / ROUNDS ))
+        [ "$runs" -ge 2 ] || runs=2
+    fi
+    "$HYPERFINE" -N --style basic --warmup "$WARMUP" --runs "$runs" \
+        --export-json "$W/$name.r${ROUND:-0}.json" "$@" >"$W/$name.log" 2>&1 || {
         say "bench-control: hyperfine failed for $name:"
         tail -n 20 "$W/$name.log" >&2
         exit 1
     }
+    # NAME.json: every round so far, as one hyperfine result per command (all its times,
+    # their median; user and system the mean per run).
+    python3 - "$W" "$name" <<'PY'
+import glob, json, statistics, sys
+w, name = sys.argv[1], sys.argv[2]
+merged = []
+for f in sorted(glob.glob(f"{w}/{name}.r*.json")):
+    for i, r in enumerate(json.load(open(f))["results"]):
+        if i == len(merged):
+            merged.append({"times": [], "user": 0.0, "system": 0.0})
+        n = len(r["times"])
+        merged[i]["times"] += r["times"]
+        merged[i]["user"] += r["user"] * n
+        merged[i]["system"] += r["system"] * n
+for m in merged:
+    n = len(m["times"])
+    m["median"] = statistics.median(m["times"])
+    m["user"] /= n
+    m["system"] /= n
+json.dump({"results": merged}, open(f"{w}/{name}.json", "w"))
+PY
+}
+# rounds NAME... -- FUNCTION: a fresh start for those rows, then FUNCTION ROUNDS times
+# (its hf calls take turns round by round).
+rounds() {
+    local names=() name
+    while [ "$1" != "--" ]; do names+=("$1"); shift; done
+    shift
+    for name in "${names[@]}"; do rm -f "$W/$name".r*.json "$W/$name.json"; done
+    for ROUND in $(seq 1 "$ROUNDS"); do "$@"; done
+    ROUND=""
 }
 
 printf 'tmuxmate bench-control: %s, %s, %s, %s runs\n' "$("$BIN" --version)" "$(tmux -V)" \
@@ -139,9 +179,12 @@ for size in ${SIZES:-1K 100K 588K 5.5M 50M}; do
     [ "$got" -gt 4000000 ] && runs=10
     [ "$got" -gt 20000000 ] && runs=5
     max=$(( got * 2 + 100000 ))
-    RUNS=$runs hf "cap-tmux-$size" -n "tmux capture-pane -p -S - ($size)" "tmux -L $SOCK capture-pane -p -S - -t $P"
-    RUNS=$runs hf "cap-ours-$size" -n "tmuxmate capture --all ($size)" "$BIN -L $SOCK capture -t $P --all --max-bytes $max" \
-        ${BASE:+-n "base capture --all ($size)" "$BASE -L $SOCK capture -t $P --all --max-bytes $max"}
+    cap_pair() {
+        RUNS=$runs hf "cap-tmux-$size" -n "tmux capture-pane -p -S - ($size)" "tmux -L $SOCK capture-pane -p -S - -t $P"
+        RUNS=$runs hf "cap-ours-$size" -n "tmuxmate capture --all ($size)" "$BIN -L $SOCK capture -t $P --all --max-bytes $max" \
+            ${BASE:+-n "base capture --all ($size)" "$BASE -L $SOCK capture -t $P --all --max-bytes $max"}
+    }
+    rounds "cap-tmux-$size" "cap-ours-$size" -- cap_pair
     ct=$(median_ms "$W/cap-tmux-$size.json")
     cm=$(median_ms "$W/cap-ours-$size.json")
     mb=$(awk -v b="$got" 'BEGIN { printf "%.4f", b / 1000000 }')
@@ -161,9 +204,12 @@ done
 TMUXP=$(command -v tmux)
 run_rows() { # LABEL
     local floor="sh -c '\"\$0\" -L $SOCK new-window -d -t main: \"true; \\\"\$0\\\" -L $SOCK wait-for -S f\$\$\" && \"\$0\" -L $SOCK wait-for f\$\$' $TMUXP"
-    hf run-floor -n "tmux new-window -d + wait for its exit" "$floor"
-    hf run-true -n "tmuxmate run -- true" "$BIN -L $SOCK run -- true" \
-        ${BASE:+-n "base run -- true" "$BASE -L $SOCK run -- true"}
+    run_pair() {
+        hf run-floor -n "tmux new-window -d + wait for its exit" "$floor"
+        hf run-true -n "tmuxmate run -- true" "$BIN -L $SOCK run -- true" \
+            ${BASE:+-n "base run -- true" "$BASE -L $SOCK run -- true"}
+    }
+    rounds run-floor run-true -- run_pair
     local rf rt
     rf=$(median_ms "$W/run-floor.json")
     rt=$(median_ms "$W/run-true.json")
@@ -177,10 +223,13 @@ run_rows "small server"
 # --- send: one line + Enter into a pane that reads it ----------------------------------
 SINK=$(T new-window -d -P -F '#{pane_id}' "cat >/dev/null")
 TMUXP=$(command -v tmux)
-hf send-tmux -n "tmux send-keys -l TEXT; send-keys Enter" \
-    "sh -c '\"\$0\" -L $SOCK send-keys -t $SINK -l \"echo hello\" && \"\$0\" -L $SOCK send-keys -t $SINK Enter' $TMUXP"
-hf send-tmuxmate -n "tmuxmate send --enter" "$BIN -L $SOCK send -t $SINK --enter 'echo hello'" \
-    ${BASE:+-n "base send --enter" "$BASE -L $SOCK send -t $SINK --enter 'echo hello'"}
+send_pair() {
+    hf send-tmux -n "tmux send-keys -l TEXT; send-keys Enter" \
+        "sh -c '\"\$0\" -L $SOCK send-keys -t $SINK -l \"echo hello\" && \"\$0\" -L $SOCK send-keys -t $SINK Enter' $TMUXP"
+    hf send-tmuxmate -n "tmuxmate send --enter" "$BIN -L $SOCK send -t $SINK --enter 'echo hello'" \
+        ${BASE:+-n "base send --enter" "$BASE -L $SOCK send -t $SINK --enter 'echo hello'"}
+}
+rounds send-tmux send-tmuxmate -- send_pair
 st=$(median_ms "$W/send-tmux.json")
 sm=$(median_ms "$W/send-tmuxmate.json")
 printf '\nsend: one line + Enter\n'
@@ -201,9 +250,12 @@ for want in ${LIST_SIZES:-200 1000}; do
         for _ in 1 2 3 4; do [ "$n" -lt $((want - 1)) ] && T split-window -d -t main: sh 2>/dev/null && n=$((n + 1)); done
         n=$(T list-panes -a | wc -l)
     done
-    hf list-tmux -n "tmux list-panes -a -F (same fields)" "tmux -L $SOCK list-panes -a -F '$F'"
-    hf list-tmuxmate -n "tmuxmate list --json" "$BIN -L $SOCK list --json" \
-        ${BASE:+-n "base list --json" "$BASE -L $SOCK list --json"}
+    list_pair() {
+        hf list-tmux -n "tmux list-panes -a -F (same fields)" "tmux -L $SOCK list-panes -a -F '$F'"
+        hf list-tmuxmate -n "tmuxmate list --json" "$BIN -L $SOCK list --json" \
+            ${BASE:+-n "base list --json" "$BASE -L $SOCK list --json"}
+    }
+    rounds list-tmux list-tmuxmate -- list_pair
     lt=$(median_ms "$W/list-tmux.json")
     lm=$(median_ms "$W/list-tmuxmate.json")
     printf '\nlist: %s panes\n' "$n"
