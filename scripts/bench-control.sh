@@ -18,7 +18,7 @@
 #   Environment (set by scripts/bench.sh when it calls this file; all optional):
 #   BIN        tmuxmate binary (default: cargo build --release, target/release/tmuxmate)
 #   HYPERFINE  hyperfine binary (default: from PATH, installed with apt-get if missing)
-#   RUNS       timed runs per command (default 30)
+#   RUNS       timed runs per command (default 30; at least 2 a round)
 #   WARMUP     warmup runs per command (default 3)
 #   ROUNDS     rounds each row's runs are split into (default 3): tmux's and tmuxmate's
 #              commands take turns round by round, so a VM whose speed drifts over
@@ -42,6 +42,7 @@ done
 RUNS=${RUNS:-30}
 WARMUP=${WARMUP:-3}
 ROUNDS=${ROUNDS:-3}
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "bench-control: ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 2; }
 say() { printf '%s\n' "$*" >&2; }
 
 command -v tmux >/dev/null 2>&1 || { say "bench-control: tmux is not installed"; exit 1; }

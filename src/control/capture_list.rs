@@ -13,8 +13,9 @@
 //! grows from there with `capture_tail::grow`.
 //!
 //! The text is stored as its snapshot while tmux sends it ([`Tee`]): for a long capture
-//! the copy then overlaps the server's formatting rather than following it, and the
-//! snapshot's file is made once the command is sent, while the server works.
+//! the copy then overlaps the server's formatting rather than following it, and for a
+//! long range on the direct socket the snapshot's file is made once the command is sent,
+//! while the server works.
 //!
 //! Invariants: only a `%N` target takes this route and reaches tmux as the id rebuilt from
 //! its number (tmux's own target matching never sees the person's text); the markers are

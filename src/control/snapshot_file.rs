@@ -85,8 +85,6 @@ pub struct Stream {
     written: u64,
     /// A write failed: the stream is given up (the caller stores the text afresh).
     failed: bool,
-    /// The file was made before any text ([`Stream::open_early`]).
-    early: bool,
 }
 
 impl Stream {
@@ -98,16 +96,17 @@ impl Stream {
             file: None,
             written: 0,
             failed: false,
-            early: false,
         }
     }
 
     /// Make the file before any text is fed (while tmux works on the capture); a stream
     /// that is then fed no more than `LAZY` bytes is not kept, as one that opens lazily
-    /// would have made no file. A failure here leaves the lazy open to try again.
+    /// would have made no file. Only into a folder that is there already: one who never
+    /// stored a long snapshot (or turned storing off before) gets no folder and no file
+    /// from a capture. A failure here leaves the lazy open to try again.
     pub fn open_early(&mut self) {
-        if self.file.is_none() && self.open().is_ok() {
-            self.early = true;
+        if self.file.is_none() && std::fs::symlink_metadata(&self.dir).is_ok_and(|m| m.is_dir()) {
+            let _ = self.open();
         }
     }
 
@@ -177,7 +176,7 @@ impl Stream {
     pub fn keep_prefix(mut self, text_len: u64, fed_len: u64) -> bool {
         if self.failed
             || self.file.is_none()
-            || (self.early && self.written <= LAZY as u64)
+            || self.written <= LAZY as u64
             || self.written != fed_len
             || text_len > fed_len
             || self.flush().is_err()
@@ -235,7 +234,10 @@ pub fn bound(dir: &Path, keep_total: u64, added: u64) {
         w.next().is_none().then_some(known)
     });
     let next = match known {
-        Some((total, stores)) if total + added <= keep_total && stores + 1 < RESCAN => {
+        // Checked: a ledger is a file anyone of ours may have written.
+        Some((total, stores))
+            if total.checked_add(added).is_some_and(|t| t <= keep_total) && stores < RESCAN - 1 =>
+        {
             (total + added, stores + 1)
         }
         _ => (scan(dir, keep_total - keep_total / 4), 0),
@@ -355,6 +357,12 @@ mod tests {
         }
         assert!(s.keep(&body, &body));
         assert_eq!(read(&d, "g").unwrap().unwrap(), body);
+        // No folder yet: none is made early (the lazy open makes it once text is long).
+        let missing = d.join("not-yet");
+        let mut s = Stream::new(&missing, "m");
+        s.open_early();
+        assert!(!missing.exists());
+        drop(s);
         // Dropped unkept (the snapshot option said off): nothing is left.
         let mut s = Stream::new(&d, "h");
         s.open_early();
@@ -410,7 +418,8 @@ mod tests {
         assert!(txt_total(&d).1 <= 10_000);
         // Garbage, or a FIFO where the ledger belongs: a scan, never a hang or an error;
         // garbage longer than a record is cut, none of it is left after the record.
-        for junk in ["not a ledger", "1 2 3", &"9".repeat(50)] {
+        let huge = format!("{} {}", u64::MAX, u32::MAX);
+        for junk in ["not a ledger", "1 2 3", &"9".repeat(50), &huge] {
             std::fs::write(d.join(LEDGER), junk).unwrap();
             bound(&d, 10_000, 1000);
             let ledger = std::fs::read_to_string(d.join(LEDGER)).unwrap();

@@ -493,7 +493,7 @@ fn send(
 }
 
 /// Read the server's answer to what `send` sent: stdout, stderr and the exit status.
-/// `tap` sees each piece of stdout as it arrives (it is in the answer too).
+/// `tap` sees each non-empty piece of stdout as it arrives (it is in the answer too).
 fn receive(
     sock: &mut UnixStream,
     wire: Wire,
