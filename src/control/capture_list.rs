@@ -295,7 +295,7 @@ struct Tee<'a> {
     early: bool,
 }
 
-impl crate::tmux::client::Tap for Tee<'_> {
+impl crate::tmux::tap::Tap for Tee<'_> {
     /// A long capture's file is made now, while the server formats the text: making a
     /// file costs 80-160 us on ext4 (measured), which otherwise follows the answer's
     /// first bytes. Dropped (and the file removed) when the snapshot option says off.

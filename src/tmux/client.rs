@@ -21,6 +21,7 @@ use std::time::Duration;
 use super::arg::Args;
 use super::error::TmuxError;
 use super::socket::Socket;
+use super::tap::{Tap, Untapped};
 use super::transport::{Transport, direct, ssh::Remote};
 
 /// Default timeout for one tmux call; generous because a loaded machine can take 100 ms.
@@ -39,17 +40,6 @@ pub struct Tmux {
     /// The version gate's answer, asked once per client (and its clones) before its first
     /// call: every command meets the same gate, whichever handler runs it.
     gate: std::sync::Arc<std::sync::OnceLock<Result<String, TmuxError>>>,
-}
-
-/// What sees a call's stdout as it arrives ([`Tmux::run_tapped`]).
-pub trait Tap {
-    /// The command is on its way to the server (the direct socket path only): what the
-    /// tap will need may be readied while the server works on it.
-    fn sent(&mut self) {}
-    /// The next bytes of stdout.
-    fn chunk(&mut self, b: &[u8]);
-    /// The output is read again from its start: forget what came before.
-    fn restart(&mut self);
 }
 
 impl Tmux {
@@ -229,10 +219,7 @@ impl Tmux {
     ) -> Result<Vec<u8>, TmuxError> {
         let argv = args.argv();
         self.check_version()?;
-        let out = match self.socket_argv(&argv, &mut |b| match b.is_empty() {
-            true => tap.sent(),
-            false => tap.chunk(b),
-        }) {
+        let out = match self.socket_argv(&argv, tap) {
             Some(r) => r?,
             None => {
                 tap.restart();
@@ -281,7 +268,7 @@ impl Tmux {
         if let Err(e) = self.check_version() {
             return Some(Err(e));
         }
-        self.socket_argv(&args.argv(), &mut |_| {})
+        self.socket_argv(&args.argv(), &mut Untapped)
     }
 
     /// Run a query, with `meanwhile` running alongside while the server works on it:
@@ -350,11 +337,7 @@ impl Tmux {
         self.run_argv(&argv, None).map(|_| ())
     }
 
-    fn socket_argv(
-        &self,
-        args: &[&str],
-        tap: &mut dyn FnMut(&[u8]),
-    ) -> Option<Result<Vec<u8>, TmuxError>> {
+    fn socket_argv(&self, args: &[&str], tap: &mut dyn Tap) -> Option<Result<Vec<u8>, TmuxError>> {
         let how = direct::eligible(args);
         if how == direct::Use::No {
             return None;
@@ -394,7 +377,7 @@ impl Tmux {
         // can (no client process); a surprise before a write is sent, or any surprise in
         // a query, falls through to the real tmux client below.
         if input.is_none()
-            && let Some(r) = self.socket_argv(args, &mut |_| {})
+            && let Some(r) = self.socket_argv(args, &mut Untapped)
         {
             return r;
         }

@@ -10,6 +10,7 @@ pub mod options;
 pub mod panes;
 pub mod popup;
 pub mod socket;
+pub mod tap;
 pub mod target;
 pub mod transport;
 pub mod version;

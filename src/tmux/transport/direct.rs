@@ -53,6 +53,8 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::tmux::tap::{Tap, Untapped};
+
 const PROTOCOL_VERSION: u32 = 8;
 const HEADER: usize = 16;
 /// tmux 3.2 to 3.5: the `flags` half-word's "has fd" bit.
@@ -301,16 +303,16 @@ fn send_fd(sock: &UnixStream, m: &[u8], fd: i32) -> Option<()> {
 }
 
 /// Run one eligible command (list) over the socket at `path`; `None` means "use the tmux
-/// client" (for a write: only when the command was certainly not sent). `tap` sees each
-/// piece of stdout as it arrives and, first, an empty piece once the command is on its
-/// way: the caller may prepare meanwhile (the server then works on the command).
+/// client" (for a write: only when the command was certainly not sent). `tap` hears once
+/// the command is on its way (the caller may prepare while the server works on it), then
+/// sees each piece of stdout as it arrives.
 pub fn run(
     path: &Path,
     known: Option<Peer>,
     args: &[&str],
     timeout: Duration,
     how: Use,
-    tap: &mut dyn FnMut(&[u8]),
+    tap: &mut dyn Tap,
 ) -> Option<Reply> {
     let mut sent = false;
     let r = exchange(path, known, args, timeout, &mut sent, tap);
@@ -345,7 +347,7 @@ pub fn query_while<R: Send, F: FnOnce(Option<i32>) -> R + Send>(
     let pid = peer_pid(&sock);
     std::thread::scope(|sc| {
         let h = sc.spawn(move || meanwhile(pid));
-        let reply = receive(&mut sock, wire, &mut sent, &mut |_| {});
+        let reply = receive(&mut sock, wire, &mut sent, &mut Untapped);
         // A panic in `meanwhile` is its caller's bug; the answer is still good.
         match h.join() {
             Ok(r) => Ok((reply, r)),
@@ -388,10 +390,10 @@ fn exchange(
     args: &[&str],
     timeout: Duration,
     sent: &mut bool,
-    tap: &mut dyn FnMut(&[u8]),
+    tap: &mut dyn Tap,
 ) -> Option<Reply> {
     let (mut sock, wire) = send(path, known, args, timeout, sent)?;
-    tap(&[]);
+    tap.sent();
     receive(&mut sock, wire, sent, tap)
 }
 
@@ -493,13 +495,8 @@ fn send(
 }
 
 /// Read the server's answer to what `send` sent: stdout, stderr and the exit status.
-/// `tap` sees each non-empty piece of stdout as it arrives (it is in the answer too).
-fn receive(
-    sock: &mut UnixStream,
-    wire: Wire,
-    sent: &mut bool,
-    tap: &mut dyn FnMut(&[u8]),
-) -> Option<Reply> {
+/// `tap` sees each piece of stdout as it arrives (it is in the answer too).
+fn receive(sock: &mut UnixStream, wire: Wire, sent: &mut bool, tap: &mut dyn Tap) -> Option<Reply> {
     // The socket is read straight into `buf[end..]`; messages are consumed from `at`, and
     // only a partial one (under MAX_MESSAGE) is moved to the front before the next read,
     // so a multi-megabyte capture is copied once, into `stdout`.
@@ -553,10 +550,7 @@ fn receive(
                 }
                 MSG_WRITE => match int(0)? {
                     1 => {
-                        // An empty piece means "sent" to the tap: an empty write says nothing.
-                        if data.len() > 4 {
-                            tap(&data[4..]);
-                        }
+                        tap.chunk(&data[4..]);
                         out.stdout.extend_from_slice(&data[4..]);
                     }
                     2 => out.stderr.extend_from_slice(&data[4..]),
@@ -646,12 +640,16 @@ mod tests {
             out.extend(msg(wire, MSG_EXIT, &3i32.to_le_bytes(), false));
             server.write_all(&out).unwrap();
             let mut sent = true;
-            let mut seen = Vec::new();
-            let r = receive(&mut ours, wire, &mut sent, &mut |b| {
-                seen.extend_from_slice(b)
-            })
-            .unwrap();
-            assert_eq!(seen, r.stdout);
+            struct Seen(Vec<u8>);
+            impl Tap for Seen {
+                fn chunk(&mut self, b: &[u8]) {
+                    self.0.extend_from_slice(b);
+                }
+                fn restart(&mut self) {}
+            }
+            let mut seen = Seen(Vec::new());
+            let r = receive(&mut ours, wire, &mut sent, &mut seen).unwrap();
+            assert_eq!(seen.0, r.stdout);
             assert_eq!((r.status, r.stdout.as_slice()), (3, &b"hi\n"[..]));
         }
         // A length over the message limit is a surprise, not a read past it.
@@ -659,7 +657,7 @@ mod tests {
         let mut bad = msg(Wire::Len32, MSG_EXIT, &0i32.to_le_bytes(), false);
         bad[4..8].copy_from_slice(&0x0001_0014u32.to_le_bytes());
         server.write_all(&bad).unwrap();
-        assert!(receive(&mut ours, Wire::Len32, &mut true, &mut |_| {}).is_none());
+        assert!(receive(&mut ours, Wire::Len32, &mut true, &mut Untapped).is_none());
     }
 
     #[test]
