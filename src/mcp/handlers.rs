@@ -176,8 +176,9 @@ fn captured((c, fit_cut): (capture::Captured, bool)) -> Answer {
         .map(|id| format!("tmuxmate://snapshot/{id}"));
     let rendered = match (&c.snapshot, c.text.marker()) {
         (Some(id), Some(m)) if fit_cut => Some(format!(
-            "{m} (one MCP answer holds at most 10 MB; the whole capture: `tmuxmate snapshots \
+            "{m} (one MCP answer holds at most {} MB; the whole capture: `tmuxmate snapshots \
              show {id}`)\n{}",
+            super::MAX_MESSAGE / 1_000_000,
             c.text.text
         )),
         (_, m) => m.is_some().then(|| c.text.render()),
