@@ -116,9 +116,12 @@ hf() { # NAME COMMAND...: RUNS runs, split into the ROUNDS of `rounds` when insi
         tail -n 20 "$W/$name.log" >&2
         exit 1
     }
-    # NAME.json: every round so far, as one hyperfine result per command (all its times,
-    # their median; user and system the mean per run).
-    python3 - "$W" "$name" <<'PY'
+    [ -n "${ROUND:-}" ] || merge "$name"
+}
+# merge NAME: NAME.json from its rounds, as one hyperfine result per command (all its
+# times, their median; user and system the mean per run).
+merge() {
+    python3 - "$W" "$1" <<'PY'
 import glob, json, statistics, sys
 w, name = sys.argv[1], sys.argv[2]
 merged = []
@@ -147,6 +150,7 @@ rounds() {
     for name in "${names[@]}"; do rm -f "$W/$name".r*.json "$W/$name.json"; done
     for ROUND in $(seq 1 "$ROUNDS"); do "$@"; done
     ROUND=""
+    for name in "${names[@]}"; do merge "$name"; done
 }
 
 printf 'tmuxmate bench-control: %s, %s, %s, %s runs\n' "$("$BIN" --version)" "$(tmux -V)" \
