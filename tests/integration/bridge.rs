@@ -753,13 +753,16 @@ fn a_gemini_that_stops_taking_keys_gets_no_enter() {
     let s = server!();
     let b = Bridge::new(&s, "gstuck", "main");
     let st = b.start(&s, "gemini");
-    // Far longer than the 800 ms probe: on a loaded machine tmuxmate's first look at the
-    // cursor can come seconds late, and a stall that is over by then has taken the key.
-    std::fs::write(b.sd.join("stall-after-key-ms"), "8000").unwrap();
+    // The probe gets 4 s: the stand-in's Left must be seen drawn within it, or the probe
+    // counts the cursor as unseen and presses Enter after the settle pause (on a loaded
+    // CI machine an 800 ms probe once missed the draw). The stall is far longer than the
+    // probe: tmuxmate's looks at the cursor can come seconds late, and a stall that is
+    // over by then has taken the key.
+    std::fs::write(b.sd.join("stall-after-key-ms"), "15000").unwrap();
     let o = b.cmd_env(
         &s,
         &["agent", "send", &st.name, "--message", "stuck\nhere"],
-        &[("TMUXMATE_PROBE_TIMEOUT_MS", "800")],
+        &[("TMUXMATE_PROBE_TIMEOUT_MS", "4000")],
     );
     let e = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{e}");
@@ -767,11 +770,17 @@ fn a_gemini_that_stops_taking_keys_gets_no_enter() {
         e.contains("stopped taking keys") && e.contains("Enter was NOT pressed"),
         "{e}"
     );
-    // After the stall it has read Left and Right, and nothing else; nothing submitted.
-    let tail = wait_until("the Right read", Duration::from_secs(30), || {
+    // After the stall it has read Left and the probe's Rights (sent again every 1.5 s while
+    // the cursor stays left), and nothing else; nothing submitted.
+    let tail = wait_until("the Right read", Duration::from_secs(45), || {
         Some(b.after_paste()).filter(|t| t.len() >= 6)
     });
-    assert_eq!(tail, b"\x1b[D\x1b[C", "Left and Right, no Enter");
+    let (left, rights) = tail.split_at(3);
+    assert_eq!(left, b"\x1b[D", "Left first: {tail:?}");
+    assert!(
+        rights.chunks(3).all(|k| k == b"\x1b[C"),
+        "only Rights after it, no Enter: {tail:?}"
+    );
     assert!(
         s.tmux(&["capture-pane", "-p", "-t", &st.pane_id])
             .contains(" > stuck")
