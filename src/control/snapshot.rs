@@ -21,7 +21,7 @@
 //! - a corrupt or half-written line is skipped, never fatal.
 
 use std::fs::OpenOptions;
-use std::io::{Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -245,18 +245,22 @@ impl Log {
 
     /// Append one line (under the lock), compacting first when it would pass the bound.
     fn append_line(&self, line: &str) -> std::io::Result<()> {
-        let size = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
+        // One open file for the size, the last byte and the append.
+        let mut f = state::open_private(
+            &self.path,
+            OpenOptions::new().read(true).create(true).append(true),
+        )?;
+        let size = f.metadata()?.len();
         if size + line.len() as u64 > self.compact_bytes {
+            drop(f);
             return self.compact_with(line);
         }
-        let mut f = state::open_private(&self.path, OpenOptions::new().create(true).append(true))?;
         let mut buf = String::new();
         // A crash mid-append leaves a partial line; the newline keeps ours readable.
-        if size > 0 && !ends_with_newline(&self.path, size) {
+        if size > 0 && !ends_with_newline(&f, size) {
             buf.push('\n');
         }
         buf.push_str(line);
-        f.seek(SeekFrom::End(0))?;
         f.write_all(buf.as_bytes())
     }
 
@@ -448,13 +452,10 @@ impl Streamed {
     }
 }
 
-fn ends_with_newline(path: &std::path::Path, size: u64) -> bool {
-    use std::io::Read;
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return true;
-    };
+fn ends_with_newline(f: &std::fs::File, size: u64) -> bool {
+    use std::os::unix::fs::FileExt;
     let mut last = [0u8; 1];
-    f.seek(SeekFrom::Start(size - 1)).is_ok() && f.read_exact(&mut last).is_ok() && last[0] == b'\n'
+    f.read_exact_at(&mut last, size - 1).is_ok() && last[0] == b'\n'
 }
 
 /// Delete every stored snapshot (under the writers' lock); how many there were.

@@ -292,7 +292,8 @@ pub fn check_remote(
     }
 }
 
-fn gate(text: &str) -> Result<(), TmuxError> {
+/// The version gate on a `tmux -V` text: `MINIMUM` or newer passes.
+pub fn gate(text: &str) -> Result<(), TmuxError> {
     match parse(text) {
         Some(v) if v >= MINIMUM => Ok(()),
         _ => Err(TmuxError::TooOld {

@@ -765,7 +765,8 @@ fn a_gemini_that_stops_taking_keys_gets_no_enter() {
         &[("TMUXMATE_PROBE_TIMEOUT_MS", "4000")],
     );
     let e = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{e}");
+    let log = std::fs::read_to_string(s.state.join("log")).unwrap_or_default();
+    assert_eq!(o.status.code(), Some(1), "{e}\nlog:\n{log}");
     assert!(
         e.contains("stopped taking keys") && e.contains("Enter was NOT pressed"),
         "{e}"

@@ -52,6 +52,9 @@ pub struct DirectPath {
     /// The binary on PATH as the direct path knows it ([`direct::Peer`]); `None`: not a
     /// tested release (each server is then asked).
     peer: Arc<OnceLock<Option<direct::Peer>>>,
+    /// `program` on PATH and its `-V` text ([`super::version::found`]), looked up once
+    /// for the gate and the peer both: each lookup walks PATH and reads the version cache.
+    found: Arc<OnceLock<Result<(PathBuf, String), TmuxError>>>,
 }
 
 impl DirectPath {
@@ -59,9 +62,14 @@ impl DirectPath {
     /// is known without asking (`direct` checks every server it talks to).
     pub fn peer(&self, program: &str, timeout: Duration) -> Option<direct::Peer> {
         *self.peer.get_or_init(|| {
-            let (bin, text) = super::version::found(program, timeout).ok()?;
-            direct::Peer::of(&bin, &text)
+            let (bin, text) = self.found(program, timeout).as_ref().ok()?;
+            direct::Peer::of(bin, text)
         })
+    }
+
+    fn found(&self, program: &str, timeout: Duration) -> &Result<(PathBuf, String), TmuxError> {
+        self.found
+            .get_or_init(|| super::version::found(program, timeout))
     }
 }
 
@@ -182,9 +190,11 @@ impl Transport {
     ) -> Result<String, TmuxError> {
         match self {
             Transport::Ssh(r) => super::version::check_remote(r, program, ask),
-            Transport::Client { .. } | Transport::Direct(_) => {
-                super::version::check(program, timeout)
-            }
+            Transport::Direct(d) => d
+                .found(program, timeout)
+                .clone()
+                .and_then(|(_, text)| super::version::gate(&text).map(|()| text)),
+            Transport::Client { .. } => super::version::check(program, timeout),
         }
     }
 
