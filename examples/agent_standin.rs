@@ -32,8 +32,10 @@
 //! Control files in `$STANDIN_DIR`: `received.bin` (all input bytes), `argv.json`,
 //! `dialog` (exists: show an approval dialog), `dialog-enter` (written if an Enter
 //! arrives while the dialog is shown), `dialog-on-paste` (exists: a paste brings the
-//! dialog up), `stall-after-key-ms` (once: stall after a cursor key), `lose-right`
-//! (once: a Right is dropped), `busy` (exists:
+//! dialog up), `stall-after-key-ms` (once: stall after a cursor key),
+//! `split-key-draw-ms` (once: the draw after a cursor key is written in two parts this
+//! long apart, the cursor below the lines meanwhile), `lose-right` (once: a Right is
+//! dropped), `busy` (exists:
 //! never finish the turn),
 //! `reply.txt` (reply text), `record-ms` (delay before the prompt is recorded),
 //! `delay-ms` (reply delay after the prompt is recorded), Gemini only: `echo-ms` (the
@@ -71,6 +73,8 @@ struct St {
     guard: Option<std::time::Instant>,
     /// Gemini: how many characters the composer's cursor is left of its end.
     cursor_back: usize,
+    /// Gemini: the next draw is written in two parts this many ms apart (0: at once).
+    split_draw_ms: u64,
     /// Gemini: its chat file and the messages in it (for a rewrite).
     chat: Option<PathBuf>,
     chat_msgs: Vec<serde_json::Value>,
@@ -399,7 +403,19 @@ fn draw(s: &St) {
         }
     }
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(o.as_bytes());
+    // A frame half drawn for a while, as a loaded machine shows one when the CLI is
+    // descheduled mid-write: the lines first (the cursor below them), the cursor's
+    // place after the pause.
+    if s.split_draw_ms > 0
+        && let Some(cut) = o.rfind('\n')
+    {
+        let _ = out.write_all(&o.as_bytes()[..=cut]);
+        let _ = out.flush();
+        std::thread::sleep(std::time::Duration::from_millis(s.split_draw_ms));
+        let _ = out.write_all(&o.as_bytes()[cut + 1..]);
+    } else {
+        let _ = out.write_all(o.as_bytes());
+    }
     let _ = out.flush();
 }
 
@@ -905,6 +921,7 @@ fn main() {
             + std::time::Duration::from_millis(ms_file(&dir, "banner-ms", GEMINI_BANNER_MS)),
         guard: None,
         cursor_back: 0,
+        split_draw_ms: 0,
         chat: None,
         chat_msgs: vec![],
     }));
@@ -1043,6 +1060,10 @@ fn main() {
                 // Once: stalled right after taking a cursor key in, with what came after
                 // it in the same read still unread (a Right sent at once must not be
                 // taken before the stall, however the two keys were read).
+                if let Ok(v) = std::fs::read_to_string(dir.join("split-key-draw-ms")) {
+                    let _ = std::fs::remove_file(dir.join("split-key-draw-ms"));
+                    s.split_draw_ms = v.trim().parse().unwrap_or(0);
+                }
                 let f = dir.join("stall-after-key-ms");
                 if let Ok(v) = std::fs::read_to_string(&f) {
                     let _ = std::fs::remove_file(&f);
@@ -1104,6 +1125,7 @@ fn main() {
             // Gemini takes a bracketed paste in as one event at its end: no draw before.
             if !(s.kind == "gemini" && in_paste) {
                 draw(&s);
+                s.split_draw_ms = 0;
             }
         }
         if stall_ms > 0 {

@@ -34,6 +34,9 @@ const RIGHT_TRIES: usize = 4;
 /// Gemini CLI 0.61's paste guard is 40 ms; a little more for the clocks' granularity.
 const GUARD_MS: u64 = 45;
 
+/// How long a first cursor move that is no step left is watched for one ([`wait_left`]).
+const HALF_FRAME: Duration = Duration::from_millis(600);
+
 /// What the probe showed.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Probe {
@@ -67,7 +70,7 @@ pub fn guard_passed(
     if let Err(e) = key(tmux, pane, "Left") {
         return Probe::Unseen(e.to_string());
     }
-    let left = wait_cursor(tmux, pane, short, |c| c != home);
+    let left = wait_left(tmux, pane, home, short);
     if let Err(e) = key(tmux, pane, "Right") {
         return Probe::Unseen(e.to_string());
     }
@@ -120,6 +123,30 @@ pub fn guard_passed(
     }
 }
 
+/// Where Left took the cursor, looked at until `short`: the first step left on `home`'s
+/// row, else the last place it moved to. A first move that is not that step is looked at
+/// for `HALF_FRAME` more, for a step: a frame can show half drawn (its lines, the cursor
+/// below them) while the CLI is descheduled mid-write, and taking that cursor for the
+/// move made a stalled CLI's Left look like no step, so its Enter fell to the settle
+/// pause. A move that stays no step (the composer's rows moved: Gemini draws a hint under
+/// a large paste a moment after it) costs that much, no more.
+fn wait_left(tmux: &Tmux, pane: &str, home: (u32, u32), short: Instant) -> Option<(u32, u32)> {
+    let step = |c: (u32, u32)| c.1 == home.1 && c.0 < home.0;
+    let first = wait_cursor(tmux, pane, short, |c| c != home)?;
+    if step(first) {
+        return Some(first);
+    }
+    let mut last = first;
+    let by = Instant::now() + HALF_FRAME;
+    wait_cursor(tmux, pane, by, |c| {
+        if c != home {
+            last = c;
+        }
+        step(c)
+    })
+    .or(Some(last))
+}
+
 /// One screen row, for the log when the proof fails.
 fn row(tmux: &Tmux, pane: &str, y: u32) -> String {
     let y = y.to_string();
@@ -163,7 +190,7 @@ fn wait_cursor(
     tmux: &Tmux,
     pane: &str,
     until: Instant,
-    ok: impl Fn((u32, u32)) -> bool,
+    mut ok: impl FnMut((u32, u32)) -> bool,
 ) -> Option<(u32, u32)> {
     loop {
         if let Some(c) = cursor(tmux, pane).filter(|&c| ok(c)) {

@@ -750,15 +750,29 @@ fn dialog_visible_means_no_keystroke() {
 /// under the guard's stale handler. The refusal says the text sits in its composer.
 #[test]
 fn a_gemini_that_stops_taking_keys_gets_no_enter() {
+    stuck_gemini_gets_no_enter("gstuck", None);
+}
+
+/// The same when the frame that draws the Left is shown half drawn for a while first
+/// (its lines, the cursor below them): the probe waits for the step on the composer's row
+/// instead of taking the half frame's cursor for the move, and calling the Left unseen.
+#[test]
+fn a_stuck_gemini_whose_left_is_drawn_in_two_parts_gets_no_enter() {
+    stuck_gemini_gets_no_enter("gsplit", Some(300));
+}
+
+fn stuck_gemini_gets_no_enter(project: &str, split_ms: Option<u64>) {
     let s = server!();
-    let b = Bridge::new(&s, "gstuck", "main");
+    let b = Bridge::new(&s, project, "main");
     let st = b.start(&s, "gemini");
-    // The probe gets 4 s: the stand-in's Left must be seen drawn within it, or the probe
-    // counts the cursor as unseen and presses Enter after the settle pause (on a loaded
-    // CI machine an 800 ms probe once missed the draw). The stall is far longer than the
-    // probe: tmuxmate's looks at the cursor can come seconds late, and a stall that is
-    // over by then has taken the key.
+    // The probe gets 4 s to see the stand-in's Left drawn: a Left not seen is counted
+    // unseen, and Enter follows the settle pause. The stall is far longer than the probe:
+    // tmuxmate's looks at the cursor can come seconds late on a loaded machine, and a
+    // stall that is over by then has taken the key.
     std::fs::write(b.sd.join("stall-after-key-ms"), "15000").unwrap();
+    if let Some(ms) = split_ms {
+        std::fs::write(b.sd.join("split-key-draw-ms"), ms.to_string()).unwrap();
+    }
     let o = b.cmd_env(
         &s,
         &["agent", "send", &st.name, "--message", "stuck\nhere"],
@@ -1176,6 +1190,34 @@ fn gemini_gets_enter_after_keys_it_drew_not_after_a_fixed_pause() {
     assert_eq!(b.prompts().last().unwrap(), "right again");
     let tail = b.after_paste();
     assert_eq!(tail, b"\x1b[D\x1b[C\x1b[C\r");
+    // The Left's frame shown half drawn for a while (the cursor below its lines): the
+    // probe waits for the step, then Right and Enter as always (its stuck counterpart is
+    // a_stuck_gemini_whose_left_is_drawn_in_two_parts_gets_no_enter).
+    std::fs::write(b.sd.join("split-key-draw-ms"), "300").unwrap();
+    let logged = std::fs::read_to_string(s.state.join("log"))
+        .unwrap_or_default()
+        .len();
+    let r = b.ok(
+        &s,
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            "half a frame",
+            "--timeout-s",
+            "30",
+        ],
+    );
+    assert!(r.contains("stand-in reply to: half a frame"), "{r}");
+    assert_eq!(b.prompts().last().unwrap(), "half a frame");
+    assert_eq!(b.after_paste(), b"\x1b[D\x1b[C\r");
+    let log = std::fs::read_to_string(s.state.join("log")).unwrap_or_default();
+    let log = log.get(logged..).unwrap_or_default();
+    assert!(
+        !log.contains("was not shown over"),
+        "the probe was proven: {log}"
+    );
 }
 
 /// The stand-in Gemini's chat file, found as the real one is (by its session id's first
