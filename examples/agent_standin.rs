@@ -34,7 +34,8 @@
 //! arrives while the dialog is shown), `dialog-on-paste` (exists: a paste brings the
 //! dialog up), `stall-after-key-ms` (once: stall after a cursor key),
 //! `split-key-draw-ms` (once: the draw after a cursor key is written in two parts this
-//! long apart, the cursor below the lines meanwhile), `lose-right` (once: a Right is
+//! long apart, the cursor below the lines meanwhile), `split-draw-ms` (every draw so,
+//! while it exists), `lose-right` (once: a Right is
 //! dropped), `busy` (exists:
 //! never finish the turn),
 //! `reply.txt` (reply text), `record-ms` (delay before the prompt is recorded),
@@ -406,12 +407,16 @@ fn draw(s: &St) {
     // A frame half drawn for a while, as a loaded machine shows one when the CLI is
     // descheduled mid-write: the lines first (the cursor below them), the cursor's
     // place after the pause.
-    if s.split_draw_ms > 0
+    let split_ms = match s.split_draw_ms {
+        0 => ms_file(&s.dir, "split-draw-ms", 0),
+        ms => ms,
+    };
+    if split_ms > 0
         && let Some(cut) = o.rfind('\n')
     {
         let _ = out.write_all(&o.as_bytes()[..=cut]);
         let _ = out.flush();
-        std::thread::sleep(std::time::Duration::from_millis(s.split_draw_ms));
+        std::thread::sleep(std::time::Duration::from_millis(split_ms));
         let _ = out.write_all(&o.as_bytes()[cut + 1..]);
     } else {
         let _ = out.write_all(o.as_bytes());

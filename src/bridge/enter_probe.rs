@@ -22,7 +22,9 @@
 //! whose Left was not seen moving the cursor is `Unseen` (the caller's settle pause
 //! follows, as before the probe); one that drew the Left but not the Right by a long
 //! deadline is `Stuck` (real Gemini, under load, drew the Right after a 100 KB or 1 MiB
-//! paste seconds late) and gets no Enter at all.
+//! paste seconds late) and gets no Enter at all, as does one whose cursor moved once and
+//! then for no key by that deadline. A step left counts from any place the cursor was
+//! seen at, not from where it was first: a frame can show half drawn.
 
 use crate::targs;
 use crate::tmux::{Arg, Tmux};
@@ -74,77 +76,114 @@ pub fn guard_passed(
     if let Err(e) = key(tmux, pane, "Right") {
         return Probe::Unseen(e.to_string());
     }
-    let Some(left) = left else {
+    let Some(Left {
+        from,
+        to: left,
+        stepped,
+    }) = left
+    else {
         return Probe::Unseen(format!("Left did not move the cursor from {home:?}"));
     };
-    // Only a step left on its row shows it was our Left (not a late redraw of the paste),
-    // and so that the cursor follows the composer.
-    let stepped = left.1 == home.1 && left.0 < home.0;
     // Back in its column: the composer's rows may have moved meanwhile (Gemini draws a
     // hint under a large paste a moment after the paste itself).
     // (Not a step: what was seen may not be ours, so no long wait for what may never come.)
-    let by = if stepped {
-        until
-    } else {
-        short.max(Instant::now() + Duration::from_secs(2))
-    };
-    let back = |c: (u32, u32)| c.0 == home.0 && c != left;
+    // (Not a step: what was seen may not be ours, so no long wait for what may never come,
+    // once the cursor showed it still moves; while it moves no more, the long deadline.)
+    let quick = short.max(Instant::now() + Duration::from_secs(2));
+    let back = |c: (u32, u32)| c.0 == from.0 && c != left;
     // Real Gemini, heavily loaded, once took the Left and lost the Right (the cursor stayed
     // a column left; a Right sent later moved it at once): Right again every 1.5 s. At
     // the end of the composer an extra Right moves nothing, so the text stays as it was.
-    let mut seen = None;
-    for _ in 0..RIGHT_TRIES {
-        let step = by.min(Instant::now() + Duration::from_millis(1500));
-        seen = wait_cursor(tmux, pane, step, back);
-        if seen.is_some() || Instant::now() >= by || key(tmux, pane, "Right").is_err() {
-            break;
+    let mut moved = false;
+    let mut rights = 1;
+    let mut next_right = Instant::now() + Duration::from_millis(1500);
+    let seen = loop {
+        if let Some(c) = cursor(tmux, pane) {
+            moved |= c != left;
+            if back(c) {
+                break true;
+            }
         }
-    }
-    if seen.is_none() {
-        seen = wait_cursor(tmux, pane, by, back);
-    }
-    match seen {
-        Some(_) => Probe::Proven,
-        None => {
-            let now = cursor(tmux, pane).unwrap_or_default();
-            let why = |what: String| {
-                if stepped {
-                    Probe::Stuck(what)
-                } else {
-                    Probe::Unseen(what)
-                }
+        let now = Instant::now();
+        if now >= if stepped || !moved { until } else { quick } {
+            break false;
+        }
+        if now >= next_right && rights <= RIGHT_TRIES {
+            rights = if key(tmux, pane, "Right").is_ok() {
+                rights + 1
+            } else {
+                RIGHT_TRIES + 1
             };
-            why(format!(
-                "Right did not bring the cursor back from {left:?} to column {}; now {now:?} on {:?}",
-                home.0,
-                row(tmux, pane, now.1)
-            ))
+            next_right = now + Duration::from_millis(1500);
         }
+        std::thread::sleep(Duration::from_millis(3));
+    };
+    if seen {
+        return Probe::Proven;
+    }
+    let now = cursor(tmux, pane).unwrap_or_default();
+    let what = format!(
+        "Right did not bring the cursor back from {left:?} to column {}; now {now:?} on {:?}",
+        from.0,
+        row(tmux, pane, now.1)
+    );
+    // A cursor that moved once and then for no key at all (not even a step seen: a frame
+    // half drawn when the probe began hides where it started) is a CLI that stopped
+    // taking keys as much as one whose Left was a step.
+    if stepped || !moved {
+        Probe::Stuck(what)
+    } else {
+        Probe::Unseen(what)
     }
 }
 
-/// Where Left took the cursor, looked at until `short`: the first step left on `home`'s
-/// row, else the last place it moved to. A first move that is not that step is looked at
-/// for `HALF_FRAME` more, for a step: a frame can show half drawn (its lines, the cursor
-/// below them) while the CLI is descheduled mid-write, and taking that cursor for the
-/// move made a stalled CLI's Left look like no step, so its Enter fell to the settle
-/// pause. A move that stays no step (the composer's rows moved: Gemini draws a hint under
-/// a large paste a moment after it) costs that much, no more.
-fn wait_left(tmux: &Tmux, pane: &str, home: (u32, u32), short: Instant) -> Option<(u32, u32)> {
-    let step = |c: (u32, u32)| c.1 == home.1 && c.0 < home.0;
-    let first = wait_cursor(tmux, pane, short, |c| c != home)?;
-    if step(first) {
-        return Some(first);
-    }
-    let mut last = first;
-    let by = Instant::now() + HALF_FRAME;
-    wait_cursor(tmux, pane, by, |c| {
-        if c != home {
-            last = c;
+/// What Left did to the cursor: it moved `from` one place `to` another, `stepped` when
+/// that was a step left on one row (our Left, and a cursor that follows the composer).
+struct Left {
+    from: (u32, u32),
+    to: (u32, u32),
+    stepped: bool,
+}
+
+/// Where Left took the cursor, looked at until `short`. A step left counts from any place
+/// the cursor was seen at since `home` (the latest first), not from `home` alone: a frame
+/// can show half drawn (its lines, the cursor below them) while the CLI is descheduled
+/// mid-write, before or after it draws the Left, and the composer's rows can move (Gemini
+/// draws a hint under a large paste a moment after it). Taking a half frame's cursor for
+/// the move made a stalled CLI's Left look like no step, so its Enter fell to the settle
+/// pause. Once the cursor has moved with no step, it is watched `HALF_FRAME` more for one,
+/// then the last place it reached is the move, not a step.
+fn wait_left(tmux: &Tmux, pane: &str, home: (u32, u32), short: Instant) -> Option<Left> {
+    let mut seen = vec![home];
+    let mut until = short;
+    loop {
+        if let Some(c) = cursor(tmux, pane)
+            && seen.last() != Some(&c)
+        {
+            if let Some(&from) = seen.iter().rev().find(|p| p.1 == c.1 && p.0 > c.0) {
+                return Some(Left {
+                    from,
+                    to: c,
+                    stepped: true,
+                });
+            }
+            if seen.len() == 1 {
+                until = Instant::now() + HALF_FRAME;
+            }
+            if seen.len() < 64 {
+                seen.push(c);
+            }
         }
-        step(c)
-    })
-    .or(Some(last))
+        if Instant::now() >= until {
+            let to = *seen.last()?;
+            return (seen.len() > 1).then_some(Left {
+                from: home,
+                to,
+                stepped: false,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(3));
+    }
 }
 
 /// One screen row, for the log when the proof fails.
@@ -183,22 +222,4 @@ pub fn cursor(tmux: &Tmux, pane: &str) -> Option<(u32, u32)> {
         let (x, y) = s.trim().split_once(',')?;
         Some((x.parse().ok()?, y.parse().ok()?))
     })
-}
-
-/// The first cursor position that passes `ok`, looked at until `until`.
-fn wait_cursor(
-    tmux: &Tmux,
-    pane: &str,
-    until: Instant,
-    mut ok: impl FnMut((u32, u32)) -> bool,
-) -> Option<(u32, u32)> {
-    loop {
-        if let Some(c) = cursor(tmux, pane).filter(|&c| ok(c)) {
-            return Some(c);
-        }
-        if Instant::now() >= until {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(3));
-    }
 }

@@ -758,10 +758,18 @@ fn a_gemini_that_stops_taking_keys_gets_no_enter() {
 /// instead of taking the half frame's cursor for the move, and calling the Left unseen.
 #[test]
 fn a_stuck_gemini_whose_left_is_drawn_in_two_parts_gets_no_enter() {
-    stuck_gemini_gets_no_enter("gsplit", Some(300));
+    stuck_gemini_gets_no_enter("gsplit", Some(("split-key-draw-ms", 300)));
 }
 
-fn stuck_gemini_gets_no_enter(project: &str, split_ms: Option<u64>) {
+/// And when every frame is, the paste's too: the cursor the probe starts from is then
+/// the half frame's, and the step is counted from where the cursor went next.
+#[test]
+fn a_stuck_gemini_whose_every_frame_is_drawn_in_two_parts_gets_no_enter() {
+    stuck_gemini_gets_no_enter("gsplitall", Some(("split-draw-ms", 200)));
+}
+
+/// `split`: a stand-in knob that shows frames half drawn, and its pause in ms.
+fn stuck_gemini_gets_no_enter(project: &str, split: Option<(&str, u64)>) {
     let s = server!();
     let b = Bridge::new(&s, project, "main");
     let st = b.start(&s, "gemini");
@@ -770,8 +778,8 @@ fn stuck_gemini_gets_no_enter(project: &str, split_ms: Option<u64>) {
     // tmuxmate's looks at the cursor can come seconds late on a loaded machine, and a
     // stall that is over by then has taken the key.
     std::fs::write(b.sd.join("stall-after-key-ms"), "15000").unwrap();
-    if let Some(ms) = split_ms {
-        std::fs::write(b.sd.join("split-key-draw-ms"), ms.to_string()).unwrap();
+    if let Some((knob, ms)) = split {
+        std::fs::write(b.sd.join(knob), ms.to_string()).unwrap();
     }
     let o = b.cmd_env(
         &s,
@@ -1211,6 +1219,36 @@ fn gemini_gets_enter_after_keys_it_drew_not_after_a_fixed_pause() {
     );
     assert!(r.contains("stand-in reply to: half a frame"), "{r}");
     assert_eq!(b.prompts().last().unwrap(), "half a frame");
+    assert_eq!(b.after_paste(), b"\x1b[D\x1b[C\r");
+    let log = std::fs::read_to_string(s.state.join("log")).unwrap_or_default();
+    let log = log.get(logged..).unwrap_or_default();
+    assert!(
+        !log.contains("was not shown over"),
+        "the probe was proven: {log}"
+    );
+    // Every frame half drawn for a while, the paste's included (the probe then starts
+    // from the half frame's cursor): delivered the same way.
+    std::fs::write(b.sd.join("split-draw-ms"), "200").unwrap();
+    let logged = std::fs::read_to_string(s.state.join("log"))
+        .unwrap_or_default()
+        .len();
+    let r = b.ok(
+        &s,
+        &[
+            "agent",
+            "ask",
+            &st.name,
+            "--message",
+            "every frame in halves",
+            "--timeout-s",
+            "60",
+        ],
+    );
+    assert!(
+        r.contains("stand-in reply to: every frame in halves"),
+        "{r}"
+    );
+    assert_eq!(b.prompts().last().unwrap(), "every frame in halves");
     assert_eq!(b.after_paste(), b"\x1b[D\x1b[C\r");
     let log = std::fs::read_to_string(s.state.join("log")).unwrap_or_default();
     let log = log.get(logged..).unwrap_or_default();
