@@ -129,7 +129,10 @@ pub fn guard_passed(
     );
     // A cursor that moved once and then for no key at all (not even a step seen: a frame
     // half drawn when the probe began hides where it started) is a CLI that stopped
-    // taking keys as much as one whose Left was a step.
+    // taking keys as much as one whose Left was a step. Refused rather than guessed: a
+    // CLI whose cursor does not follow its composer but moved once for another reason is
+    // refused too (its text stays in the composer, the error says so), where a stalled
+    // one given Enter could take it as a newline.
     if stepped || !moved {
         Probe::Stuck(what)
     } else {
@@ -151,8 +154,9 @@ struct Left {
 /// mid-write, before or after it draws the Left, and the composer's rows can move (Gemini
 /// draws a hint under a large paste a moment after it). Taking a half frame's cursor for
 /// the move made a stalled CLI's Left look like no step, so its Enter fell to the settle
-/// pause. Once the cursor has moved with no step, it is watched `HALF_FRAME` more for one,
-/// then the last place it reached is the move, not a step.
+/// pause. The cursor is watched for a step until `short`, and at least `HALF_FRAME` after
+/// its first move (a half frame can be held for as long as the CLI is descheduled); with
+/// none, the last place it reached is the move, not a step.
 fn wait_left(tmux: &Tmux, pane: &str, home: (u32, u32), short: Instant) -> Option<Left> {
     let mut seen = vec![home];
     let mut until = short;
@@ -168,11 +172,13 @@ fn wait_left(tmux: &Tmux, pane: &str, home: (u32, u32), short: Instant) -> Optio
                 });
             }
             if seen.len() == 1 {
-                until = Instant::now() + HALF_FRAME;
+                until = until.max(Instant::now() + HALF_FRAME);
             }
-            if seen.len() < 64 {
-                seen.push(c);
+            // Bounded, the newest kept (`last` is what a change is told by), `home` too.
+            if seen.len() >= 64 {
+                seen.remove(1);
             }
+            seen.push(c);
         }
         if Instant::now() >= until {
             let to = *seen.last()?;

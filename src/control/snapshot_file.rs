@@ -187,6 +187,8 @@ impl Stream {
         let on_disk = self.written - self.pending.len() as u64;
         if text_len >= on_disk {
             self.pending.truncate((text_len - on_disk) as usize);
+        } else {
+            self.pending.clear(); // all of it past the text: the file is cut below
         }
         let file_len = on_disk + self.pending.len() as u64;
         self.flush().is_ok() && self.commit(text_len, file_len).is_ok()
@@ -231,9 +233,7 @@ pub fn read(dir: &Path, id: &str) -> std::io::Result<Option<Vec<u8>>> {
 /// Bound the folder after a new file of `added` bytes (see the module docs).
 pub fn bound(dir: &Path, keep_total: u64, added: u64) {
     let ledger = dir.join(LEDGER);
-    let mut asked = false;
-    let _ = state::rewrite_small(&ledger, 64, |text| {
-        asked = true;
+    let r = state::rewrite_small(&ledger, 64, |text| {
         let known = text.and_then(|t| {
             let mut w = t.split_whitespace();
             let known = (
@@ -256,9 +256,9 @@ pub fn bound(dir: &Path, keep_total: u64, added: u64) {
         // space, a u32 fill 31 bytes), so each store overwrites the record in place.
         format!("{:<31}\n", format!("{} {}", next.0, next.1)).into_bytes()
     });
-    // A ledger that cannot be opened (a FIFO or a symlink in its place) keeps nothing,
-    // so every store scans: the bound holds without it.
-    if !asked {
+    // A ledger that cannot be opened (a FIFO or a symlink in its place) or written (a
+    // full disk) keeps nothing, so every such store scans: the bound holds without it.
+    if r.is_err() {
         scan(dir, keep_total - keep_total / 4);
     }
 }

@@ -750,7 +750,7 @@ fn dialog_visible_means_no_keystroke() {
 /// under the guard's stale handler. The refusal says the text sits in its composer.
 #[test]
 fn a_gemini_that_stops_taking_keys_gets_no_enter() {
-    stuck_gemini_gets_no_enter("gstuck", None);
+    stuck_gemini_gets_no_enter("gstuck", &[]);
 }
 
 /// The same when the frame that draws the Left is shown half drawn for a while first
@@ -758,18 +758,30 @@ fn a_gemini_that_stops_taking_keys_gets_no_enter() {
 /// instead of taking the half frame's cursor for the move, and calling the Left unseen.
 #[test]
 fn a_stuck_gemini_whose_left_is_drawn_in_two_parts_gets_no_enter() {
-    stuck_gemini_gets_no_enter("gsplit", Some(("split-key-draw-ms", 300)));
+    stuck_gemini_gets_no_enter("gsplit", &[("split-key-draw-ms", 300)]);
 }
 
 /// And when every frame is, the paste's too: the cursor the probe starts from is then
 /// the half frame's, and the step is counted from where the cursor went next.
 #[test]
 fn a_stuck_gemini_whose_every_frame_is_drawn_in_two_parts_gets_no_enter() {
-    stuck_gemini_gets_no_enter("gsplitall", Some(("split-draw-ms", 200)));
+    stuck_gemini_gets_no_enter("gsplitall", &[("split-draw-ms", 200)]);
 }
 
-/// `split`: a stand-in knob that shows frames half drawn, and its pause in ms.
-fn stuck_gemini_gets_no_enter(project: &str, split: Option<(&str, u64)>) {
+/// And when each frame is held half drawn for longer than the probe's `HALF_FRAME`
+/// (600 ms), with the whole paste frame shown for a while between (its cursor seen: the
+/// first move): the step is still waited for until the probe's short deadline.
+#[test]
+fn a_stuck_gemini_whose_frames_stay_half_drawn_900_ms_gets_no_enter() {
+    stuck_gemini_gets_no_enter(
+        "gsplitlong",
+        &[("split-draw-ms", 900), ("stall-after-paste-ms", 300)],
+    );
+}
+
+/// `knobs`: more stand-in knobs (frames shown half drawn, a stall after the paste), each
+/// with its value in ms.
+fn stuck_gemini_gets_no_enter(project: &str, knobs: &[(&str, u64)]) {
     let s = server!();
     let b = Bridge::new(&s, project, "main");
     let st = b.start(&s, "gemini");
@@ -778,7 +790,7 @@ fn stuck_gemini_gets_no_enter(project: &str, split: Option<(&str, u64)>) {
     // tmuxmate's looks at the cursor can come seconds late on a loaded machine, and a
     // stall that is over by then has taken the key.
     std::fs::write(b.sd.join("stall-after-key-ms"), "15000").unwrap();
-    if let Some((knob, ms)) = split {
+    for (knob, ms) in knobs {
         std::fs::write(b.sd.join(knob), ms.to_string()).unwrap();
     }
     let o = b.cmd_env(
