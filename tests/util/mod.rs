@@ -146,7 +146,10 @@ impl Drop for Server {
     }
 }
 
-/// The processes (not this one) whose environment names a path under `dir`.
+/// The processes (not this one) whose environment or command line names a path under
+/// `dir`: an ssh connection master tmuxmate started for a `--host` test writes its title
+/// over both (`ssh: <dir>/state/ssh/<hash> [mux]`), and would outlive the test by its
+/// ControlPersist, 10 minutes.
 fn users_of(dir: &Path) -> Vec<i32> {
     let me = std::process::id() as i32;
     let mut want = dir.as_os_str().as_encoded_bytes().to_vec();
@@ -158,8 +161,10 @@ fn users_of(dir: &Path) -> Vec<i32> {
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|&pid| pid != me)
         .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|env| env.windows(want.len()).any(|w| w == want.as_slice()))
+            ["environ", "cmdline"].iter().any(|f| {
+                std::fs::read(format!("/proc/{pid}/{f}"))
+                    .is_ok_and(|b| b.windows(want.len()).any(|w| w == want.as_slice()))
+            })
         })
         .collect()
 }
