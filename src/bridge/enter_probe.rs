@@ -90,7 +90,10 @@ pub fn guard_passed(
     // (Not a step: what was seen may not be ours, so no long wait for what may never come,
     // once the cursor showed it still moves; while it moves no more, the long deadline.)
     let quick = short.max(Instant::now() + Duration::from_secs(2));
-    let back = |c: (u32, u32)| c.0 == from.0 && c != left;
+    // Back in `from`'s column, or, after a step, any step right on Left's row: where Left
+    // started may have been misread from a frame passing by, and a Right drawn proves it.
+    let back =
+        |c: (u32, u32)| c != left && (c.0 == from.0 || (stepped && c.1 == left.1 && c.0 > left.0));
     // Real Gemini, heavily loaded, once took the Left and lost the Right (the cursor stayed
     // a column left; a Right sent later moved it at once): Right again every 1.5 s. At
     // the end of the composer an extra Right moves nothing, so the text stays as it was.
@@ -164,7 +167,13 @@ fn wait_left(tmux: &Tmux, pane: &str, home: (u32, u32), short: Instant) -> Optio
         if let Some(c) = cursor(tmux, pane)
             && seen.last() != Some(&c)
         {
-            if let Some(&from) = seen.iter().rev().find(|p| p.1 == c.1 && p.0 > c.0) {
+            // The nearest place right of it on its row: a frame passing by further right
+            // (CI saw 25 where the cursor rested at 23) is not where Left started.
+            if let Some(&from) = seen
+                .iter()
+                .filter(|p| p.1 == c.1 && p.0 > c.0)
+                .min_by_key(|p| p.0)
+            {
                 return Some(Left {
                     from,
                     to: c,
