@@ -35,7 +35,8 @@
 //! dialog up), `stall-after-key-ms` (once: stall after a cursor key),
 //! `split-key-draw-ms` (once: the draw after a cursor key is written in two parts this
 //! long apart, the cursor below the lines meanwhile), `split-draw-ms` (every draw so,
-//! while it exists), `lose-right` (once: a Right is
+//! while it exists), `pass-right-on-key-ms` (once: before a cursor key's frame, the
+//! cursor shown two columns right of where it rests this long), `lose-right` (once: a Right is
 //! dropped), `busy` (exists:
 //! never finish the turn),
 //! `reply.txt` (reply text), `record-ms` (delay before the prompt is recorded),
@@ -1062,6 +1063,18 @@ fn main() {
                 } else {
                     s.cursor_back.saturating_sub(1)
                 };
+                // Once: before the key's own frame, the cursor shown two columns right
+                // of where it rests for this long (a frame passing by, as CI once showed
+                // one between a Left and its draw).
+                if let Ok(v) = std::fs::read_to_string(dir.join("pass-right-on-key-ms")) {
+                    let _ = std::fs::remove_file(dir.join("pass-right-on-key-ms"));
+                    let mut out = std::io::stdout().lock();
+                    let _ = out.write_all(b"\x1b[2C");
+                    let _ = out.flush();
+                    std::thread::sleep(std::time::Duration::from_millis(
+                        v.trim().parse().unwrap_or(0),
+                    ));
+                }
                 // Once: stalled right after taking a cursor key in, with what came after
                 // it in the same read still unread (a Right sent at once must not be
                 // taken before the stall, however the two keys were read).
