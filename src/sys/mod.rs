@@ -1,6 +1,6 @@
 //! The operating-system layer under every capability: starting processes, quoting for a
 //! shell, finding programs on `PATH`, reading `/proc` (`procfs`: terminals; `foreground`: what a pane runs,
-//! and the one list of shells), the private state directory (`state`), stable short hashes (`hash`), JSON string literals of megabytes (`jsonstr`) and names
+//! and the one list of shells), the open-file limit of a resident process (`fdlimit`), the private state directory (`state`), stable short hashes (`hash`), JSON string literals of megabytes (`jsonstr`) and names
 //! unique per call (`unique`), and the wake of live views (`wake`: a datagram instead of inotify).
 //!
 //! Owns nothing of tmux or of the agents. Invariants: every process this binary starts is
@@ -9,6 +9,7 @@
 
 pub mod base64;
 pub mod duration;
+pub mod fdlimit;
 pub mod files;
 pub mod foreground;
 pub mod hash;

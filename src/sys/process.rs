@@ -25,7 +25,9 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 /// A command for `program`, to be given to [`run`], [`exec`] or [`spawn_supervised`].
 #[allow(clippy::disallowed_methods)] // the one constructor of the binary
 pub fn command(program: impl AsRef<OsStr>) -> Command {
-    Command::new(program)
+    let mut c = Command::new(program);
+    super::fdlimit::restore_for_child(&mut c);
+    c
 }
 
 /// What a finished program left.

@@ -85,26 +85,41 @@ fn read_from(f: &std::fs::File, complete: &impl Fn(&[u8]) -> bool) -> Option<Vec
 struct Handles {
     files: std::collections::HashMap<(i32, &'static str), (std::fs::File, u64)>,
     sweep: u64,
+    /// At most this many kept ([`handle_bound`]).
+    max: usize,
 }
 
 impl Handles {
     fn put(&mut self, key: (i32, &'static str), f: std::fs::File) {
-        // Bounded well under the usual 1024-descriptor limit.
-        if self.files.len() < MAX_HANDLES || self.files.contains_key(&key) {
+        if self.files.len() < self.max || self.files.contains_key(&key) {
             self.files.insert(key, (f, self.sweep));
         }
     }
 }
 
-const MAX_HANDLES: usize = 512;
+/// How many handles to keep under an open-file limit of `limit`: half of it, the other
+/// half left to everything else, and no more than [`MAX_HANDLES`].
+fn handle_bound(limit: u64) -> usize {
+    usize::try_from(limit / 2)
+        .unwrap_or(usize::MAX)
+        .min(MAX_HANDLES)
+}
+
+/// A `stat` per pane (and a `cmdline` where a program runs in a shell) of a listing of
+/// 2,000 panes; the open-file limit is raised to twice this when the hard limit allows.
+const MAX_HANDLES: usize = 4096;
 
 static HANDLES: std::sync::OnceLock<std::sync::Mutex<Handles>> = std::sync::OnceLock::new();
 
 /// Keep `/proc` handles from now on (a resident process: `tmuxmate mcp`).
 pub fn keep_handles() {
+    // 1000 panes under the usual soft limit of 1024 kept 512 handles: the other panes were
+    // opened afresh on every call (MCP list of 1000 panes, medians: 22.0 -> 20.6 ms).
+    let limit = super::fdlimit::raise(2 * MAX_HANDLES as u64);
     let _ = HANDLES.set(std::sync::Mutex::new(Handles {
         files: Default::default(),
         sweep: 0,
+        max: handle_bound(limit),
     }));
 }
 
@@ -374,6 +389,15 @@ fn ps_fallback(pid: i32) -> Terminal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn handles_take_half_the_limit_up_to_their_bound() {
+        assert_eq!(handle_bound(1024), 512);
+        assert_eq!(handle_bound(8192), 4096);
+        assert_eq!(handle_bound(1 << 20), MAX_HANDLES);
+        assert_eq!(handle_bound(nix::libc::RLIM_INFINITY), MAX_HANDLES);
+        assert_eq!(handle_bound(0), 0);
+    }
 
     #[test]
     fn parses_stat_with_odd_comm() {
