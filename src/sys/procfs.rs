@@ -106,8 +106,10 @@ fn handle_bound(limit: u64) -> usize {
 }
 
 /// A `stat` per pane (and a `cmdline` where a program runs in a shell) of a listing of
-/// 2,000 panes; the open-file limit is raised to twice this when the hard limit allows.
-const MAX_HANDLES: usize = 4096;
+/// 1,000 panes and more; the open-file limit is raised to twice this when the hard limit
+/// allows. Not more: each kept handle holds the kernel's page-sized read buffer (about
+/// 4 KiB of kernel memory a handle, 8 MiB at this bound).
+const MAX_HANDLES: usize = 2048;
 
 static HANDLES: std::sync::OnceLock<std::sync::Mutex<Handles>> = std::sync::OnceLock::new();
 
@@ -393,7 +395,7 @@ mod tests {
     #[test]
     fn handles_take_half_the_limit_up_to_their_bound() {
         assert_eq!(handle_bound(1024), 512);
-        assert_eq!(handle_bound(8192), 4096);
+        assert_eq!(handle_bound(2048), 1024);
         assert_eq!(handle_bound(1 << 20), MAX_HANDLES);
         assert_eq!(handle_bound(nix::libc::RLIM_INFINITY), MAX_HANDLES);
         assert_eq!(handle_bound(0), 0);
