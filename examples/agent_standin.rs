@@ -12,6 +12,7 @@
 //! | Gemini: the composer shows ~2 s before the banner (`Gemini CLI v…`), and a prompt submitted before the banner is lost | Gemini CLI 0.61.0 | `banner-ms`, `submit_gemini` (writes `lost`) |
 //! | Gemini: an Enter within 40 ms of a paste's end becomes a newline in the composer; so does one read in the same wakeup as that 40 ms timer's expiry (the guard's end is a React state update whose key handler is subscribed in a later loop phase; measured: stopped 100 ms right after reading a paste, 2 of 8 Enters sent meanwhile were newlines) | Gemini CLI 0.61.0 | `GEMINI_ENTER_AFTER_PASTE_MS`, `guard`, `stall-after-paste-ms` |
 //! | Gemini: the terminal cursor sits at the composer's cursor; Left/Right move it; nothing is drawn while a bracketed paste is still arriving (one paste event at its end) | Gemini CLI 0.61.0 | `cursor_back`, `draw`; `no-cursor` leaves it at the end of the screen |
+//! | a frame (Gemini: the cursor's place at its end) goes to the terminal in one `write(2)`; Codex 0.171.0 writes three, wrapped in synchronized output (`CSI ? 2026 h` ... `l`) | Gemini CLI 0.61.0, Claude Code 2.1.332 (strace) | `write_frame`; `split-draw-ms` and `split-key-draw-ms` write one in two parts |
 //! | Gemini: inline screen, prompt echoed as ` > text` (continuation indented), busy line `(esc to cancel, Ns)`, reply `✦ text`, rule, composer `>   Type your message`, rule, footer | Gemini CLI 0.61.0 | `draw`, `submit_gemini`; `echo-ms` delays the echo after the composer clears |
 //! | Gemini: the chat file `~/.gemini/tmp/<cwd basename>/chats/session-<YYYY-MM-DDTHH-MM>-<sid8>.jsonl` (`$GEMINI_CLI_HOME` for `~`; the project in `projects.json`) is created at start-up: a header with the full `sessionId`, then `{"$set":{"messages":[<session context>]}}` | Gemini CLI 0.61.0 | `gemini_chat_start` |
 //! | Gemini: each prompt is a `user` record `{id, timestamp, type, content:[{text: trimmed}], displayContent:[{text: as given}]}` (displayContent only when it differs), each answer a `gemini` record `{id, timestamp, type, content: "text", thoughts, tokens, model}`, each followed by `{"$set":{"lastUpdated"}}`; no end-of-turn record: the screen goes idle a moment after the last reply record | Gemini CLI 0.61.0 | `gemini_record`, `idle-ms` |
@@ -404,7 +405,6 @@ fn draw(s: &St) {
             o.push_str("\x1b8");
         }
     }
-    let mut out = std::io::stdout().lock();
     // A frame half drawn for a while, as a loaded machine shows one when the CLI is
     // descheduled mid-write: the lines first (the cursor below them), the cursor's
     // place after the pause.
@@ -415,14 +415,36 @@ fn draw(s: &St) {
     if split_ms > 0
         && let Some(cut) = o.rfind('\n')
     {
-        let _ = out.write_all(&o.as_bytes()[..=cut]);
-        let _ = out.flush();
+        write_frame(&o.as_bytes()[..=cut]);
         std::thread::sleep(std::time::Duration::from_millis(split_ms));
-        let _ = out.write_all(&o.as_bytes()[cut + 1..]);
+        write_frame(&o.as_bytes()[cut + 1..]);
     } else {
-        let _ = out.write_all(o.as_bytes());
+        write_frame(o.as_bytes());
     }
+}
+
+/// Write a frame to the terminal in one `write(2)`, as real Gemini 0.61 and Claude Code
+/// 2.1.332 do (strace in the rig: the Left's frame, the cursor's place at its end, was
+/// one write of 2193 bytes in Gemini). Rust's stdout is line-buffered: through it a frame
+/// went out as two writes, its lines and then the cursor's place, and a reader between
+/// them saw a frame half drawn that the real CLIs do not show unless descheduled mid-write
+/// (the `split-*` knobs make that happen on purpose).
+fn write_frame(b: &[u8]) {
+    use std::os::fd::AsFd;
+    let mut out = std::io::stdout().lock();
+    // Whatever went through the buffer before (set-up sequences) goes first.
     let _ = out.flush();
+    let mut rest = b;
+    while !rest.is_empty() {
+        match nix::unistd::write(out.as_fd(), rest) {
+            Ok(0) => break,
+            Ok(n) => rest = &rest[n..],
+            Err(nix::errno::Errno::EINTR | nix::errno::Errno::EAGAIN) => {
+                std::thread::sleep(std::time::Duration::from_millis(1))
+            }
+            Err(_) => break,
+        }
+    }
 }
 
 fn claude_base() -> PathBuf {

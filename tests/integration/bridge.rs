@@ -1259,6 +1259,96 @@ fn ask_proven(b: &Bridge, s: &Server, name: &str, msg: &str, timeout_s: &str) {
     );
 }
 
+/// Real Gemini 0.61 writes each frame, the cursor's place at its end, in one `write(2)`
+/// (strace in the rig: 2193 bytes for a Left's frame); so does the stand-in. Through a
+/// line-buffered stdout it wrote two, and a reader between them saw a frame half drawn
+/// that the real CLI does not show (the `split-*` knobs make one on purpose).
+#[test]
+fn a_stand_in_gemini_writes_each_frame_in_one_write_as_the_real_one() {
+    let has_strace = std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_strace {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "strace is not installed, and CI is set (.ci/run installs it)"
+        );
+        eprintln!("skipped: strace is not installed");
+        return;
+    }
+    let s = server!();
+    let b = Bridge::new(&s, "gframes", "main");
+    let st = b.start(&s, "gemini");
+    let real = b.bin.join("gemini").display().to_string();
+    let (pid, _) = b
+        .processes()
+        .into_iter()
+        .find(|(_, cmd)| cmd.starts_with(&real))
+        .expect("the stand-in's process");
+    let log = s.dir.join("frames.strace");
+    let mut tracer = std::process::Command::new("strace")
+        .args(["-f", "-xx", "-s", "1000000", "-e", "trace=write", "-o"])
+        .arg(&log)
+        .args(["-p", &pid.to_string()])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The frames written to the terminal (fd 1), each as the bytes of one write.
+    let frames = || -> Vec<Vec<u8>> {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let re = regex::Regex::new(r#"write\(1, "((?:\\x[0-9a-f]{2})*)""#).unwrap();
+        re.captures_iter(&text)
+            .map(|c| {
+                c[1].as_bytes()
+                    .chunks(4)
+                    .map(|h| u8::from_str_radix(std::str::from_utf8(&h[2..]).unwrap(), 16).unwrap())
+                    .collect()
+            })
+            .collect()
+    };
+    // Typed until the tracer, attached, saw frames; then a Left's frame. A tracer that
+    // ended could not attach (ptrace restricted, as Yama does for a non-root user).
+    let attached = wait_until("a frame seen by strace", Duration::from_secs(20), || {
+        if let Ok(Some(ended)) = tracer.try_wait() {
+            return Some(Err(ended));
+        }
+        s.tmux(&["send-keys", "-t", &st.pane_id, "-l", "x"]);
+        std::thread::sleep(Duration::from_millis(100));
+        (!frames().is_empty()).then_some(Ok(()))
+    });
+    if let Err(ended) = attached {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "strace could not attach to the stand-in ({ended}), and CI is set"
+        );
+        eprintln!("skipped: strace could not attach ({ended})");
+        return;
+    }
+    let before = frames().len();
+    s.tmux(&["send-keys", "-t", &st.pane_id, "Left"]);
+    let got = wait_until("the Left's frame", Duration::from_secs(10), || {
+        let f = frames();
+        (f.len() > before).then_some(f)
+    });
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(tracer.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    );
+    let _ = tracer.wait();
+    for f in &got {
+        let shown = String::from_utf8_lossy(f);
+        assert!(
+            shown.contains(" > ") && f.ends_with(b"\x1b8"),
+            "a frame in one write, the composer's row and the cursor's place together: {shown:?}"
+        );
+    }
+    assert!(
+        String::from_utf8_lossy(got.last().unwrap()).contains("\x1b7x\x1b[K"),
+        "the Left's frame: the composer's cursor one place left of its end"
+    );
+}
+
 /// The stand-in Gemini's chat file, found as the real one is (by its session id's first
 /// 8 characters, the full id on its first line).
 fn gemini_chat(s: &Server, sid: &str) -> PathBuf {
