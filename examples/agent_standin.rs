@@ -1090,9 +1090,7 @@ fn main() {
                 // one between a Left and its draw).
                 if let Ok(v) = std::fs::read_to_string(dir.join("pass-right-on-key-ms")) {
                     let _ = std::fs::remove_file(dir.join("pass-right-on-key-ms"));
-                    let mut out = std::io::stdout().lock();
-                    let _ = out.write_all(b"\x1b[2C");
-                    let _ = out.flush();
+                    write_frame(b"\x1b[2C");
                     std::thread::sleep(std::time::Duration::from_millis(
                         v.trim().parse().unwrap_or(0),
                     ));

@@ -86,7 +86,6 @@ pub fn guard_passed(
     };
     // Back in its column: the composer's rows may have moved meanwhile (Gemini draws a
     // hint under a large paste a moment after the paste itself).
-    // (Not a step: what was seen may not be ours, so no long wait for what may never come.)
     // (Not a step: what was seen may not be ours, so no long wait for what may never come,
     // once the cursor showed it still moves; while it moves no more, the long deadline.)
     let quick = short.max(Instant::now() + Duration::from_secs(2));

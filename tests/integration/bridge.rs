@@ -1295,9 +1295,9 @@ fn a_stand_in_gemini_writes_each_frame_in_one_write_as_the_real_one() {
         .spawn()
         .unwrap();
     // The frames written to the terminal (fd 1), each as the bytes of one write.
+    let re = regex::Regex::new(r#"write\(1, "((?:\\x[0-9a-f]{2})*)""#).unwrap();
     let frames = || -> Vec<Vec<u8>> {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let re = regex::Regex::new(r#"write\(1, "((?:\\x[0-9a-f]{2})*)""#).unwrap();
         re.captures_iter(&text)
             .map(|c| {
                 c[1].as_bytes()
