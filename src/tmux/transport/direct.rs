@@ -10,13 +10,20 @@
 //! (`crate::tmux::version::TESTED`, docs/tmux-versions.md). They share protocol version 8 but
 //! not the message header: up to 3.5 it is `u16 len, u16 flags` with flag 1 for "an fd
 //! rides along"; from 3.6 (tmux took OpenBSD's newer imsg code) it is one `u32 len` whose
-//! top bit marks the fd. An old-style header makes a 3.6 server read a length over its
-//! 16 KiB limit and drop the connection, so the layout is chosen per release
-//! ([`Wire`]) from the running server's own binary (`/proc/<pid>/exe`, [`server_of`]):
+//! top bit marks the fd. We pass no fd (the real client passes its stdin and stdout), so
+//! what we send is the same bytes in either layout; the layout ([`Wire`]) is still known
+//! per release, from the running server's own binary (`/proc/<pid>/exe`, [`server_of`]):
 //! the one on PATH when it is that file, else that binary's own `tmux -V` (a server left
 //! running by an older tmux after an upgrade speaks its own release's layout). An
 //! untested release, another user's server or a system without `/proc` takes the real
 //! client.
+//!
+//! One pass: the whole identify and the command go in one write, which the server reads
+//! in one pass of its loop, and a ready for the server's output is sent only while more
+//! output is awaited. A pass costs the server time that grows with its panes (it polls
+//! every pane and counts its own open files before each read: milliseconds at 1000
+//! panes, docs/tmux-versions.md), and the real client takes three before its command
+//! runs.
 //!
 //! Invariants: it is only an accelerator - any surprise before a command is sent (no
 //! socket, another server binary, a protocol version or message it does not know, a
@@ -47,8 +54,7 @@
 //! may start a server (`crate::tmux::env::server_env_allowed`): the server copies its
 //! `update-environment` variables into the new session, as it does for the client.
 
-use std::io::{IoSlice, Read, Write};
-use std::os::fd::AsRawFd;
+use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
@@ -57,8 +63,6 @@ use crate::tmux::tap::{Tap, Untapped};
 
 const PROTOCOL_VERSION: u32 = 8;
 const HEADER: usize = 16;
-/// tmux 3.2 to 3.5: the `flags` half-word's "has fd" bit.
-const IMSGF_HASFD: u16 = 1;
 /// tmux 3.6 and later: the length word's top bit says an fd rides along.
 const IMSG_FD_MARK: u32 = 0x8000_0000;
 
@@ -265,21 +269,20 @@ pub struct Reply {
     pub stderr: Vec<u8>,
 }
 
-/// One message in `wire`'s header layout (`data` is at most [`MAX_MESSAGE`] less the
-/// header, checked by the caller).
-fn msg(wire: Wire, kind: u32, data: &[u8], has_fd: bool) -> Vec<u8> {
+/// One message in `wire`'s header layout, with no fd (`data` is at most [`MAX_MESSAGE`]
+/// less the header, checked by the caller). Without an fd the two layouts are the same
+/// bytes (a `u16` length and zero flags read as one `u32` length), so the layout matters
+/// only for reading a header that carries one.
+fn msg(wire: Wire, kind: u32, data: &[u8]) -> Vec<u8> {
     let mut m = Vec::with_capacity(HEADER + data.len());
     m.extend_from_slice(&kind.to_le_bytes());
     let len = HEADER + data.len();
     match wire {
         Wire::Flags16 => {
             m.extend_from_slice(&(len as u16).to_le_bytes());
-            m.extend_from_slice(&(if has_fd { IMSGF_HASFD } else { 0 }).to_le_bytes());
+            m.extend_from_slice(&0u16.to_le_bytes());
         }
-        Wire::Len32 => {
-            let mark = if has_fd { IMSG_FD_MARK } else { 0 };
-            m.extend_from_slice(&(len as u32 | mark).to_le_bytes());
-        }
+        Wire::Len32 => m.extend_from_slice(&(len as u32).to_le_bytes()),
     }
     m.extend_from_slice(&PROTOCOL_VERSION.to_le_bytes());
     m.extend_from_slice(&u32::MAX.to_le_bytes());
@@ -291,15 +294,6 @@ fn cstr(s: &str) -> Vec<u8> {
     let mut v = s.as_bytes().to_vec();
     v.push(0);
     v
-}
-
-fn send_fd(sock: &UnixStream, m: &[u8], fd: i32) -> Option<()> {
-    use nix::sys::socket::{ControlMessage, MsgFlags, sendmsg};
-    let iov = [IoSlice::new(m)];
-    let fds = [fd];
-    let cmsg = [ControlMessage::ScmRights(&fds)];
-    let n = sendmsg::<()>(sock.as_raw_fd(), &iov, &cmsg, MsgFlags::empty(), None).ok()?;
-    (n == m.len()).then_some(())
 }
 
 /// Run one eligible command (list) over the socket at `path`; `None` means "use the tmux
@@ -422,54 +416,37 @@ fn send(
     };
     sock.set_read_timeout(Some(timeout)).ok()?;
     sock.set_write_timeout(Some(timeout)).ok()?;
-    let devnull = std::fs::File::open("/dev/null").ok()?;
     let cwd = std::env::current_dir()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "/".into());
     // The real client's order (client.c `client_send_identify`, the same in every tested
-    // release): flags, terminal, cwd, then each fd in a message of its own, then the pid,
-    // the environment and "done". A reader of the 3.6 layout gives an fd to the first
-    // fd-marked header parsed from the read that carried it, so each fd message starts
-    // its own send.
-    let mut head = Vec::new();
-    head.extend(msg(
-        wire,
-        MSG_IDENTIFY_FLAGS,
-        &IDENTIFY_FLAGS.to_le_bytes(),
-        false,
-    ));
-    head.extend(msg(
+    // release): flags, terminal, cwd, stdin, stdout, the pid, the environment and "done".
+    // The real client passes its stdin and stdout as fds; we pass none. A command client's
+    // fds end unused either way (the server keeps stdin only when it is a terminal, stdout
+    // only for control mode), and without fds the server reads the whole identify and the
+    // command in one pass of its loop, where each fd message took a pass of its own: on a
+    // server of 1000 panes a pass costs milliseconds (docs/tmux-versions.md).
+    let mut out = Vec::new();
+    out.extend(msg(wire, MSG_IDENTIFY_FLAGS, &IDENTIFY_FLAGS.to_le_bytes()));
+    out.extend(msg(
         wire,
         MSG_IDENTIFY_LONGFLAGS,
         &(IDENTIFY_FLAGS as u64).to_le_bytes(),
-        false,
     ));
-    head.extend(msg(
+    out.extend(msg(
         wire,
         MSG_IDENTIFY_TERM,
         &cstr(&std::env::var("TERM").unwrap_or_default()),
-        false,
     ));
-    head.extend(msg(wire, MSG_IDENTIFY_FEATURES, &0u32.to_le_bytes(), false));
-    head.extend(msg(wire, MSG_IDENTIFY_TTYNAME, &cstr(""), false));
-    head.extend(msg(wire, MSG_IDENTIFY_CWD, &cstr(&cwd), false));
-    sock.write_all(&head).ok()?;
-    send_fd(
-        &sock,
-        &msg(wire, MSG_IDENTIFY_STDIN, &[], true),
-        devnull.as_raw_fd(),
-    )?;
-    send_fd(
-        &sock,
-        &msg(wire, MSG_IDENTIFY_STDOUT, &[], true),
-        devnull.as_raw_fd(),
-    )?;
-    let mut tail = Vec::new();
-    tail.extend(msg(
+    out.extend(msg(wire, MSG_IDENTIFY_FEATURES, &0u32.to_le_bytes()));
+    out.extend(msg(wire, MSG_IDENTIFY_TTYNAME, &cstr("")));
+    out.extend(msg(wire, MSG_IDENTIFY_CWD, &cstr(&cwd)));
+    out.extend(msg(wire, MSG_IDENTIFY_STDIN, &[]));
+    out.extend(msg(wire, MSG_IDENTIFY_STDOUT, &[]));
+    out.extend(msg(
         wire,
         MSG_IDENTIFY_CLIENTPID,
         &(std::process::id() as i32).to_le_bytes(),
-        false,
     ));
     if creates_session(args) {
         for (k, v) in std::env::vars_os() {
@@ -482,16 +459,38 @@ fn send(
                 && !kv.contains('\0')
                 && HEADER + kv.len() < MAX_MESSAGE
             {
-                tail.extend(msg(wire, MSG_IDENTIFY_ENVIRON, &cstr(&kv), false));
+                out.extend(msg(wire, MSG_IDENTIFY_ENVIRON, &cstr(&kv)));
             }
         }
     }
-    tail.extend(msg(wire, MSG_IDENTIFY_DONE, &[], false));
-    tail.extend(msg(wire, MSG_COMMAND, &cmd, false));
-    // From here on the server may have the command (a partial write counts as sent).
-    *sent = true;
-    sock.write_all(&tail).ok()?;
+    out.extend(msg(wire, MSG_IDENTIFY_DONE, &[]));
+    let command_at = out.len();
+    out.extend(msg(wire, MSG_COMMAND, &cmd));
+    write_counting(&mut sock, &out, command_at, sent)?;
     Some((sock, wire))
+}
+
+/// Write all of `out`; `*sent` is set once a byte past `command_at` (where the command's
+/// message starts) may have reached the server: until then a failure leaves nothing run.
+fn write_counting(
+    sock: &mut UnixStream,
+    out: &[u8],
+    command_at: usize,
+    sent: &mut bool,
+) -> Option<()> {
+    let mut done = 0;
+    while done < out.len() {
+        match sock.write(&out[done..]) {
+            Ok(0) => return None,
+            Ok(n) => {
+                done += n;
+                *sent |= done > command_at;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(())
 }
 
 /// Read the server's answer to what `send` sent: stdout, stderr and the exit status.
@@ -502,6 +501,7 @@ fn receive(sock: &mut UnixStream, wire: Wire, sent: &mut bool, tap: &mut dyn Tap
     // so a multi-megabyte capture is copied once, into `stdout`.
     let mut buf = vec![0u8; 1 << 17];
     let (mut at, mut end) = (0usize, 0usize);
+    let mut owed = Vec::new();
     let mut out = Reply {
         timed_out: false,
         status: 0,
@@ -545,8 +545,7 @@ fn receive(sock: &mut UnixStream, wire: Wire, sent: &mut bool, tap: &mut dyn Tap
                     }
                     let mut ready = stream.to_le_bytes().to_vec();
                     ready.extend(0i32.to_le_bytes());
-                    sock.write_all(&msg(wire, MSG_WRITE_READY, &ready, false))
-                        .ok()?;
+                    owed.extend(msg(wire, MSG_WRITE_READY, &ready));
                 }
                 MSG_WRITE => match int(0)? {
                     1 => {
@@ -568,6 +567,14 @@ fn receive(sock: &mut UnixStream, wire: Wire, sent: &mut bool, tap: &mut dyn Tap
                 }
                 _ => return None,
             }
+        }
+        // The server holds back a stream's first text until the client says it is ready
+        // for it, and sends `MSG_EXIT` only once all of it went out: so a ready is owed
+        // only while more is awaited. Sent with the exit already here, it would cost the
+        // server one more pass of its loop after the answer.
+        if !owed.is_empty() {
+            sock.write_all(&owed).ok()?;
+            owed.clear();
         }
         buf.copy_within(at..end, 0);
         end -= at;
@@ -596,18 +603,20 @@ fn receive(sock: &mut UnixStream, wire: Wire, sent: &mut bool, tap: &mut dyn Tap
 mod tests {
     use super::*;
 
-    /// The bytes are those the real clients send (traced with strace: tmux 3.3a and 3.5a
-    /// `68 00 00 00 10 00 01 00 08 00 00 00 ff ff ff ff` for the stdin message, 3.6b and
-    /// 3.7c `68 00 00 00 10 00 00 80 ...`).
+    /// The real clients pass fds with their stdin and stdout messages (traced with strace:
+    /// tmux 3.3a and 3.5a `68 00 00 00 10 00 01 00 08 00 00 00 ff ff ff ff` for stdin,
+    /// 3.6b and 3.7c `68 00 00 00 10 00 00 80 ...`); ours carry none, so its header has
+    /// neither the flag nor the mark and is the same in both layouts.
     #[test]
     fn each_release_gets_its_own_header_layout() {
-        let stdin = |w| msg(w, MSG_IDENTIFY_STDIN, &[], true);
-        let head = [0x68, 0, 0, 0, 0x10, 0];
-        let tail = [8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff];
-        assert_eq!(stdin(Wire::Flags16), [&head[..], &[1, 0], &tail].concat());
-        assert_eq!(stdin(Wire::Len32), [&head[..], &[0, 0x80], &tail].concat());
+        let stdin = |w| msg(w, MSG_IDENTIFY_STDIN, &[]);
+        let plain = [
+            0x68, 0, 0, 0, 0x10, 0, 0, 0, 8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+        ];
+        assert_eq!(stdin(Wire::Flags16), plain);
+        assert_eq!(stdin(Wire::Len32), plain);
         // Without an fd both layouts are the same bytes.
-        let done = |w| msg(w, MSG_IDENTIFY_DONE, &[], false);
+        let done = |w| msg(w, MSG_IDENTIFY_DONE, &[]);
         assert_eq!(done(Wire::Flags16), done(Wire::Len32));
         for (v, w) in [
             ("tmux 3.2a", Some(Wire::Flags16)),
@@ -633,11 +642,11 @@ mod tests {
             let (mut ours, mut server) = UnixStream::pair().unwrap();
             let mut open = 1i32.to_le_bytes().to_vec();
             open.extend([0u8; 8]);
-            let mut out = msg(wire, MSG_WRITE_OPEN, &open, false);
+            let mut out = msg(wire, MSG_WRITE_OPEN, &open);
             let mut write = 1i32.to_le_bytes().to_vec();
             write.extend(b"hi\n");
-            out.extend(msg(wire, MSG_WRITE, &write, false));
-            out.extend(msg(wire, MSG_EXIT, &3i32.to_le_bytes(), false));
+            out.extend(msg(wire, MSG_WRITE, &write));
+            out.extend(msg(wire, MSG_EXIT, &3i32.to_le_bytes()));
             server.write_all(&out).unwrap();
             let mut sent = true;
             struct Seen(Vec<u8>);
@@ -654,10 +663,140 @@ mod tests {
         }
         // A length over the message limit is a surprise, not a read past it.
         let (mut ours, mut server) = UnixStream::pair().unwrap();
-        let mut bad = msg(Wire::Len32, MSG_EXIT, &0i32.to_le_bytes(), false);
+        let mut bad = msg(Wire::Len32, MSG_EXIT, &0i32.to_le_bytes());
         bad[4..8].copy_from_slice(&0x0001_0014u32.to_le_bytes());
         server.write_all(&bad).unwrap();
         assert!(receive(&mut ours, Wire::Len32, &mut true, &mut Untapped).is_none());
+    }
+
+    /// A stand-in tmux server on a socket of its own, answered by `serve` on another
+    /// thread; the client takes it for a tested release (3.3a's layout), because the
+    /// process at the socket's other end runs this very binary.
+    fn with_server(tag: &str, serve: impl FnOnce(UnixStream) + Send + 'static) -> Option<Reply> {
+        let dir =
+            std::env::temp_dir().join(format!("tmuxmate-direct-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sock");
+        let _ = std::fs::remove_file(&path);
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let h = std::thread::spawn(move || serve(listener.accept().unwrap().0));
+        let me = std::env::current_exe().unwrap();
+        let peer = Peer::of(&me, "tmux 3.3a");
+        assert!(peer.is_some());
+        let r = run(
+            &path,
+            peer,
+            &["display-message", "-p", "x"],
+            Duration::from_secs(10),
+            Use::Query,
+            &mut Untapped,
+        );
+        h.join().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        r
+    }
+
+    /// The messages in `b`: (type, data).
+    fn messages(mut b: &[u8]) -> Vec<(u32, Vec<u8>)> {
+        let mut v = Vec::new();
+        while b.len() >= HEADER {
+            let kind = u32::from_le_bytes(b[0..4].try_into().unwrap());
+            let len = u32::from_le_bytes(b[4..8].try_into().unwrap()) as usize;
+            assert!(
+                (HEADER..=b.len()).contains(&len),
+                "header {len} of {}",
+                b.len()
+            );
+            v.push((kind, b[HEADER..len].to_vec()));
+            b = &b[len..];
+        }
+        assert!(b.is_empty(), "a partial message");
+        v
+    }
+
+    fn write_open() -> Vec<u8> {
+        let mut open = 1i32.to_le_bytes().to_vec();
+        open.extend([0u8; 8]);
+        msg(Wire::Flags16, MSG_WRITE_OPEN, &open)
+    }
+
+    fn write_then_exit(text: &[u8]) -> Vec<u8> {
+        let mut w = 1i32.to_le_bytes().to_vec();
+        w.extend(text);
+        let mut out = msg(Wire::Flags16, MSG_WRITE, &w);
+        out.extend(msg(Wire::Flags16, MSG_EXIT, &0i32.to_le_bytes()));
+        out
+    }
+
+    /// One `recvmsg` (a read stops at a message carrying fds, so this is what the server
+    /// reads in one pass): the bytes, and whether any fd came with them.
+    fn recv_once(sock: &UnixStream) -> (Vec<u8>, bool) {
+        use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
+        use std::io::IoSliceMut;
+        use std::os::fd::AsRawFd;
+        let mut buf = vec![0u8; 65536];
+        let mut space = nix::cmsg_space!([std::os::fd::RawFd; 4]);
+        let mut iov = [IoSliceMut::new(&mut buf)];
+        let m = recvmsg::<()>(
+            sock.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::empty(),
+        )
+        .unwrap();
+        let fds = m
+            .cmsgs()
+            .unwrap()
+            .any(|c| matches!(c, ControlMessageOwned::ScmRights(_)));
+        let n = m.bytes;
+        (buf[..n].to_vec(), fds)
+    }
+
+    #[test]
+    fn identify_and_command_reach_the_server_in_one_read_without_fds() {
+        let r = with_server("one-read", |s| {
+            let (got, fds) = recv_once(&s);
+            assert!(!fds, "an fd was passed");
+            let kinds: Vec<u32> = messages(&got).iter().map(|m| m.0).collect();
+            assert_eq!(kinds.first(), Some(&MSG_IDENTIFY_FLAGS), "{kinds:?}");
+            assert_eq!(kinds.last(), Some(&MSG_COMMAND), "{kinds:?}");
+            for k in [MSG_IDENTIFY_STDIN, MSG_IDENTIFY_STDOUT, MSG_IDENTIFY_DONE] {
+                assert!(kinds.contains(&k), "{k} missing from {kinds:?}");
+            }
+            let (_, cmd) = messages(&got).pop().unwrap();
+            assert_eq!(&cmd[4..], b"display-message\0-p\0x\0");
+            let mut out = write_open();
+            out.extend(write_then_exit(b"x\n"));
+            (&s).write_all(&out).unwrap();
+            // The exit came with the text: the client owes no ready, only its close.
+            let mut rest = Vec::new();
+            (&s).read_to_end(&mut rest).unwrap();
+            assert!(
+                rest.is_empty(),
+                "sent after the exit: {:?}",
+                messages(&rest)
+            );
+        })
+        .unwrap();
+        assert_eq!((r.status, r.stdout.as_slice()), (0, &b"x\n"[..]));
+    }
+
+    #[test]
+    fn a_stream_held_back_until_ready_gets_its_ready() {
+        // tmux keeps a stream's first text until the client says it is ready for it.
+        let r = with_server("ready", |s| {
+            let (got, _) = recv_once(&s);
+            assert_eq!(messages(&got).last().map(|m| m.0), Some(MSG_COMMAND));
+            (&s).write_all(&write_open()).unwrap();
+            let (ready, _) = recv_once(&s);
+            let m = messages(&ready);
+            assert_eq!(m.len(), 1, "{m:?}");
+            assert_eq!(m[0].0, MSG_WRITE_READY);
+            assert_eq!(m[0].1, [1, 0, 0, 0, 0, 0, 0, 0]);
+            (&s).write_all(&write_then_exit(b"late\n")).unwrap();
+        })
+        .unwrap();
+        assert_eq!(r.stdout, b"late\n");
     }
 
     #[test]
