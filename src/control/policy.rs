@@ -95,18 +95,31 @@ pub fn pick<'a>(
 }
 
 /// Snapshot the server and resolve one pane (owned copy). A `%N` target names exactly
-/// one pane, so only its rows are asked for (`list-panes -a -f`): the answer is the same
-/// as from the whole listing, whose size grows with every pane and layout on the server.
+/// one pane, so only its rows are asked for: `list-panes -t %N` reads that pane's window
+/// only (tmux finds a `%N` by its id, exactly) and the filter keeps its row. The answer is
+/// the same as from the whole listing, whose cost grows with every pane on the server; a
+/// pane that is gone is "not found" either way (no row, or tmux's "can't find pane").
 pub fn resolve(tmux: &Tmux, target: Option<&str>, agent: &str) -> Result<PaneInfo, Error> {
     if let Some(t) = target
         && let Ok(Target::Pane(n)) = Target::parse(t)
     {
-        // The filter is ours: built from the parsed number, never from the user's text.
-        let filter = format!("#{{==:#{{pane_id}},%{n}}}");
-        let rows = panes::query(
+        // The id and the filter are ours: built from the parsed number, never from the
+        // user's text.
+        let id = format!("%{n}");
+        let filter = format!("#{{==:#{{pane_id}},{id}}}");
+        let rows = match panes::query(
             tmux,
-            &crate::targs!["list-panes", "-a", "-f", crate::tmux::Arg::ours(&filter)],
-        )?;
+            &crate::targs![
+                "list-panes",
+                "-t",
+                crate::tmux::Arg::id(&id),
+                "-f",
+                crate::tmux::Arg::ours(&filter)
+            ],
+        ) {
+            Err(crate::tmux::TmuxError::TargetNotFound { .. }) => Vec::new(),
+            r => r?,
+        };
         return resolve_in(tmux, &rows, target, agent).cloned();
     }
     let rows = panes::list_all(tmux)?;
