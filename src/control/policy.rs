@@ -96,28 +96,32 @@ pub fn pick<'a>(
 
 /// Snapshot the server and resolve one pane (owned copy). A `%N` target names exactly
 /// one pane, so only its rows are asked for: `list-panes -t %N` reads that pane's window
-/// only (tmux finds a `%N` by its id, exactly) and the filter keeps its row. The answer is
-/// the same as from the whole listing, whose cost grows with every pane on the server; a
-/// pane that is gone is "not found" either way (no row, or tmux's "can't find pane").
+/// alone (tmux finds a `%N` by its id, exactly), where `-a` with a filter makes tmux
+/// evaluate the filter on every pane of the server. A pane that is gone is "not found"
+/// either way (tmux's "can't find pane" is taken as no row). The answer must be the
+/// whole listing's first row for the pane: a window linked into several sessions has a
+/// row in each, and `-t` would give the one tmux thinks best (its latest active session)
+/// instead of the first by name (or of its lowest index, for a window linked twice into
+/// one session). So a window with more than one link, grouped sessions' included (no
+/// row from `-t`: its filter keeps a window of one link only), is asked for as before,
+/// with `-a`.
 pub fn resolve(tmux: &Tmux, target: Option<&str>, agent: &str) -> Result<PaneInfo, Error> {
+    use crate::tmux::Arg;
     if let Some(t) = target
         && let Ok(Target::Pane(n)) = Target::parse(t)
     {
-        // The id and the filter are ours: built from the parsed number, never from the
+        // The id and the filters are ours: built from the parsed number, never from the
         // user's text.
         let id = format!("%{n}");
-        let filter = format!("#{{==:#{{pane_id}},{id}}}");
-        let rows = match panes::query(
-            tmux,
-            &crate::targs![
-                "list-panes",
-                "-t",
-                crate::tmux::Arg::id(&id),
-                "-f",
-                crate::tmux::Arg::ours(&filter)
-            ],
-        ) {
+        let only = format!("#{{==:#{{pane_id}},{id}}}");
+        let unlinked = format!("#{{&&:#{{==:#{{window_linked_sessions}},1}},{only}}}");
+        let own = crate::targs!["list-panes", "-t", Arg::id(&id), "-f", Arg::ours(&unlinked)];
+        let rows = match panes::query(tmux, &own) {
             Err(crate::tmux::TmuxError::TargetNotFound { .. }) => Vec::new(),
+            Ok(rows) if rows.is_empty() => panes::query(
+                tmux,
+                &crate::targs!["list-panes", "-a", "-f", Arg::ours(&only)],
+            )?,
             r => r?,
         };
         return resolve_in(tmux, &rows, target, agent).cloned();

@@ -203,6 +203,45 @@ fn invalid_and_missing_targets_never_fall_back() {
     assert!(r.bytes().is_empty(), "nothing may reach any pane");
 }
 
+/// A window linked into two sessions has a row in each. A `%N` target is named by its
+/// first row, as `list` shows it (sessions by name), not by the session tmux's own `-t`
+/// picks (the latest active): the lookup in the pane's window alone must not change it.
+#[test]
+fn a_pane_in_a_window_of_two_sessions_is_named_as_the_listing_names_it() {
+    let s = server!();
+    let r = s.recorder_pane("rec");
+    // A session grouped with "main" shares its windows; it is newer, and after it by name.
+    s.tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "zz-grp",
+        "-t",
+        "main",
+        ";",
+        "set-option",
+        "-t",
+        "=zz-grp:",
+        "destroy-unattached",
+        "off",
+    ]);
+    let links = s.tmux(&["display", "-p", "-t", &r.pane, "#{window_linked_sessions}"]);
+    assert_eq!(links.trim(), "2");
+    // The premise: tmux's own lookup picks the other session.
+    let best = s.tmux(&["display", "-p", "-t", &r.pane, "#{session_name}"]);
+    assert_eq!(best.trim(), "zz-grp", "tmux's best session for {}", r.pane);
+    let out = s.run(&["send", "-t", &r.pane, "--json", "hi"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let target = v["target"].as_str().unwrap();
+    assert!(target.starts_with("main:"), "{target}");
+    r.expect(b"hi");
+}
+
 #[test]
 fn missing_target_with_explicit_off_means_our_newest_pane_only() {
     let s = server!();

@@ -21,9 +21,9 @@
 //! One pass: the whole identify and the command go in one write, which the server reads
 //! in one pass of its loop, and a ready for the server's output is sent only while more
 //! output is awaited. A pass costs the server time that grows with its panes (it polls
-//! every pane and counts its own open files before each read: milliseconds at 1000
-//! panes, docs/tmux-versions.md), and the real client takes three before its command
-//! runs.
+//! every pane, and up to 3.5 it counts its own open files before each read: milliseconds
+//! at 1000 panes, docs/tmux-versions.md), and the real client takes three before its
+//! command runs.
 //!
 //! Invariants: it is only an accelerator - any surprise before a command is sent (no
 //! socket, another server binary, a protocol version or message it does not know, a
@@ -608,7 +608,7 @@ mod tests {
     /// 3.6b and 3.7c `68 00 00 00 10 00 00 80 ...`); ours carry none, so its header has
     /// neither the flag nor the mark and is the same in both layouts.
     #[test]
-    fn each_release_gets_its_own_header_layout() {
+    fn each_release_has_its_layout_and_our_messages_carry_no_fd() {
         let stdin = |w| msg(w, MSG_IDENTIFY_STDIN, &[]);
         let plain = [
             0x68, 0, 0, 0, 0x10, 0, 0, 0, 8, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
