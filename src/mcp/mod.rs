@@ -93,6 +93,24 @@ impl RpcError {
 #[derive(Clone)]
 pub struct Out(Arc<Mutex<Option<std::fs::File>>>);
 
+/// The pipe buffer asked for stdout: the most an unprivileged process may set by default
+/// (`/proc/sys/fs/pipe-max-size`).
+const PIPE_BYTES: i32 = 1 << 20;
+
+/// Give a stdout pipe room for a megabyte: with the default 64 KiB, a multi-megabyte
+/// answer is handed over 64 KiB at a time, each one a wake-up of the client and a wait of
+/// ours. The pages are taken only as the pipe fills. Not a pipe, or refused: left as it is.
+fn widen_pipe(f: &std::fs::File) {
+    use nix::fcntl::{FcntlArg, fcntl};
+    use std::os::fd::AsRawFd;
+    let is_pipe = f
+        .metadata()
+        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()));
+    if is_pipe && let Err(e) = fcntl(f.as_raw_fd(), FcntlArg::F_SETPIPE_SZ(PIPE_BYTES)) {
+        state::log(&format!("mcp: stdout pipe kept at its size ({e})"));
+    }
+}
+
 /// A message up to this size is gathered and written at once (one write, the usual
 /// case); a bigger one is written piece by piece, without a copy.
 const GATHER: usize = 64 << 10;
@@ -107,6 +125,9 @@ impl Out {
             .ok();
         if f.is_none() {
             state::log("mcp: stdout could not be opened for writing; answers are lost");
+        }
+        if let Some(f) = &f {
+            widen_pipe(f);
         }
         Out(Arc::new(Mutex::new(f)))
     }
@@ -579,6 +600,35 @@ fn pooled(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stdout_pipe_gets_room_for_a_megabyte_and_a_file_is_left_alone() {
+        use nix::fcntl::{FcntlArg, fcntl};
+        use std::os::fd::AsRawFd;
+        let max: i32 = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(PIPE_BYTES);
+        let (_r, w) = nix::unistd::pipe().unwrap();
+        let w = std::fs::File::from(w);
+        let before = fcntl(w.as_raw_fd(), FcntlArg::F_GETPIPE_SZ).unwrap();
+        widen_pipe(&w);
+        let after = fcntl(w.as_raw_fd(), FcntlArg::F_GETPIPE_SZ).unwrap();
+        if max >= PIPE_BYTES || nix::unistd::geteuid().is_root() {
+            assert!(after >= PIPE_BYTES, "{before} -> {after}");
+        } else {
+            assert_eq!(
+                after, before,
+                "a refused widening leaves the pipe as it was"
+            );
+        }
+        let f = std::env::temp_dir().join(format!("tmuxmate-pipe-{}", std::process::id()));
+        let file = std::fs::File::create(&f).unwrap();
+        widen_pipe(&file);
+        drop(file);
+        assert_eq!(std::fs::read(&f).unwrap(), b"");
+        let _ = std::fs::remove_file(&f);
+    }
 
     #[test]
     fn a_line_past_the_bound_is_skipped_to_its_end_and_never_held() {
