@@ -102,9 +102,11 @@ pub fn pick<'a>(
 /// whole listing's first row for the pane: a window linked into several sessions has a
 /// row in each, and `-t` would give the one tmux thinks best (its latest active session)
 /// instead of the first by name (or of its lowest index, for a window linked twice into
-/// one session). So a window with more than one link, grouped sessions' included (no
-/// row from `-t`: its filter keeps a window of one link only), is asked for as before,
-/// with `-a`.
+/// one session). So a window with more than one link is asked for as before, with `-a`:
+/// the `-t` query's filter keeps no row of a linked window or a grouped session. Both
+/// are needed because the variables changed in tmux 3.6: before it, `window_linked` is
+/// false for a window shared only by a group; from it, `window_linked` is true for any
+/// window with two links, and `window_linked_sessions` counts a group once.
 pub fn resolve(tmux: &Tmux, target: Option<&str>, agent: &str) -> Result<PaneInfo, Error> {
     use crate::tmux::Arg;
     if let Some(t) = target
@@ -114,7 +116,9 @@ pub fn resolve(tmux: &Tmux, target: Option<&str>, agent: &str) -> Result<PaneInf
         // user's text.
         let id = format!("%{n}");
         let only = format!("#{{==:#{{pane_id}},{id}}}");
-        let unlinked = format!("#{{&&:#{{==:#{{window_linked_sessions}},1}},{only}}}");
+        let unlinked = format!(
+            "#{{&&:#{{==:#{{window_linked}},0}},#{{&&:#{{==:#{{session_grouped}},0}},{only}}}}}"
+        );
         let own = crate::targs!["list-panes", "-t", Arg::id(&id), "-f", Arg::ours(&unlinked)];
         let rows = match panes::query(tmux, &own) {
             Err(crate::tmux::TmuxError::TargetNotFound { .. }) => Vec::new(),

@@ -225,8 +225,8 @@ fn a_pane_in_a_window_of_two_sessions_is_named_as_the_listing_names_it() {
         "destroy-unattached",
         "off",
     ]);
-    let links = s.tmux(&["display", "-p", "-t", &r.pane, "#{window_linked_sessions}"]);
-    assert_eq!(links.trim(), "2");
+    let grouped = s.tmux(&["display", "-p", "-t", &r.pane, "#{session_grouped}"]);
+    assert_eq!(grouped.trim(), "1");
     // The premise: tmux's own lookup picks the other session.
     let best = s.tmux(&["display", "-p", "-t", &r.pane, "#{session_name}"]);
     assert_eq!(best.trim(), "zz-grp", "tmux's best session for {}", r.pane);
