@@ -527,7 +527,11 @@ fn a_dropped_connection_is_reestablished_and_an_inflight_run_still_finishes() {
         .spawn()
         .unwrap();
     // Past the window's creation (its answer may still be on its way when the window
-    // shows): the run's waiter, a `tmux wait-for tmuxmate-r...` on the host, is running.
+    // shows): the run's waiter, a `tmux -S <this test's socket> wait-for tmuxmate-r...` on
+    // the host, is running. Only this server's: another test's run has a waiter of its
+    // own, and killing the master on seeing that one lands anywhere in this run (in its
+    // window's creation, whose loss is rightly an error).
+    let socket = format!("\0{}\0", r.s.socket_path().display());
     wait_until(
         "the run's waiter on the host",
         Duration::from_secs(20),
@@ -535,7 +539,7 @@ fn a_dropped_connection_is_reestablished_and_an_inflight_run_still_finishes() {
             std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
                 let c = std::fs::read(e.path().join("cmdline")).ok()?;
                 let c = String::from_utf8_lossy(&c);
-                (c.contains("wait-for\0tmuxmate-r")).then_some(())
+                (c.contains("\0wait-for\0tmuxmate-r") && c.contains(&socket)).then_some(())
             })
         },
     );
