@@ -44,6 +44,8 @@ const MAX_READ: u64 = crate::sys::process::MAX_STDOUT as u64;
 pub const LAZY: usize = 64 << 10;
 /// Bytes buffered before a write to the open file.
 const CHUNK: usize = 256 << 10;
+/// The most one feed usually adds (tmux's largest message).
+const MAX_FEED: usize = 16 << 10;
 /// Stores between two scans of the folder when the ledger says there is room.
 const RESCAN: u32 = 32;
 /// The ledger of the folder's total (see the module docs).
@@ -115,6 +117,10 @@ impl Stream {
         let p = part_path(&self.dir, &self.id);
         let f = state::open_private(&p, OpenOptions::new().write(true).create_new(true))?;
         self.file = Some((p, f));
+        // One buffer for every chunk: grown by doubling it would copy itself into fresh
+        // pages on the way to `CHUNK`.
+        self.pending
+            .reserve_exact((CHUNK + MAX_FEED).saturating_sub(self.pending.len()));
         Ok(())
     }
 
